@@ -1,0 +1,57 @@
+"""debate-core: multi-agent debate self-play training with plugins for every part.
+
+Importing this package is cheap: it never imports torch, transformers or datasets.
+"""
+
+from __future__ import annotations
+
+from debate_core.components import (
+    BackendSpec,
+    ComponentSpec,
+    CoordinatorSpec,
+    DatasetSpec,
+    GraderSpec,
+    HistoryPolicySpec,
+    MetricSinkSpec,
+    OutputParserSpec,
+    PersonaSetSpec,
+    RendererSpec,
+    RewardSpec,
+)
+from debate_core.hookspecs import hookimpl
+from debate_core.protocol.records import (
+    AuthoredComparison,
+    Comparison,
+    DebateRecord,
+    ParsedResponse,
+    ParseError,
+    SectionSpan,
+    Turn,
+)
+from debate_core.rewards.contract import RewardResult
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "AuthoredComparison",
+    "BackendSpec",
+    "Comparison",
+    "ComponentSpec",
+    "CoordinatorSpec",
+    "DatasetSpec",
+    "DebateRecord",
+    "GraderSpec",
+    "HistoryPolicySpec",
+    "MetricSinkSpec",
+    "OutputParserSpec",
+    "ParseError",
+    "ParsedResponse",
+    "PersonaSetSpec",
+    "RendererSpec",
+    "RewardResult",
+    "RewardSpec",
+    "SectionSpan",
+    "Turn",
+    "__version__",
+    "hookimpl",
+]

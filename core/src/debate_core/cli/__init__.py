@@ -1,0 +1,75 @@
+"""The ``debate`` command: a thin dispatcher over one module per subcommand.
+
+Each subcommand module (``debate_core.cli.<name>_cmd``) defines ``register(subparsers)``,
+which adds its parser and sets ``handler`` to a function ``(args) -> int``. Subcommand
+modules must import nothing heavy at module level, so ``debate --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+import traceback
+from collections.abc import Sequence
+
+from debate_core.errors import DebateError
+
+COMMAND_MODULES: tuple[str, ...] = (
+    "plugins_cmd",
+    "config_cmd",
+    "parse_cmd",
+    "run_cmd",
+    "score_cmd",
+    "train_cmd",
+    "eval_cmd",
+    "preflight_cmd",
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The top-level parser with every subcommand registered."""
+    parser = argparse.ArgumentParser(
+        prog="debate",
+        description="Train a language model by multi-agent debate self-play.",
+    )
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for module_name in COMMAND_MODULES:
+        try:
+            module = importlib.import_module(f"debate_core.cli.{module_name}")
+        except ModuleNotFoundError as exc:
+            if exc.name == f"debate_core.cli.{module_name}":
+                continue
+            raise
+        module.register(subparsers)
+    return parser
+
+
+def debug_enabled() -> bool:
+    """True when ``DEBATE_DEBUG=1``: errors keep their traceback."""
+    return os.environ.get("DEBATE_DEBUG", "") not in ("", "0")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``debate`` script."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    handler = getattr(args, "handler", None)
+    if handler is None:
+        parser.print_help()
+        return 2
+    try:
+        return int(handler(args) or 0)
+    except DebateError as exc:
+        if debug_enabled():
+            traceback.print_exc()
+        print(f"debate: error: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("debate: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

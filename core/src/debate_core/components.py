@@ -1,0 +1,145 @@
+"""The records a plugin returns from a registration hook: one frozen spec per kind of component.
+
+A spec says what a component is called, what it does in one line, which attrs class
+validates its section of a run file, and how to build it from an instance of that class.
+Building is deferred so that listing plugins never imports heavy libraries.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any, ClassVar, Generic, TypeVar
+
+import attrs
+
+T = TypeVar("T")
+
+_NAME_PATTERN = re.compile(r"^[a-z][a-z0-9_]*$")
+
+
+def normalise_name(name: str) -> str:
+    """Lower-case a component name and turn ``-``, ``.`` and spaces into ``_``."""
+    return re.sub(r"[-.\s]+", "_", name.strip().lower())
+
+
+def _check_name(instance: object, attribute: attrs.Attribute[str], value: str) -> None:
+    if not _NAME_PATTERN.match(value):
+        raise ValueError(
+            f"component name {value!r} must start with a letter and contain only "
+            "lower-case letters, digits and '_'"
+        )
+
+
+def _check_options(instance: object, attribute: attrs.Attribute[Any], value: Any) -> None:
+    if value is not None and not attrs.has(value):
+        raise TypeError(f"options of a component must be an attrs class, got {value!r}")
+
+
+@attrs.frozen(kw_only=True)
+class ComponentSpec(Generic[T]):
+    """What every registration hook returns.
+
+    ``build`` is called with an instance of ``options`` (or with ``None`` when the
+    component has no options) and returns the working object.
+    """
+
+    kind: ClassVar[str] = "component"
+
+    name: str = attrs.field(converter=normalise_name, validator=_check_name)
+    description: str
+    build: Callable[[Any], T]
+    options: type | None = attrs.field(default=None, validator=_check_options)
+
+    def make(self, options: Any = None) -> T:
+        """Build the component, with default options when none are given."""
+        if options is None and self.options is not None:
+            options = self.options()
+        return self.build(options)
+
+
+@attrs.frozen(kw_only=True)
+class OutputParserSpec(ComponentSpec[Any]):
+    """An output parser: raw model text to a ``ParsedResponse`` (see ``protocol.interfaces.OutputParser``)."""
+
+    kind: ClassVar[str] = "parser"
+
+
+@attrs.frozen(kw_only=True)
+class RewardSpec(ComponentSpec[Any]):
+    """A reward function: a finished debate to per-agent rewards (see ``rewards.contract.RewardFunction``)."""
+
+    kind: ClassVar[str] = "reward"
+
+
+@attrs.frozen(kw_only=True)
+class PersonaSetSpec(ComponentSpec[Any]):
+    """A persona set: system prompts and sampling temperatures per agent id."""
+
+    kind: ClassVar[str] = "persona_set"
+
+
+@attrs.frozen(kw_only=True)
+class HistoryPolicySpec(ComponentSpec[Any]):
+    """A history policy: which earlier turns an agent sees, and how they are clipped."""
+
+    kind: ClassVar[str] = "history_policy"
+
+
+@attrs.frozen(kw_only=True)
+class DatasetSpec(ComponentSpec[Any]):
+    """A dataset: questions (and ground-truth answers when known) for training and evaluation."""
+
+    kind: ClassVar[str] = "dataset"
+
+
+@attrs.frozen(kw_only=True)
+class GraderSpec(ComponentSpec[Any]):
+    """An answer grader: checks a solution against a dataset's ground truth."""
+
+    kind: ClassVar[str] = "grader"
+
+
+@attrs.frozen(kw_only=True)
+class BackendSpec(ComponentSpec[Any]):
+    """A training backend: a service client with the Tinker SDK's surface."""
+
+    kind: ClassVar[str] = "backend"
+
+
+@attrs.frozen(kw_only=True)
+class CoordinatorSpec(ComponentSpec[Any]):
+    """A turn protocol: who speaks when, and what each agent is told to do."""
+
+    kind: ClassVar[str] = "coordinator"
+
+
+@attrs.frozen(kw_only=True)
+class RendererSpec(ComponentSpec[Any]):
+    """A renderer: chat messages to prompt tokens, and the stop conditions that fit them."""
+
+    kind: ClassVar[str] = "renderer"
+
+
+@attrs.frozen(kw_only=True)
+class MetricSinkSpec(ComponentSpec[Any]):
+    """A metric sink: where the trainer writes one record of metrics per iteration."""
+
+    kind: ClassVar[str] = "metric_sink"
+
+
+SPEC_TYPES: tuple[type[ComponentSpec[Any]], ...] = (
+    OutputParserSpec,
+    RewardSpec,
+    PersonaSetSpec,
+    HistoryPolicySpec,
+    DatasetSpec,
+    GraderSpec,
+    BackendSpec,
+    CoordinatorSpec,
+    RendererSpec,
+    MetricSinkSpec,
+)
+"""Every kind, in the order listings show them."""
+
+KINDS: tuple[str, ...] = tuple(spec.kind for spec in SPEC_TYPES)

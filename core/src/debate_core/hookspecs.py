@@ -1,0 +1,203 @@
+"""Every hook a debate plugin can implement: one registration hook per kind of component.
+
+A plugin is a module (named by an entry point in the ``debate`` group) with functions
+decorated by :data:`hookimpl`. Each hook takes no arguments and returns an iterable of
+specs of its kind; the registries collect them and reject duplicate names.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import pluggy
+
+from debate_core.components import (
+    BackendSpec,
+    CoordinatorSpec,
+    DatasetSpec,
+    GraderSpec,
+    HistoryPolicySpec,
+    MetricSinkSpec,
+    OutputParserSpec,
+    PersonaSetSpec,
+    RendererSpec,
+    RewardSpec,
+)
+
+PROJECT_NAME = "debate"
+"""The pluggy project name and the entry-point group."""
+
+hookspec = pluggy.HookspecMarker(PROJECT_NAME)
+hookimpl = pluggy.HookimplMarker(PROJECT_NAME)
+
+
+@hookspec
+def debate_output_parsers() -> Iterable[OutputParserSpec]:
+    """Register output parsers: raw model text to a structured response.
+
+    Returns:
+        Specs whose ``build(options)`` returns an object with
+        ``parse(text: str) -> ParsedResponse`` (see ``debate_core.protocol.interfaces``).
+
+    Example::
+
+        @hookimpl
+        def debate_output_parsers():
+            return [OutputParserSpec(name="json", description="JSON answers", build=lambda _: JsonParser())]
+    """
+
+
+@hookspec
+def debate_rewards() -> Iterable[RewardSpec]:
+    """Register reward functions: a finished debate to rewards per agent (and per stream).
+
+    Returns:
+        Specs whose ``build(options)`` returns a callable
+        ``(debate: DebateRecord) -> RewardResult`` (see ``debate_core.rewards.contract``).
+
+    Example::
+
+        @hookimpl
+        def debate_rewards():
+            return [RewardSpec(name="brevity", description="shorter wins", build=Brevity, options=BrevityOptions)]
+    """
+
+
+@hookspec
+def debate_persona_sets() -> Iterable[PersonaSetSpec]:
+    """Register persona sets: the system prompt and sampling temperature of each agent.
+
+    Returns:
+        Specs whose ``build(options)`` returns a ``PersonaSet`` with
+        ``persona(agent_id: int, num_agents: int) -> Persona``.
+
+    Example::
+
+        @hookimpl
+        def debate_persona_sets():
+            return [PersonaSetSpec(name="terse", description="one-line personas", build=lambda _: Terse())]
+    """
+
+
+@hookspec
+def debate_history_policies() -> Iterable[HistoryPolicySpec]:
+    """Register history policies: which earlier turns appear in an agent's prompt, and how.
+
+    Returns:
+        Specs whose ``build(options)`` returns a ``HistoryPolicy`` with
+        ``select(turns, current_round) -> Sequence[HistoryEntry]``.
+
+    Example::
+
+        @hookimpl
+        def debate_history_policies():
+            return [HistoryPolicySpec(name="last_two", description="last 2 rounds", build=lambda _: LastRounds(2))]
+    """
+
+
+@hookspec
+def debate_datasets() -> Iterable[DatasetSpec]:
+    """Register datasets: questions with optional ground-truth answers.
+
+    Returns:
+        Specs whose ``build(options)`` returns a ``Dataset`` with
+        ``problems(split: str) -> Sequence[Problem]``.
+
+    Example::
+
+        @hookimpl
+        def debate_datasets():
+            return [DatasetSpec(name="gsm8k_local", description="GSM8K from disk", build=Gsm8k, options=Gsm8kOptions)]
+    """
+
+
+@hookspec
+def debate_graders() -> Iterable[GraderSpec]:
+    """Register answer graders: the check of a final answer against the ground truth.
+
+    Returns:
+        Specs whose ``build(options)`` returns a ``Grader`` with
+        ``grade(solution: str, answer: str) -> Grade``.
+
+    Example::
+
+        @hookimpl
+        def debate_graders():
+            return [GraderSpec(name="exact", description="exact string match", build=lambda _: Exact())]
+    """
+
+
+@hookspec
+def debate_backends() -> Iterable[BackendSpec]:
+    """Register training backends: service clients with the Tinker SDK's surface.
+
+    Returns:
+        Specs whose ``build(options)`` returns a ``ServiceClient``-like object
+        (see ``debate_core.backends.contract``). Import heavy libraries inside ``build``.
+
+    Example::
+
+        @hookimpl
+        def debate_backends():
+            return [BackendSpec(name="my_cluster", description="our server", build=connect, options=ClusterOptions)]
+    """
+
+
+@hookspec
+def debate_coordinators() -> Iterable[CoordinatorSpec]:
+    """Register turn protocols: the order of turns and each turn's instructions.
+
+    Returns:
+        Specs whose ``build(options)`` returns a ``Coordinator`` that runs one debate.
+
+    Example::
+
+        @hookimpl
+        def debate_coordinators():
+            return [CoordinatorSpec(name="round_robin_2", description="...", build=RoundRobin)]
+    """
+
+
+@hookspec
+def debate_renderers() -> Iterable[RendererSpec]:
+    """Register renderers: chat messages to prompt tokens, with matching stop conditions.
+
+    Returns:
+        Specs whose ``build(options)`` returns a factory ``(tokenizer) -> Renderer``.
+
+    Example::
+
+        @hookimpl
+        def debate_renderers():
+            return [RendererSpec(name="chatml", description="ChatML tags", build=lambda _: ChatMl)]
+    """
+
+
+@hookspec
+def debate_metric_sinks() -> Iterable[MetricSinkSpec]:
+    """Register metric sinks: where one record of metrics per iteration goes.
+
+    Returns:
+        Specs whose ``build(options)`` returns a factory ``(run_dir: Path) -> MetricSink``.
+
+    Example::
+
+        @hookimpl
+        def debate_metric_sinks():
+            return [MetricSinkSpec(name="stdout", description="print metrics", build=lambda _: Stdout)]
+    """
+
+
+HOOK_KINDS: dict[str, str] = {
+    "debate_output_parsers": OutputParserSpec.kind,
+    "debate_rewards": RewardSpec.kind,
+    "debate_persona_sets": PersonaSetSpec.kind,
+    "debate_history_policies": HistoryPolicySpec.kind,
+    "debate_datasets": DatasetSpec.kind,
+    "debate_graders": GraderSpec.kind,
+    "debate_backends": BackendSpec.kind,
+    "debate_coordinators": CoordinatorSpec.kind,
+    "debate_renderers": RendererSpec.kind,
+    "debate_metric_sinks": MetricSinkSpec.kind,
+}
+"""Which kind of component each hook registers."""

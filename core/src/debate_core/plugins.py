@@ -1,0 +1,363 @@
+"""The plugin manager: entry-point loading, name-keyed registries per kind, and listing.
+
+Built-ins are ordinary plugins registered through debate-core's own entry points. Every
+entry point loads in its own ``try``: a broken third-party plugin becomes a warning and a
+``failed`` row in ``debate plugins`` while everything else keeps working.
+
+Environment variables:
+    ``DEBATE_STRICT_PLUGINS=1``           a plugin that fails to load or register is fatal.
+    ``DEBATE_DISABLE_PLUGIN_AUTOLOAD=1``  load debate-core's built-ins only.
+    ``DEBATE_PLUGINS=dist1,dist2``        load the built-ins and only these distributions.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import re
+import warnings
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from importlib.metadata import EntryPoint, entry_points
+from typing import Any, Literal
+
+import attrs
+import pluggy
+
+from debate_core import hookspecs
+from debate_core.components import KINDS, SPEC_TYPES, ComponentSpec
+from debate_core.errors import ConflictingPluginsError, PluginError, UnknownComponentError
+from debate_core.structuring import structure
+
+CORE_DISTRIBUTION = "debate-core"
+STRICT_ENV = "DEBATE_STRICT_PLUGINS"
+DISABLE_AUTOLOAD_ENV = "DEBATE_DISABLE_PLUGIN_AUTOLOAD"
+ONLY_ENV = "DEBATE_PLUGINS"
+
+PluginStatus = Literal["active", "failed", "disabled", "conflict"]
+
+
+class PluginLoadWarning(UserWarning):
+    """A third-party plugin could not be loaded or registered; the rest keeps working."""
+
+
+def normalise_distribution(name: str) -> str:
+    """PEP 503 normalisation of a distribution name."""
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def _flag(name: str) -> bool:
+    return os.environ.get(name, "").strip().lower() not in ("", "0", "false", "no")
+
+
+@attrs.frozen
+class PluginSource:
+    """One loaded (or not loaded) plugin: an entry point, or an object registered by hand."""
+
+    plugin_name: str
+    entry_point: str
+    distribution: str
+    version: str
+    status: PluginStatus
+    reason: str | None = None
+
+
+@attrs.frozen
+class ComponentEntry:
+    """One component as listed by ``debate plugins``."""
+
+    kind: str
+    name: str
+    description: str
+    distribution: str
+    version: str
+    status: PluginStatus
+    reason: str | None = None
+
+    def as_json(self) -> dict[str, Any]:
+        """The JSON object ``debate plugins --json`` prints."""
+        return attrs.asdict(self)
+
+
+@attrs.frozen
+class _Provided:
+    spec: ComponentSpec[Any]
+    source: PluginSource
+
+
+class Registry:
+    """Every component of every kind, resolved by name.
+
+    Create one with :func:`load_registry` (or use :func:`get_registry`); hooks are
+    called lazily on the first look-up, so loading stays cheap.
+    """
+
+    def __init__(self, manager: pluggy.PluginManager, sources: list[PluginSource], strict: bool) -> None:
+        self._manager = manager
+        self._sources: dict[str, PluginSource] = {s.plugin_name: s for s in sources}
+        self._strict = strict
+        self._collected: dict[str, dict[str, list[_Provided]]] | None = None
+
+    # ---------------------------------------------------------------- collection
+    def _collect(self) -> dict[str, dict[str, list[_Provided]]]:
+        if self._collected is not None:
+            return self._collected
+        by_kind: dict[str, dict[str, list[_Provided]]] = {kind: {} for kind in KINDS}
+        spec_type_of_kind = {t.kind: t for t in SPEC_TYPES}
+        failed_plugins: set[str] = set()
+        for hook_name, kind in hookspecs.HOOK_KINDS.items():
+            hook = getattr(self._manager.hook, hook_name)
+            for impl in hook.get_hookimpls():
+                source = self._sources.get(impl.plugin_name)
+                if source is None or source.status != "active" or impl.plugin_name in failed_plugins:
+                    continue
+                try:
+                    provided = list(impl.function())
+                    expected = spec_type_of_kind[kind]
+                    for item in provided:
+                        if not isinstance(item, expected):
+                            raise TypeError(
+                                f"hook {hook_name} returned {type(item).__name__}, expected {expected.__name__}"
+                            )
+                except Exception as exc:  # a plugin's own bug must not stop the others
+                    failed_plugins.add(impl.plugin_name)
+                    self._fail(source, f"hook {hook_name} raised {type(exc).__name__}: {exc}")
+                    continue
+                for item in provided:
+                    by_kind[kind].setdefault(item.name, []).append(_Provided(item, source))
+        if failed_plugins:
+            for kind_map in by_kind.values():
+                for name in list(kind_map):
+                    kind_map[name] = [p for p in kind_map[name] if p.source.plugin_name not in failed_plugins]
+                    if not kind_map[name]:
+                        del kind_map[name]
+        self._collected = by_kind
+        return by_kind
+
+    def _fail(self, source: PluginSource, reason: str) -> None:
+        failed = attrs.evolve(source, status="failed", reason=reason)
+        self._sources[source.plugin_name] = failed
+        message = (
+            f"debate plugin '{source.entry_point}' from distribution {source.distribution} "
+            f"{source.version} failed: {reason}"
+        )
+        if self._strict:
+            raise PluginError(message)
+        warnings.warn(message, PluginLoadWarning, stacklevel=3)
+
+    # ---------------------------------------------------------------- look-ups
+    def _check_kind(self, kind: str) -> None:
+        if kind not in KINDS:
+            raise PluginError(f"unknown kind of component {kind!r}; kinds are: {', '.join(KINDS)}")
+
+    def names(self, kind: str) -> list[str]:
+        """The sorted names of every component of one kind."""
+        self._check_kind(kind)
+        return sorted(self._collect()[kind])
+
+    def specs(self, kind: str) -> list[ComponentSpec[Any]]:
+        """Every component of one kind, sorted by name (conflicting names are left out)."""
+        self._check_kind(kind)
+        found = self._collect()[kind]
+        return [found[name][0].spec for name in sorted(found) if len(found[name]) == 1]
+
+    def resolve(self, kind: str, name: str) -> ComponentSpec[Any]:
+        """The component of ``kind`` called ``name``.
+
+        Raises:
+            UnknownComponentError: no plugin provides it; the message lists the available
+                names and the closest match.
+            ConflictingPluginsError: two plugins provide it; the message names both.
+        """
+        from debate_core.components import normalise_name
+
+        self._check_kind(kind)
+        key = normalise_name(name)
+        found = self._collect()[kind]
+        providers = found.get(key)
+        if not providers:
+            available = sorted(found)
+            close = difflib.get_close_matches(key, available, n=1)
+            hint = f" Did you mean '{close[0]}'?" if close else ""
+            listing = ", ".join(available) if available else "none installed"
+            raise UnknownComponentError(f"unknown {kind} '{name}'.{hint} Available {kind}s: {listing}.")
+        if len(providers) > 1:
+            who = " and ".join(f"{p.source.distribution} (entry point '{p.source.entry_point}')" for p in providers)
+            raise ConflictingPluginsError(
+                f"conflicting plugins: {kind} '{key}' is provided by {who}; uninstall one, or choose which "
+                f"distributions load with {ONLY_ENV}=dist1,dist2"
+            )
+        return providers[0].spec
+
+    def build(self, kind: str, name: str, options: Mapping[str, Any] | None = None, path: str = "") -> Any:
+        """Resolve a component, validate ``options`` with its own options class, and build it.
+
+        ``path`` is the key path of the options in the run file (``reward.options``), used in
+        error messages.
+        """
+        spec = self.resolve(kind, name)
+        return spec.build(self.structure_options(spec, options, path))
+
+    def structure_options(self, spec: ComponentSpec[Any], options: Mapping[str, Any] | None, path: str = "") -> Any:
+        """The options instance of a component (defaults filled); errors name ``path``."""
+        raw = dict(options or {})
+        where = path or f"{spec.kind} '{spec.name}' options"
+        if spec.options is None:
+            if raw:
+                raise PluginError(
+                    f"{where}: {spec.kind} '{spec.name}' takes no options, got {', '.join(sorted(raw))}"
+                )
+            return None
+        return structure(raw, spec.options, where)
+
+    # ---------------------------------------------------------------- listing
+    def sources(self) -> list[PluginSource]:
+        """Every plugin source with its status."""
+        self._collect()
+        return sorted(self._sources.values(), key=lambda s: (s.distribution, s.entry_point))
+
+    def listing(self, kind: str | None = None) -> list[ComponentEntry]:
+        """Every component (and every failed or disabled plugin) for ``debate plugins``."""
+        if kind is not None:
+            self._check_kind(kind)
+        rows: list[ComponentEntry] = []
+        for k in KINDS if kind is None else (kind,):
+            for name, providers in sorted(self._collect()[k].items()):
+                status: PluginStatus = "active" if len(providers) == 1 else "conflict"
+                for p in providers:
+                    reason = None
+                    if status == "conflict":
+                        others = [o.source.distribution for o in providers if o is not p]
+                        reason = f"name also provided by {', '.join(others)}"
+                    rows.append(
+                        ComponentEntry(
+                            k, name, p.spec.description, p.source.distribution, p.source.version, status, reason
+                        )
+                    )
+        if kind is None:
+            for source in self.sources():
+                if source.status in ("failed", "disabled"):
+                    rows.append(
+                        ComponentEntry(
+                            "plugin",
+                            source.entry_point,
+                            "",
+                            source.distribution,
+                            source.version,
+                            source.status,
+                            source.reason,
+                        )
+                    )
+        return rows
+
+    # ---------------------------------------------------------------- testing
+    @contextmanager
+    def temporary_plugin(
+        self, plugin: object, name: str | None = None, distribution: str = "<test>"
+    ) -> Iterator[object]:
+        """Register a plugin object (a module or an object with hook implementations)
+        for the duration of a ``with`` block; used by the pytest fixtures."""
+        plugin_name = name or f"temporary-{id(plugin)}"
+        _register_checked(self._manager, plugin, plugin_name)
+        self._sources[plugin_name] = PluginSource(plugin_name, plugin_name, distribution, "0", "active")
+        self._collected = None
+        try:
+            yield plugin
+        finally:
+            self._manager.unregister(name=plugin_name)
+            self._sources.pop(plugin_name, None)
+            self._collected = None
+
+
+def _register_checked(manager: pluggy.PluginManager, plugin: object, plugin_name: str) -> None:
+    """Register a plugin, rejecting hooks the specs do not define (misspelt hook names)."""
+    manager.register(plugin, name=plugin_name)
+    unknown = [caller.name for caller in manager.get_hookcallers(plugin) or [] if not caller.has_spec()]
+    if unknown:
+        manager.unregister(name=plugin_name)
+        hints = []
+        for hook_name in unknown:
+            close = difflib.get_close_matches(hook_name, list(hookspecs.HOOK_KINDS), n=1)
+            hints.append(f"'{hook_name}'" + (f" (did you mean '{close[0]}'?)" if close else ""))
+        raise pluggy.PluginValidationError(plugin, f"implements unknown hook {', '.join(hints)}")
+
+
+def _describe_failure(exc: BaseException) -> str:
+    if isinstance(exc, pluggy.PluginValidationError):
+        text = " ".join(str(exc).split())
+        return text
+    return f"{type(exc).__name__}: {exc}"
+
+
+def _distribution_of(ep: EntryPoint) -> tuple[str, str]:
+    dist = ep.dist
+    if dist is None:
+        return "<unknown>", "0"
+    return dist.metadata["Name"] or dist.name, dist.version
+
+
+def _new_manager() -> pluggy.PluginManager:
+    manager = pluggy.PluginManager(hookspecs.PROJECT_NAME)
+    manager.add_hookspecs(hookspecs)
+    return manager
+
+
+def load_registry() -> Registry:
+    """Load every enabled entry point of the ``debate`` group into a new registry."""
+    strict = _flag(STRICT_ENV)
+    builtins_only = _flag(DISABLE_AUTOLOAD_ENV)
+    only = {normalise_distribution(d) for d in os.environ.get(ONLY_ENV, "").split(",") if d.strip()}
+    manager = _new_manager()
+    sources: list[PluginSource] = []
+    seen: set[tuple[str, str]] = set()
+    for ep in sorted(entry_points(group=hookspecs.PROJECT_NAME), key=lambda e: (e.dist.name if e.dist else "", e.name)):
+        distribution, version = _distribution_of(ep)
+        key = (normalise_distribution(distribution), ep.name)
+        if key in seen:  # the same distribution found twice on sys.path
+            continue
+        seen.add(key)
+        plugin_name = f"{distribution}:{ep.name}"
+        is_core = normalise_distribution(distribution) == CORE_DISTRIBUTION
+        if not is_core and (builtins_only or (only and normalise_distribution(distribution) not in only)):
+            why = f"{DISABLE_AUTOLOAD_ENV}=1" if builtins_only else f"not listed in {ONLY_ENV}"
+            sources.append(PluginSource(plugin_name, ep.name, distribution, version, "disabled", why))
+            continue
+        try:
+            module = ep.load()
+            _register_checked(manager, module, plugin_name)
+        except Exception as exc:  # each entry point fails alone
+            reason = f"could not be loaded ({ep.value}): {_describe_failure(exc)}"
+            message = f"debate plugin '{ep.name}' from distribution {distribution} {version} failed: {reason}"
+            if strict:
+                raise PluginError(message) from exc
+            warnings.warn(message, PluginLoadWarning, stacklevel=2)
+            sources.append(PluginSource(plugin_name, ep.name, distribution, version, "failed", reason))
+            continue
+        sources.append(PluginSource(plugin_name, ep.name, distribution, version, "active"))
+    return Registry(manager, sources, strict)
+
+
+_registry: Registry | None = None
+
+
+def get_registry() -> Registry:
+    """The process-wide registry, loaded on first use."""
+    global _registry
+    if _registry is None:
+        _registry = load_registry()
+    return _registry
+
+
+def reset_registry() -> None:
+    """Forget the process-wide registry (tests that change the environment call this)."""
+    global _registry
+    _registry = None
+
+
+def installed_distributions() -> list[dict[str, str]]:
+    """Every distribution that provides ``debate`` plugins, with its version and status."""
+    rows: dict[str, dict[str, str]] = {}
+    for source in get_registry().sources():
+        row = rows.setdefault(source.distribution, {"distribution": source.distribution, "version": source.version})
+        row["status"] = source.status if row.get("status") in (None, "active") else row["status"]
+    return sorted(rows.values(), key=lambda r: r["distribution"])
