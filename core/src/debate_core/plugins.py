@@ -46,6 +46,14 @@ def normalise_distribution(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
+def kind_label(kind: str, plural: bool = False) -> str:
+    """A kind as words: ``history_policy`` -> ``history policy`` (``history policies``)."""
+    words = kind.replace("_", " ")
+    if not plural:
+        return words
+    return words[:-1] + "ies" if words.endswith("y") else words + "s"
+
+
 def _flag(name: str) -> bool:
     return os.environ.get(name, "").strip().lower() not in ("", "0", "false", "no")
 
@@ -180,11 +188,13 @@ class Registry:
             close = difflib.get_close_matches(key, available, n=1)
             hint = f" Did you mean '{close[0]}'?" if close else ""
             listing = ", ".join(available) if available else "none installed"
-            raise UnknownComponentError(f"unknown {kind} '{name}'.{hint} Available {kind}s: {listing}.")
+            raise UnknownComponentError(
+                f"unknown {kind_label(kind)} '{name}'.{hint} Available {kind_label(kind, plural=True)}: {listing}."
+            )
         if len(providers) > 1:
             who = " and ".join(f"{p.source.distribution} (entry point '{p.source.entry_point}')" for p in providers)
             raise ConflictingPluginsError(
-                f"conflicting plugins: {kind} '{key}' is provided by {who}; uninstall one, or choose which "
+                f"conflicting plugins: {kind_label(kind)} '{key}' is provided by {who}; uninstall one, or choose which "
                 f"distributions load with {ONLY_ENV}=dist1,dist2"
             )
         return providers[0].spec

@@ -12,7 +12,9 @@ import importlib
 import os
 import sys
 import traceback
+import warnings
 from collections.abc import Sequence
+from typing import TextIO
 
 from debate_core.errors import DebateError
 
@@ -51,8 +53,22 @@ def debug_enabled() -> bool:
     return os.environ.get("DEBATE_DEBUG", "") not in ("", "0")
 
 
+def _show_warning(
+    message: Warning | str,
+    category: type[Warning],
+    filename: str,
+    lineno: int,
+    file: TextIO | None = None,
+    line: str | None = None,
+) -> None:
+    """Plugin warnings as one plain line each (full details with ``DEBATE_DEBUG=1``)."""
+    print(f"debate: warning: {message}", file=file or sys.stderr)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``debate`` script."""
+    if not debug_enabled():
+        warnings.showwarning = _show_warning
     parser = build_parser()
     args = parser.parse_args(argv)
     handler = getattr(args, "handler", None)

@@ -1,0 +1,157 @@
+"""The backend contract: the client surface of the Tinker SDK (0.38) that the trainer uses.
+
+A backend plugin's ``build(options)`` returns a :class:`ServiceClientLike`. Every method
+below has the name, parameter names, order and defaults of the SDK method it mirrors
+(``tinker.ServiceClient``, ``tinker.TrainingClient``, ``tinker.SamplingClient``), and takes
+and returns the SDK's own types (``tinker.types.Datum``, ``ModelInput``, ``SamplingParams``,
+``SampleResponse``, ``AdamParams``, ``ForwardBackwardOutput``, ...). Methods return futures
+at once: ``await future`` or ``future.result()``. Requests on one training client run in
+submission order, which is what lets the trainer pipeline ``forward_backward`` and
+``optim_step`` (submit the next before awaiting the current).
+
+The contract lists the leading parameters the trainer passes; a backend may accept the
+SDK's further parameters, with the SDK's defaults (``tests/backends`` checks both).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Protocol, TypeVar, runtime_checkable
+
+from tinker import types
+
+T_co = TypeVar("T_co", covariant=True)
+
+
+@runtime_checkable
+class APIFutureLike(Protocol[T_co]):
+    """A result that is not there yet: ``await`` it in async code, ``result()`` elsewhere."""
+
+    def result(self, timeout: float | None = None) -> T_co: ...
+
+    def __await__(self) -> Generator[Any, Any, T_co]: ...
+
+
+@runtime_checkable
+class TokenizerLike(Protocol):
+    """The part of a Hugging Face tokenizer the trainer and the renderers use."""
+
+    def encode(self, text: str, add_special_tokens: bool = True) -> list[int]: ...
+
+    def decode(self, token_ids: Sequence[int], skip_special_tokens: bool = False) -> str: ...
+
+
+@runtime_checkable
+class SamplingClientLike(Protocol):
+    """A snapshot of the policy's weights that samples (``tinker.SamplingClient``)."""
+
+    def sample(
+        self,
+        prompt: types.ModelInput,
+        num_samples: int,
+        sampling_params: types.SamplingParams,
+        include_prompt_logprobs: bool = False,
+        topk_prompt_logprobs: int = 0,
+    ) -> APIFutureLike[types.SampleResponse]: ...
+
+    def compute_logprobs(self, prompt: types.ModelInput) -> APIFutureLike[Sequence[float | None]]: ...
+
+    def get_tokenizer(self) -> Any: ...
+
+
+@runtime_checkable
+class TrainingClientLike(Protocol):
+    """The trainable policy (``tinker.TrainingClient``)."""
+
+    def forward_backward(
+        self,
+        data: list[types.Datum],
+        loss_fn: types.LossFnType,
+        loss_fn_config: Mapping[str, float | str] | None = None,
+    ) -> APIFutureLike[types.ForwardBackwardOutput]: ...
+
+    def optim_step(
+        self,
+        optim_params: types.AdamParams | None = None,
+        *,
+        adam_params: types.AdamParams | None = None,
+    ) -> APIFutureLike[types.OptimStepResponse]: ...
+
+    def save_state(self, name: str, ttl_seconds: int | None = None) -> APIFutureLike[types.SaveWeightsResponse]: ...
+
+    def load_state(self, path: str) -> APIFutureLike[types.LoadWeightsResponse]: ...
+
+    def load_state_with_optimizer(self, path: str) -> APIFutureLike[types.LoadWeightsResponse]: ...
+
+    def save_weights_and_get_sampling_client(self, name: str | None = None) -> APIFutureLike[SamplingClientLike]: ...
+
+    def get_tokenizer(self) -> Any: ...
+
+
+@runtime_checkable
+class ServiceClientLike(Protocol):
+    """The entry point of a backend (``tinker.ServiceClient``)."""
+
+    def create_lora_training_client(
+        self,
+        base_model: str,
+        rank: int = 32,
+        seed: int | None = None,
+        train_mlp: bool = True,
+        train_attn: bool = True,
+        train_unembed: bool = True,
+    ) -> APIFutureLike[TrainingClientLike]: ...
+
+    def create_training_client_from_state(
+        self, path: str, base_model: str | None = None
+    ) -> APIFutureLike[TrainingClientLike]: ...
+
+    def create_training_client_from_state_with_optimizer(
+        self, path: str, base_model: str | None = None
+    ) -> APIFutureLike[TrainingClientLike]: ...
+
+    def create_sampling_client(
+        self, model_path: str | None = None, base_model: str | None = None
+    ) -> APIFutureLike[SamplingClientLike]: ...
+
+
+@runtime_checkable
+class SupportsStateDirectory(Protocol):
+    """Optional, for backends that keep checkpoints on this machine (not part of the SDK).
+
+    The trainer calls ``use_state_directory(run_dir / "checkpoints" / "backend")`` right after
+    building the service client, so that ``save_state(name)`` writes inside the run directory
+    and a run directory is self-contained. The Tinker service keeps states server-side and does
+    not implement this.
+    """
+
+    def use_state_directory(self, path: Path) -> None: ...
+
+
+CONTRACT_METHODS: Mapping[str, tuple[str, ...]] = {
+    "ServiceClient": (
+        "create_lora_training_client",
+        "create_training_client_from_state",
+        "create_training_client_from_state_with_optimizer",
+        "create_sampling_client",
+    ),
+    "TrainingClient": (
+        "forward_backward",
+        "optim_step",
+        "save_state",
+        "load_state",
+        "load_state_with_optimizer",
+        "save_weights_and_get_sampling_client",
+        "get_tokenizer",
+    ),
+    "SamplingClient": ("sample", "compute_logprobs", "get_tokenizer"),
+}
+"""SDK class name -> the methods of the contract, for the signature checks in the contract test."""
+
+CONTRACT_PROTOCOLS: Mapping[str, type] = {
+    "ServiceClient": ServiceClientLike,
+    "TrainingClient": TrainingClientLike,
+    "SamplingClient": SamplingClientLike,
+}
+"""SDK class name -> the protocol that mirrors it."""

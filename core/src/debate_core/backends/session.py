@@ -1,0 +1,258 @@
+"""One open connection to a backend: the service client, the policy's training client,
+its tokenizer, and the sampling client of the current weights.
+
+Training, evaluation and ``debate run`` all open a backend this way, so every backend plugin
+is used through the same calls. Backend calls go through :func:`with_retries`: transient
+errors (connection, timeout, rate limit, server error) are retried with exponential backoff.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any, Protocol, TypeVar
+
+import attrs
+
+from debate_core.backends.contract import (
+    SamplingClientLike,
+    ServiceClientLike,
+    SupportsStateDirectory,
+    TrainingClientLike,
+)
+from debate_core.errors import DebateError, PluginError
+
+T = TypeVar("T")
+logger = logging.getLogger(__name__)
+
+
+class BackendError(DebateError):
+    """A backend call failed for good (after retries, or with a non-transient error)."""
+
+
+class _HasBuild(Protocol):
+    def build(self, kind: str, name: str, options: Any = None, path: str = "") -> Any: ...
+
+
+@attrs.frozen
+class RetryPolicy:
+    """How often and how patiently a failed backend call is retried."""
+
+    max_attempts: int = 4
+    initial_delay_s: float = 1.0
+    backoff_factor: float = 2.0
+    max_delay_s: float = 30.0
+
+    def delay(self, attempt: int) -> float:
+        """Seconds to wait after failed attempt ``attempt`` (1-based)."""
+        return float(min(self.max_delay_s, self.initial_delay_s * self.backoff_factor ** (attempt - 1)))
+
+
+def is_transient(error: BaseException) -> bool:
+    """Errors worth retrying: the network, timeouts, rate limits and server-side failures."""
+    if isinstance(error, ConnectionError | TimeoutError | asyncio.TimeoutError):
+        return True
+    try:
+        import tinker
+    except ImportError:  # pragma: no cover - tinker is a dependency
+        return False
+    return isinstance(
+        error, tinker.APIConnectionError | tinker.RateLimitError | tinker.InternalServerError | tinker.ConflictError
+    )
+
+
+async def with_retries(
+    what: str, call: Callable[[], Awaitable[T]], policy: RetryPolicy, backend_name: str = "backend"
+) -> T:
+    """Run ``call`` until it succeeds, retrying transient errors with backoff.
+
+    Raises:
+        BackendError: naming the backend and the operation, once retries are spent or on a
+            non-transient error.
+    """
+    attempt = 0
+    while True:
+        attempt += 1
+        try:
+            return await call()
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            if not is_transient(exc) or attempt >= policy.max_attempts:
+                tries = f" after {attempt} attempts" if attempt > 1 else ""
+                raise BackendError(
+                    f"backend '{backend_name}': {what} failed{tries}: {type(exc).__name__}: {exc}"
+                ) from exc
+            delay = policy.delay(attempt)
+            logger.warning("backend '%s': %s failed (%s); retrying in %.1fs", backend_name, what, exc, delay)
+            await asyncio.sleep(delay)
+
+
+@attrs.define
+class BackendSession:
+    """An open backend with the policy on it.
+
+    ``training_client`` is ``None`` for sampling-only sessions (``debate run`` on the base model).
+    """
+
+    backend_name: str
+    base_model: str
+    service_client: ServiceClientLike
+    training_client: TrainingClientLike | None
+    tokenizer: Any
+    retry: RetryPolicy
+    _current: SamplingClientLike
+    _base: SamplingClientLike | None = None
+
+    def sampling_client(self) -> SamplingClientLike:
+        """The sampling client of the current weights (replaced by :meth:`refresh_sampling_client`)."""
+        return self._current
+
+    def require_training_client(self) -> TrainingClientLike:
+        """The training client; an error for sampling-only sessions."""
+        if self.training_client is None:
+            raise BackendError(f"backend '{self.backend_name}': this session was opened for sampling only")
+        return self.training_client
+
+    async def call(self, what: str, call: Callable[[], Awaitable[T]]) -> T:
+        """One backend operation with this session's retry policy."""
+        return await with_retries(what, call, self.retry, self.backend_name)
+
+    async def refresh_sampling_client(self) -> SamplingClientLike:
+        """Snapshot the current weights into a fresh sampling client (after every update):
+        sampling clients never pick up later weights by themselves."""
+        client = self.require_training_client()
+
+        async def snapshot() -> SamplingClientLike:
+            return await client.save_weights_and_get_sampling_client()
+
+        self._current = await self.call("save_weights_and_get_sampling_client", snapshot)
+        return self._current
+
+    async def base_sampling_client(self) -> SamplingClientLike:
+        """A sampling client of the untrained base model (the fixed opponent in evaluation)."""
+        if self._base is None:
+            service = self.service_client
+
+            async def create() -> SamplingClientLike:
+                return await service.create_sampling_client(base_model=self.base_model)
+
+            self._base = await self.call("create_sampling_client(base_model)", create)
+        return self._base
+
+    async def save_state(self, name: str) -> str:
+        """Save weights and optimizer state; return the backend's path for them."""
+        client = self.require_training_client()
+
+        async def save() -> str:
+            response = await client.save_state(name)
+            return str(response.path)
+
+        return await self.call(f"save_state({name!r})", save)
+
+
+def build_service_client(config: Any, registry: _HasBuild, state_directory: Path | None = None) -> ServiceClientLike:
+    """Build the configured backend plugin; errors name the plugin."""
+    choice = config.backend
+    try:
+        service: ServiceClientLike = registry.build("backend", choice.name, choice.options, "backend.options")
+    except DebateError:
+        raise
+    except Exception as exc:
+        raise PluginError(f"backend '{choice.name}' could not be started: {type(exc).__name__}: {exc}") from exc
+    if state_directory is not None and isinstance(service, SupportsStateDirectory):
+        state_directory.mkdir(parents=True, exist_ok=True)
+        service.use_state_directory(state_directory)
+    return service
+
+
+async def open_session_async(
+    config: Any,
+    registry: _HasBuild,
+    *,
+    training: bool = True,
+    state_path: str | None = None,
+    with_optimizer: bool = True,
+    state_directory: Path | None = None,
+    retry: RetryPolicy | None = None,
+) -> BackendSession:
+    """Open the configured backend and put the policy on it.
+
+    Args:
+        config: the ``RunConfig`` (``backend``, ``model`` and ``run.seed`` are used).
+        registry: the plugin registry that builds the backend.
+        training: create a training client (a LoRA client, or one restored from ``state_path``);
+            ``False`` opens a sampling-only session on the base model or on ``state_path``.
+        state_path: a path returned by ``save_state`` to restore (resume, ``debate eval --checkpoint``).
+        with_optimizer: restore the optimizer state too (resume); ``False`` for weights only.
+        state_directory: where local backends keep saved states (see ``SupportsStateDirectory``).
+    """
+    policy = retry or RetryPolicy()
+    service = build_service_client(config, registry, state_directory)
+    name = config.backend.name
+    model = config.model
+    training_client: TrainingClientLike | None = None
+
+    async def create_training() -> TrainingClientLike:
+        if state_path is None:
+            return await service.create_lora_training_client(
+                model.base_model,
+                rank=model.lora_rank,
+                seed=config.run.seed,
+                train_mlp=model.train_mlp,
+                train_attn=model.train_attn,
+                train_unembed=model.train_unembed,
+            )
+        if with_optimizer:
+            return await service.create_training_client_from_state_with_optimizer(state_path)
+        return await service.create_training_client_from_state(state_path)
+
+    if training:
+        training_client = await with_retries("create the training client", create_training, policy, name)
+        client = training_client
+
+        async def first_snapshot() -> SamplingClientLike:
+            return await client.save_weights_and_get_sampling_client()
+
+        current = await with_retries("save_weights_and_get_sampling_client", first_snapshot, policy, name)
+        tokenizer = training_client.get_tokenizer()
+    else:
+
+        async def create_sampler() -> SamplingClientLike:
+            if state_path is not None:
+                return await service.create_sampling_client(model_path=state_path)
+            return await service.create_sampling_client(base_model=model.base_model)
+
+        current = await with_retries("create_sampling_client", create_sampler, policy, name)
+        tokenizer = current.get_tokenizer()
+    return BackendSession(name, model.base_model, service, training_client, tokenizer, policy, current)
+
+
+def open_session(
+    config: Any,
+    registry: _HasBuild,
+    *,
+    training: bool = True,
+    state_path: str | None = None,
+    with_optimizer: bool = True,
+    state_directory: Path | None = None,
+    retry: RetryPolicy | None = None,
+) -> BackendSession:
+    """:func:`open_session_async` for synchronous callers (no event loop may be running)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(
+            open_session_async(
+                config,
+                registry,
+                training=training,
+                state_path=state_path,
+                with_optimizer=with_optimizer,
+                state_directory=state_directory,
+                retry=retry,
+            )
+        )
+    raise RuntimeError("open_session() was called inside an event loop; use `await open_session_async(...)`")

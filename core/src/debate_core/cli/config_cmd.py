@@ -1,0 +1,43 @@
+"""``debate config check|show|reference``: validate a run file, print it resolved, or print the reference."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = subparsers.add_parser("config", help="check or show a run file")
+    actions = parser.add_subparsers(dest="config_action", metavar="ACTION", required=True)
+    for name, help_text in (
+        ("check", "validate a run file and its overrides against the schema and the installed plugins"),
+        ("show", "print the resolved run file with every default filled in"),
+    ):
+        sub = actions.add_parser(name, help=help_text)
+        sub.add_argument("file", help="run file (TOML)")
+        sub.add_argument("overrides", nargs="*", metavar="section.key=value", help="overrides")
+        sub.set_defaults(handler=run_check if name == "check" else run_show)
+    reference = actions.add_parser("reference", help="print the configuration reference (Markdown)")
+    reference.set_defaults(handler=run_reference)
+
+
+def run_check(args: argparse.Namespace) -> int:
+    from debate_core.config import load_run_config
+
+    load_run_config(args.file, args.overrides)
+    print(f"{args.file}: ok")
+    return 0
+
+
+def run_show(args: argparse.Namespace) -> int:
+    from debate_core.config import load_run_config, resolved_config_toml
+
+    config = load_run_config(args.file, args.overrides)
+    print(resolved_config_toml(config), end="")
+    return 0
+
+
+def run_reference(args: argparse.Namespace) -> int:
+    from debate_core.config_reference import config_reference_markdown
+
+    print(config_reference_markdown(), end="")
+    return 0

@@ -1,0 +1,111 @@
+"""Ground-truth mixing (seed 002 §5.1): ``w_peer * peer + w_gt * correctness``.
+
+Wraps any peer reward. Correctness is ``Turn.grade`` (1.0 or 0.0, filled by the dataset's
+grader); a turn without a grade (failed, or a non-verifiable task) counts as ``ungraded``.
+
+- A peer with step streams: the mixed stream (``generator`` by default) becomes
+  ``w_peer * peer[i][s] + w_gt * grade(i, s)`` per step; other streams are left as they are
+  (their weight is their lambda). The agent reward becomes
+  ``w_peer * r_i + w_gt * mean_s grade(i, s)`` (for v2, still the mean of the mixed stream).
+- A scalar peer: ``r_i = w_peer * peer_i + w_gt * grade of agent i's last turn`` (its final answer).
+"""
+
+from __future__ import annotations
+
+import math
+
+import attrs
+from attrs import validators as v
+
+from debate_core.config_types import ComponentChoice
+from debate_core.errors import ComponentFailure, ConfigError
+from debate_core.protocol.records import DebateRecord, Turn
+from debate_core.rewards.contract import GENERATOR_STREAM, RewardFunction, RewardResult
+from debate_core.rewards.shapes import check_result
+from debate_core.rewards.votes import mean
+
+
+def _finite(instance: object, attribute: attrs.Attribute[float], value: float) -> None:
+    if not math.isfinite(value):
+        raise ValueError(f"'{attribute.name}' must be a finite number, got {value!r}")
+
+
+def _default_peer() -> ComponentChoice:
+    return ComponentChoice(name="v2")
+
+
+@attrs.frozen(kw_only=True)
+class GtMixOptions:
+    """Options of the ``gt_mix`` reward."""
+
+    peer: ComponentChoice = attrs.field(factory=_default_peer)
+    """The wrapped peer reward: ``{ name = "win_rate" }`` or ``{ name = "v2", options = {...} }``."""
+    w_peer: float = attrs.field(default=0.7, validator=[_finite, v.ge(0.0)])
+    w_gt: float = attrs.field(default=0.3, validator=[_finite, v.ge(0.0)])
+    stream: str = GENERATOR_STREAM
+    """The stream that receives the correctness term when the peer reward has streams."""
+    ungraded: float = attrs.field(default=0.0, validator=_finite)
+    """The correctness of a turn without a grade."""
+
+
+class GtMixReward:
+    """``w_peer * peer + w_gt * correctness`` around another reward function."""
+
+    def __init__(self, peer: RewardFunction, options: GtMixOptions | None = None) -> None:
+        self.peer = peer
+        self.options = options or GtMixOptions()
+
+    def _correctness(self, turn: Turn) -> float:
+        return self.options.ungraded if turn.grade is None else float(turn.grade)
+
+    def __call__(self, debate: DebateRecord) -> RewardResult:
+        o = self.options
+        inner = self.peer(debate)
+        check_result(debate, inner, f"gt_mix peer {self.peer!r}")
+        steps = [debate.turns_of(i) for i in range(debate.num_agents)]
+        graded = [t.grade is not None for t in debate.turns]
+        metrics = dict(inner.metrics)
+        metrics["gt_mix/graded_fraction"] = mean(1.0 if g else 0.0 for g in graded)
+        if not inner.step_streams:
+            final = final_grades(debate, o.ungraded)
+            rewards = [o.w_peer * r + o.w_gt * c for r, c in zip(inner.agent_rewards, final, strict=True)]
+            metrics["gt_mix/correctness_mean"] = mean(final)
+            return attrs.evolve(inner, agent_rewards=tuple(rewards), metrics=metrics)
+        if o.stream not in inner.step_streams:
+            raise ComponentFailure(
+                f"gt_mix: the peer reward has no stream '{o.stream}' to mix correctness into "
+                f"(its streams: {', '.join(sorted(inner.step_streams))}); set the gt_mix option 'stream'"
+            )
+        per_step = [[self._correctness(t) for t in turns] for turns in steps]
+        mixed_stream = tuple(
+            tuple(o.w_peer * r + o.w_gt * c for r, c in zip(peer_steps, grades, strict=True))
+            for peer_steps, grades in zip(inner.step_streams[o.stream], per_step, strict=True)
+        )
+        streams = dict(inner.step_streams)
+        streams[o.stream] = mixed_stream
+        rewards = [o.w_peer * r + o.w_gt * mean(g) for r, g in zip(inner.agent_rewards, per_step, strict=True)]
+        metrics["gt_mix/correctness_mean"] = mean(c for grades in per_step for c in grades)
+        return attrs.evolve(inner, agent_rewards=tuple(rewards), step_streams=streams, metrics=metrics)
+
+    def __repr__(self) -> str:
+        return f"GtMixReward({self.peer!r}, {self.options!r})"
+
+
+def build_gt_mix(options: GtMixOptions) -> GtMixReward:
+    """Build the wrapped peer reward through the plugin registry, then the mixer."""
+    from debate_core.plugins import get_registry
+
+    if options.peer.name == "gt_mix":
+        raise ConfigError("reward.options.peer: the peer reward of gt_mix cannot be gt_mix itself")
+    peer = get_registry().build("reward", options.peer.name, options.peer.options, path="reward.options.peer.options")
+    return GtMixReward(peer, options)
+
+
+def final_grades(debate: DebateRecord, ungraded: float = 0.0) -> list[float]:
+    """Each agent's last-turn grade (``ungraded`` when missing): the correctness of its final answer."""
+    out: list[float] = []
+    for agent in range(debate.num_agents):
+        turns = debate.turns_of(agent)
+        grade = turns[-1].grade if turns else None
+        out.append(ungraded if grade is None else float(grade))
+    return out

@@ -1,0 +1,84 @@
+"""``debate plugins`` and ``debate config`` from the outside, as a user runs them."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from debate_core.components import KINDS
+
+from .fake_dists import make_distribution, reward_plugin
+
+
+def debate(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    full_env = {k: v for k, v in os.environ.items() if not k.startswith("DEBATE_")}
+    full_env.update(env or {})
+    return subprocess.run(
+        [sys.executable, "-m", "debate_core.cli", *args],
+        capture_output=True,
+        text=True,
+        env=full_env,
+        cwd=cwd,
+        timeout=120,
+    )
+
+
+def test_plugins_json_lists_builtins_of_every_kind() -> None:
+    result = debate("plugins", "--json")
+    assert result.returncode == 0, result.stderr
+    rows = json.loads(result.stdout)
+    assert all({"kind", "name", "distribution", "version", "status"} <= row.keys() for row in rows)
+    builtin_kinds = {r["kind"] for r in rows if r["distribution"] == "debate-core" and r["status"] == "active"}
+    assert builtin_kinds == set(KINDS)
+    assert not [r for r in rows if r["distribution"] == "debate-core" and r["status"] != "active"]
+
+
+def test_broken_distribution_is_listed_as_failed_and_exit_is_zero(tmp_path: Path) -> None:
+    make_distribution(tmp_path, "fake-broken", {"bad": "raise ImportError('needs libfoo')\n"})
+    make_distribution(tmp_path, "fake-good", {"main": reward_plugin("constant_reward")})
+    result = debate("plugins", "--json", env={"PYTHONPATH": str(tmp_path)})
+    assert result.returncode == 0, result.stderr
+    rows = json.loads(result.stdout)
+    broken = [r for r in rows if r["distribution"] == "fake-broken"]
+    assert [(r["status"], "needs libfoo" in r["reason"]) for r in broken] == [("failed", True)]
+    good = [r for r in rows if r["distribution"] == "fake-good"]
+    assert [(r["kind"], r["name"], r["version"], r["status"]) for r in good] == [
+        ("reward", "constant_reward", "1.0", "active")
+    ]
+    warning_lines = [line for line in result.stderr.splitlines() if "fake-broken" in line]
+    assert len(warning_lines) == 1 and warning_lines[0].startswith("debate: warning: ")
+    assert "Traceback" not in result.stderr
+
+
+def test_plugins_table_filters_by_kind() -> None:
+    result = debate("plugins", "--kind", "reward")
+    assert result.returncode == 0, result.stderr
+    body = result.stdout.splitlines()[1:]
+    assert body and all(line.split()[0] == "reward" for line in body)
+
+
+def test_config_errors_print_one_message_without_traceback(tmp_path: Path) -> None:
+    path = tmp_path / "run.toml"
+    path.write_text("[training]\nbatch_size = 0\n")
+    result = debate("config", "check", str(path))
+    assert result.returncode == 1
+    assert "training.batch_size: must be >= 1" in result.stderr
+    assert "Traceback" not in result.stderr
+    debug = debate("config", "check", str(path), env={"DEBATE_DEBUG": "1"})
+    assert "Traceback" in debug.stderr
+
+
+def test_config_show_prints_the_resolved_file(tmp_path: Path) -> None:
+    path = tmp_path / "run.toml"
+    path.write_text("[debate]\nnum_agents = 2\n")
+    result = debate("config", "show", str(path), "training.batch_size=3")
+    assert result.returncode == 0, result.stderr
+    import tomllib
+
+    shown = tomllib.loads(result.stdout)
+    assert shown["debate"]["num_agents"] == 2 and shown["training"]["batch_size"] == 3
+    assert "options" in shown["reward"] and "options" in shown["debate"]["coordinator"]
+    assert debate("config", "check", str(path)).stdout.strip().endswith(": ok")

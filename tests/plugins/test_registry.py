@@ -1,0 +1,166 @@
+"""Registry behaviour: resolution, suggestions, duplicates, broken plugins, environment switches."""
+
+from __future__ import annotations
+
+import sys
+import warnings
+from collections.abc import Iterator
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from debate_core import components, hookimpl
+from debate_core.errors import ConflictingPluginsError, PluginError, UnknownComponentError
+from debate_core.hookspecs import HOOK_KINDS
+from debate_core.plugins import PluginLoadWarning, get_registry, load_registry, reset_registry
+
+from .fake_dists import make_distribution, reward_plugin
+
+
+@pytest.fixture
+def site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A fresh directory on sys.path for fake distributions; the registry is reloaded after."""
+    path = tmp_path / "site"
+    path.mkdir()
+    monkeypatch.syspath_prepend(str(path))
+    for var in ("DEBATE_STRICT_PLUGINS", "DEBATE_DISABLE_PLUGIN_AUTOLOAD", "DEBATE_PLUGINS"):
+        monkeypatch.delenv(var, raising=False)
+    reset_registry()
+    yield path
+    for name in [m for m in sys.modules if m.startswith("fake_")]:
+        del sys.modules[name]
+    reset_registry()
+
+
+def _load_quietly() -> tuple[object, list[warnings.WarningMessage]]:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        registry = load_registry()
+        registry.listing()
+    return registry, [w for w in caught if issubclass(w.category, PluginLoadWarning)]
+
+
+def test_third_party_reward_resolves_and_builds_with_its_options(site: Path) -> None:
+    make_distribution(site, "fake-good", {"main": reward_plugin("constant_reward")})
+    registry, _ = _load_quietly()
+    reward = registry.build("reward", "constant-reward", {"scale": 2.0})  # normalised name
+    assert reward.options.scale == 2.0
+    row = next(r for r in registry.listing("reward") if r.name == "constant_reward")
+    assert (row.distribution, row.version, row.status) == ("fake-good", "1.0", "active")
+
+
+def test_unknown_name_lists_available_names_and_closest_match(site: Path) -> None:
+    make_distribution(site, "fake-good", {"main": reward_plugin("constant_reward")})
+    registry, _ = _load_quietly()
+    with pytest.raises(UnknownComponentError) as info:
+        registry.resolve("reward", "constant_rewrd")
+    message = str(info.value)
+    assert "unknown reward 'constant_rewrd'" in message
+    assert "Did you mean 'constant_reward'?" in message
+    assert "constant_reward" in message.split("Available rewards:")[1]
+    with pytest.raises(UnknownComponentError, match="Available history policies:"):
+        registry.resolve("history_policy", "no_such_policy")
+
+
+def test_duplicate_names_name_both_distributions(site: Path) -> None:
+    make_distribution(site, "fake-one", {"a": reward_plugin("twin")})
+    make_distribution(site, "fake-two", {"b": reward_plugin("twin")})
+    registry, _ = _load_quietly()
+    with pytest.raises(ConflictingPluginsError) as info:
+        registry.resolve("reward", "twin")
+    assert "fake-one" in str(info.value) and "fake-two" in str(info.value)
+    statuses = {(r.distribution, r.status) for r in registry.listing("reward") if r.name == "twin"}
+    assert statuses == {("fake-one", "conflict"), ("fake-two", "conflict")}
+
+
+@pytest.mark.parametrize(
+    ("source", "reason_part"),
+    [
+        (None, "ModuleNotFoundError"),
+        ("raise ImportError('needs libfoo')\n", "needs libfoo"),
+        (
+            "from debate_core import hookimpl\n@hookimpl\ndef debate_rewards(extra_arg):\n    return []\n",
+            "extra_arg",
+        ),
+        (
+            "from debate_core import hookimpl\n@hookimpl\ndef debate_rewardz():\n    return []\n",
+            "did you mean 'debate_rewards'",
+        ),
+        (
+            "from debate_core import hookimpl\n@hookimpl\ndef debate_rewards():\n    raise RuntimeError('boom')\n",
+            "boom",
+        ),
+        (
+            "from debate_core import hookimpl\n@hookimpl\ndef debate_rewards():\n    return ['not a spec']\n",
+            "expected RewardSpec",
+        ),
+    ],
+    ids=["missing-module", "import-error", "unknown-hook-argument", "misspelt-hook", "hook-raises", "wrong-type"],
+)
+def test_broken_plugin_warns_and_the_rest_keeps_working(site: Path, source: str | None, reason_part: str) -> None:
+    make_distribution(site, "fake-broken", {"bad": source})  # type: ignore[dict-item]
+    make_distribution(site, "fake-good", {"main": reward_plugin("constant_reward")})
+    registry, caught = _load_quietly()
+    assert registry.resolve("reward", "constant_reward").name == "constant_reward"  # type: ignore[attr-defined]
+    failed = [r for r in registry.listing() if r.distribution == "fake-broken"]
+    assert [r.status for r in failed] == ["failed"]
+    assert reason_part in (failed[0].reason or "")
+    assert any("fake-broken" in str(w.message) and "'bad'" in str(w.message) for w in caught)
+
+
+def test_strict_mode_makes_a_broken_plugin_fatal(site: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    make_distribution(site, "fake-broken", {"bad": "raise ImportError('needs libfoo')\n"})
+    monkeypatch.setenv("DEBATE_STRICT_PLUGINS", "1")
+    with pytest.raises(PluginError, match="fake-broken.*needs libfoo"):
+        load_registry().listing()
+
+
+def test_disabled_autoload_loads_builtins_only(site: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    make_distribution(site, "fake-good", {"main": reward_plugin("constant_reward")})
+    monkeypatch.setenv("DEBATE_DISABLE_PLUGIN_AUTOLOAD", "1")
+    registry, _ = _load_quietly()
+    assert "constant_reward" not in registry.names("reward")
+    row = next(r for r in registry.listing() if r.distribution == "fake-good")
+    assert row.status == "disabled" and "DEBATE_DISABLE_PLUGIN_AUTOLOAD" in (row.reason or "")
+    assert all(s.distribution == "debate-core" for s in registry.sources() if s.status == "active")
+
+
+def test_only_listed_distributions_load(site: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    make_distribution(site, "fake-one", {"a": reward_plugin("one")})
+    make_distribution(site, "fake-two", {"b": reward_plugin("two")})
+    monkeypatch.setenv("DEBATE_PLUGINS", "fake_one")
+    registry, _ = _load_quietly()
+    assert "one" in registry.names("reward") and "two" not in registry.names("reward")
+
+
+@pytest.mark.parametrize("hook_name", sorted(HOOK_KINDS))
+def test_every_hook_registers_its_kind(site: Path, hook_name: str) -> None:
+    kind = HOOK_KINDS[hook_name]
+    spec_type = next(t for t in components.SPEC_TYPES if t.kind == kind)
+    spec = spec_type(name=f"probe_{kind}", description="probe", build=lambda options: ("built", options))
+
+    def implementation() -> list[components.ComponentSpec[object]]:
+        return [spec]
+
+    implementation.__name__ = hook_name
+    plugin = SimpleNamespace(**{hook_name: hookimpl(implementation)})
+    registry = get_registry()
+    with registry.temporary_plugin(plugin):
+        assert registry.resolve(kind, f"probe_{kind}") is spec
+        assert registry.build(kind, f"probe_{kind}") == ("built", None)
+        with pytest.raises(PluginError, match="takes no options"):
+            registry.build(kind, f"probe_{kind}", {"x": 1})
+    assert f"probe_{kind}" not in registry.names(kind)
+
+
+def test_unknown_kind_is_named() -> None:
+    with pytest.raises(PluginError, match="unknown kind of component 'rewards'"):
+        get_registry().names("rewards")
+
+
+def test_spec_names_are_normalised_and_checked() -> None:
+    spec = components.RewardSpec(name="My-Reward", description="d", build=lambda o: o)
+    assert spec.name == "my_reward"
+    with pytest.raises(ValueError, match="must start with a letter"):
+        components.RewardSpec(name="9lives", description="d", build=lambda o: o)
