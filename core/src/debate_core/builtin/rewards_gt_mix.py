@@ -1,0 +1,19 @@
+"""Built-in reward ``gt_mix``: a peer reward mixed with ground-truth correctness (seed 002 §5.1)."""
+
+from __future__ import annotations
+
+from debate_core.components import RewardSpec
+from debate_core.hookspecs import hookimpl
+from debate_core.rewards.gt_mix import GtMixOptions, build_gt_mix
+
+
+@hookimpl
+def debate_rewards() -> list[RewardSpec]:
+    return [
+        RewardSpec(
+            name="gt_mix",
+            description="w_peer * (a peer reward) + w_gt * correctness from the grader (defaults 0.7 / 0.3)",
+            build=build_gt_mix,
+            options=GtMixOptions,
+        )
+    ]
