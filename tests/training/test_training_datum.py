@@ -28,8 +28,9 @@ class StreamAdvantages:
         ]
 
 
-def transition(turn: int, step: int, obs: Sequence[int], act: Sequence[int], lps: Sequence[float],
-               sections: Sequence[str | None]) -> Transition:
+def transition(
+    turn: int, step: int, obs: Sequence[int], act: Sequence[int], lps: Sequence[float], sections: Sequence[str | None]
+) -> Transition:
     return Transition(turn, step, tuple(obs), tuple(act), tuple(lps), tuple(sections))
 
 
@@ -56,7 +57,8 @@ def test_extension_then_split_matches_hand_computation() -> None:
     assert first.datum.model_input.to_ints() == [1, 2, 3, 4, 5, 6, 7]
     assert first.datum.loss_fn_inputs["target_tokens"].data == [2, 3, 4, 5, 6, 7, 8]
     assert first.datum.loss_fn_inputs["logprobs"].data == floats(
-        types.TensorData(data=[0, 0, -0.1, -0.2, 0, 0, -0.3], dtype="float32"))
+        types.TensorData(data=[0, 0, -0.1, -0.2, 0, 0, -0.3], dtype="float32")
+    )
     assert first.datum.loss_fn_inputs["advantages"].data == [0, 0, 0.5, -1.0, 0, 0, 0.25]
     assert first.mask == (0, 0, 1, 1, 0, 0, 1)
     assert set(first.datum.loss_fn_inputs) == {"target_tokens", "logprobs", "advantages"}  # no mask sent
@@ -64,7 +66,8 @@ def test_extension_then_split_matches_hand_computation() -> None:
     assert second.datum.model_input.to_ints() == [1, 2, 9, 10]
     assert second.datum.loss_fn_inputs["target_tokens"].data == [2, 9, 10, 11]
     assert second.datum.loss_fn_inputs["logprobs"].data == floats(
-        types.TensorData(data=[0, 0, -0.4, -0.5], dtype="float32"))
+        types.TensorData(data=[0, 0, -0.4, -0.5], dtype="float32")
+    )
     assert second.datum.loss_fn_inputs["advantages"].data == [0, 0, 2.0, -0.75]
     assert second.mask == (0, 0, 1, 1)
     assert (first.agent, first.debate_index) == (1, 3)
@@ -74,10 +77,13 @@ def test_extension_then_split_matches_hand_computation() -> None:
 
 
 def test_equal_observation_counts_as_extension() -> None:
-    trajectory = AgentTrajectory(0, (
-        transition(0, 0, [5, 6], [7], [-1.0], ["solution"]),
-        transition(3, 1, [5, 6, 7], [8], [-2.0], ["solution"]),
-    ))
+    trajectory = AgentTrajectory(
+        0,
+        (
+            transition(0, 0, [5, 6], [7], [-1.0], ["solution"]),
+            transition(3, 1, [5, 6, 7], [8], [-2.0], ["solution"]),
+        ),
+    )
     seqs = build_sequences(trajectory.transitions, lambda t: [1.0] * len(t.action))
     assert [s.tokens for s in seqs] == [(5, 6, 7, 8)]
     assert seqs[0].mask == (0, 0, 1, 1)
@@ -109,12 +115,12 @@ def trajectories(draw: st.DrawFn) -> tuple[list[Transition], int]:
         if extend:
             obs = context + fresh
         else:
-            obs = [99 + step] + fresh  # 99+step never occurs in actions: not an extension
+            obs = [99 + step, *fresh]  # 99+step never occurs in actions: not an extension
             splits += 1 if context else 0
         act = draw(st.lists(st.integers(0, 50), min_size=1, max_size=4))
         lps = [-(i + 1) / 10 for i in range(len(act))]
         transitions.append(transition(step, step, obs, act, lps, ["solution"] * len(act)))
-        context = (obs + act) if extend or not context else (obs + act)
+        context = obs + act
     return transitions, splits
 
 

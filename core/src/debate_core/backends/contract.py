@@ -17,9 +17,10 @@ from __future__ import annotations
 
 from collections.abc import Generator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Protocol, TypeVar, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 
-from tinker import types
+if TYPE_CHECKING:  # ``tinker.types`` imports torch when it is installed: keep it off the start-up path
+    from tinker import types
 
 T_co = TypeVar("T_co", covariant=True)
 

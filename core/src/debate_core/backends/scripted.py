@@ -63,8 +63,9 @@ class ByteTokenizer:
 class ScriptedFuture(Generic[T]):
     """A finished result that records when the caller collects it."""
 
-    def __init__(self, log: list[tuple[str, str]], label: str, value: T | None = None,
-                 error: BaseException | None = None) -> None:
+    def __init__(
+        self, log: list[tuple[str, str]], label: str, value: T | None = None, error: BaseException | None = None
+    ) -> None:
         self._log = log
         self._label = label
         self._value = value
@@ -123,6 +124,7 @@ class ScriptedSamplingClient:
         topk_prompt_logprobs: int = 0,
     ) -> ScriptedFuture[types.SampleResponse]:
         label = self._service.record("sample")
+        self._service.sent_sampling.append(sampling_params)
         error = self._service.take_failure("sample")
         if error is not None:
             return ScriptedFuture(self._service.log, label, error=error)
@@ -131,9 +133,7 @@ class ScriptedSamplingClient:
         candidates = [c for c in self._service.responder(text)] or [""]
         sequences = []
         for i in range(num_samples):
-            rng = (
-                np.random.default_rng([sampling_params.seed, i]) if sampling_params.seed is not None else self._rng
-            )
+            rng = np.random.default_rng([sampling_params.seed, i]) if sampling_params.seed is not None else self._rng
             sequences.append(self._sample_one(tokens, candidates, sampling_params, rng, f"{label}-{i}"))
         prompt_logprobs = None
         if include_prompt_logprobs:
@@ -143,14 +143,20 @@ class ScriptedSamplingClient:
         )
 
     def _sample_one(
-        self, prompt: list[int], candidates: Sequence[str], params: types.SamplingParams,
-        rng: np.random.Generator, sequence_id: str,
+        self,
+        prompt: list[int],
+        candidates: Sequence[str],
+        params: types.SamplingParams,
+        rng: np.random.Generator,
+        sequence_id: str,
     ) -> types.SampledSequence:
         encoded = [self._encode_with_stop(c, params.stop) for c in candidates]
         last = prompt[-1] if prompt else EOS_TOKEN_ID
         scores = np.array(
-            [float(token_logprobs(self._weights, [last, *toks[:-1]], toks).mean()) if toks else 0.0
-             for toks, _ in encoded]
+            [
+                float(token_logprobs(self._weights, [last, *toks[:-1]], toks).mean()) if toks else 0.0
+                for toks, _ in encoded
+            ]
         )
         if params.temperature <= 0:
             choice = int(np.argmax(scores))
@@ -259,7 +265,8 @@ class ScriptedTrainingClient:
         loss_fn: types.LossFnType,
         loss_fn_config: Mapping[str, float | str] | None = None,
     ) -> ScriptedFuture[types.ForwardBackwardOutput]:
-        label = self._service.record("forward_backward", len(data))
+        label = self._service.record("forward_backward", f"{len(data)}:{loss_fn}")
+        self._service.sent_batches.append((list(data), str(loss_fn), dict(loss_fn_config or {})))
         error = self._service.take_failure("forward_backward")
         if error is not None:
             return ScriptedFuture(self._service.log, label, error=error)
@@ -299,6 +306,7 @@ class ScriptedTrainingClient:
     ) -> ScriptedFuture[types.OptimStepResponse]:
         params = optim_params or adam_params or types.AdamParams()
         label = self._service.record("optim_step", params.learning_rate)
+        self._service.sent_adam.append(params)
         error = self._service.take_failure("optim_step")
         if error is not None:
             return ScriptedFuture(self._service.log, label, error=error)
@@ -315,8 +323,14 @@ class ScriptedTrainingClient:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".npz.tmp")
         with os.fdopen(fd, "wb") as handle:
-            np.savez(handle, weights=self.weights, m=self.adam.m, v=self.adam.v, step=np.array(self.adam.step),
-                     base_model=np.array(self.base_model))
+            np.savez(
+                handle,
+                weights=self.weights,
+                m=self.adam.m,
+                v=self.adam.v,
+                step=np.array(self.adam.step),
+                base_model=np.array(self.base_model),
+            )
         os.replace(tmp, path)
         return ScriptedFuture(self._service.log, label, types.SaveWeightsResponse(path=str(path)))
 
@@ -362,6 +376,12 @@ class ScriptedServiceClient:
         self._counter = 0
         self.state_directory = state_directory or Path(tempfile.mkdtemp(prefix="scripted-backend-"))
         self.training_clients: list[ScriptedTrainingClient] = []
+        self.sent_batches: list[tuple[list[types.Datum], str, dict[str, float | str]]] = []
+        """Every ``forward_backward`` request: the Datums, the loss and its config."""
+        self.sent_adam: list[types.AdamParams] = []
+        self.sent_sampling: list[types.SamplingParams] = []
+        self.on_call: Callable[[str], None] | None = None
+        """Called with the method name of every submitted call (tests raise signals from it)."""
 
     # ------------------------------------------------------------ test hooks
     def record(self, method: str, detail: object = "") -> str:
@@ -369,6 +389,8 @@ class ScriptedServiceClient:
         label = f"{method}#{self._counter}"
         self._counter += 1
         self.log.append(("submit", f"{label}:{detail}" if detail != "" else label))
+        if self.on_call is not None:
+            self.on_call(method)
         return label
 
     def take_failure(self, method: str) -> BaseException | None:

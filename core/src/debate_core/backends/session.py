@@ -153,6 +153,22 @@ class BackendSession:
         return await self.call(f"save_state({name!r})", save)
 
 
+def resolve_state_path(path: str) -> str:
+    """The backend state a checkpoint argument names: a trainer manifest (``checkpoints/step_*.json``)
+    or a run directory resolve to the backend path they record; anything else (``tinker://...``,
+    a local backend's state folder) is passed on as given."""
+    if "://" in path:
+        return path
+    candidate = Path(path)
+    is_manifest = candidate.is_file() and candidate.suffix == ".json"
+    is_run = candidate.is_dir() and ((candidate / "checkpoints").is_dir() or candidate.name == "checkpoints")
+    if not (is_manifest or is_run):
+        return path
+    from debate_core.training.checkpoints import load_checkpoint_argument
+
+    return load_checkpoint_argument(candidate).backend_state
+
+
 def build_service_client(config: Any, registry: _HasBuild, state_directory: Path | None = None) -> ServiceClientLike:
     """Build the configured backend plugin; errors name the plugin."""
     choice = config.backend
@@ -185,11 +201,14 @@ async def open_session_async(
         registry: the plugin registry that builds the backend.
         training: create a training client (a LoRA client, or one restored from ``state_path``);
             ``False`` opens a sampling-only session on the base model or on ``state_path``.
-        state_path: a path returned by ``save_state`` to restore (resume, ``debate eval --checkpoint``).
+        state_path: a path returned by ``save_state`` (or a trainer checkpoint manifest, or a run
+            directory: its latest checkpoint) to restore (resume, ``debate eval --checkpoint``).
         with_optimizer: restore the optimizer state too (resume); ``False`` for weights only.
         state_directory: where local backends keep saved states (see ``SupportsStateDirectory``).
     """
     policy = retry or RetryPolicy()
+    if state_path is not None:
+        state_path = resolve_state_path(state_path)
     service = build_service_client(config, registry, state_directory)
     name = config.backend.name
     model = config.model
@@ -221,8 +240,9 @@ async def open_session_async(
     else:
 
         async def create_sampler() -> SamplingClientLike:
-            if state_path is not None:
-                return await service.create_sampling_client(model_path=state_path)
+            if state_path is not None:  # saved training state: load its weights, then snapshot them
+                loaded = await service.create_training_client_from_state(state_path)
+                return await loaded.save_weights_and_get_sampling_client()
             return await service.create_sampling_client(base_model=model.base_model)
 
         current = await with_retries("create_sampling_client", create_sampler, policy, name)

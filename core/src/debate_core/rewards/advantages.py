@@ -136,7 +136,10 @@ def _centre_debate(debate: DebateRecord, result: RewardResult) -> _Centred:
 def _is_uniform(c: _Centred) -> bool:
     if c.streams:
         return all(
-            abs(x * c.weights[name]) <= UNIFORM_TOLERANCE for name, rows in c.streams.items() for row in rows for x in row
+            abs(x * c.weights[name]) <= UNIFORM_TOLERANCE
+            for name, rows in c.streams.items()
+            for row in rows
+            for x in row
         )
     return all(abs(x) <= UNIFORM_TOLERANCE for x in c.agent)
 

@@ -253,4 +253,3 @@ def v2_metrics(parts: V2Breakdown) -> dict[str, float]:
         "reward/gen/mean": mean(parts.generator.values()),
         "reward/judge/mean": mean(parts.judge.values()),
     }
-

@@ -7,11 +7,14 @@ Every client method returns a ``tinker`` ``APIFuture`` (``AwaitableConcurrentFut
 
 from __future__ import annotations
 
+import atexit
 import queue
 import threading
+import weakref
+from collections import deque
 from collections.abc import Callable
 from concurrent.futures import Future
-from typing import Any, TypeVar
+from typing import Any, ClassVar, Protocol, TypeVar
 
 from tinker.lib.public_interfaces.api_future import AwaitableConcurrentFuture
 
@@ -34,6 +37,37 @@ def failed(error: BaseException) -> AwaitableConcurrentFuture[Any]:
     return AwaitableConcurrentFuture(future)
 
 
+class _Stoppable(Protocol):
+    def close(self) -> None: ...
+
+    def join(self, timeout: float) -> None: ...
+
+
+_running: weakref.WeakSet[_Stoppable] = weakref.WeakSet()
+
+
+def stop_at_exit(thread_owner: _Stoppable) -> None:
+    """Close and join ``thread_owner`` when the interpreter exits, so that no thread is inside
+    torch while the interpreter tears down (that aborts the process)."""
+    _running.add(thread_owner)
+
+
+@atexit.register
+def _stop_all() -> None:
+    owners = list(_running)
+    for owner in owners:
+        owner.close()
+    for owner in owners:
+        owner.join(5.0)
+
+
+def _prepare_thread() -> None:
+    """Flush-to-zero is a per-thread CPU flag: set it on the threads that run the model."""
+    import torch
+
+    torch.set_flush_denormal(True)
+
+
 class OrderedWorker:
     """One daemon thread that runs submitted calls one at a time, in submission order.
 
@@ -46,7 +80,22 @@ class OrderedWorker:
         self._queue: queue.SimpleQueue[tuple[Callable[[], Any], Future[Any]] | None] = queue.SimpleQueue()
         self._thread = threading.Thread(target=self._run, name=name, daemon=True)
         self._closed = False
+        stop_at_exit(self)
+        OrderedWorker._all.add(self)
+        self.busy_intervals: deque[tuple[float, float]] = deque(maxlen=1 << 16)
+        """``(start, end)`` of the latest calls, ``time.perf_counter`` clock (benchmarks: the model's share)."""
         self._thread.start()
+
+    _all: ClassVar[weakref.WeakSet[OrderedWorker]] = weakref.WeakSet()
+
+    @classmethod
+    def instances(cls) -> list[OrderedWorker]:
+        """Every worker still alive in this process (benchmarks read their busy intervals)."""
+        return list(cls._all)
+
+    @property
+    def name(self) -> str:
+        return self._thread.name
 
     def submit(self, call: Callable[[], T]) -> AwaitableConcurrentFuture[T]:
         """Queue ``call``; its result or exception lands in the returned future."""
@@ -63,7 +112,12 @@ class OrderedWorker:
             self._closed = True
             self._queue.put(None)
 
+    def join(self, timeout: float) -> None:
+        """Wait (at most ``timeout`` seconds) for the thread to finish after ``close``."""
+        self._thread.join(timeout)
+
     def _run(self) -> None:
+        _prepare_thread()
         while True:
             item = self._queue.get()
             if item is None:
@@ -73,7 +127,7 @@ class OrderedWorker:
                 continue
             try:
                 result = call()
-            except BaseException as exc:  # noqa: BLE001 - delivered to the caller through the future
+            except BaseException as exc:
                 future.set_exception(exc)
             else:
                 future.set_result(result)

@@ -7,12 +7,19 @@ inter-op pool per core only adds contention on two cores.
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import os
 import threading
+from collections.abc import Callable
+from typing import ParamSpec, TypeVar
 
 import torch
 
 from debate_core.errors import ConfigError
+
+P = ParamSpec("P")
+R = TypeVar("R")
 
 _lock = threading.Lock()
 _configured_threads: int | None = None
@@ -30,11 +37,9 @@ def configure_torch(num_threads: int) -> int:
         if _configured_threads != threads:
             torch.set_num_threads(threads)
             _configured_threads = threads
-        try:
+        # Raises once set, or once parallel work ran in this process: keep torch's choice then.
+        with contextlib.suppress(RuntimeError):
             torch.set_num_interop_threads(1)
-        except RuntimeError:
-            # Already set, or parallel work already ran in this process: keep torch's choice.
-            pass
         return threads
 
 
@@ -59,3 +64,14 @@ def resolve_dtype(name: str) -> torch.dtype:
     if name not in table:
         raise ConfigError(f"backend.options.dtype: {name!r} is not one of auto, {', '.join(table)}")
     return table[name]
+
+
+def no_grad(function: Callable[P, R]) -> Callable[P, R]:
+    """``torch.no_grad`` as a typed decorator (torch's own is untyped for mypy)."""
+
+    @functools.wraps(function)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        with torch.no_grad():
+            return function(*args, **kwargs)
+
+    return wrapper

@@ -13,11 +13,12 @@ from __future__ import annotations
 import functools
 import json
 from importlib import resources
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tokenizers import AddedToken, Regex, Tokenizer, decoders, models, pre_tokenizers, trainers
-from transformers import PreTrainedTokenizerFast
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedTokenizerFast
 
 EOS_TOKEN = "<|endoftext|>"
 PAD_TOKEN = "<|pad|>"
@@ -28,8 +29,6 @@ CONTRACT_TAGS = tuple(
     for closing in ("", "/")
 )
 """The output contract's tags, each one token."""
-
-TOKENIZER_FILE = "tokenizer.json"
 
 
 def _corpus_text() -> str:
@@ -65,6 +64,8 @@ def train_tokenizer_json(vocab_size: int) -> str:
 
 def wrap_tokenizer(tokenizer_json: str) -> PreTrainedTokenizerFast:
     """A ``transformers`` tokenizer around a ``tokenizer.json`` text (no hub, no files)."""
+    from transformers import PreTrainedTokenizerFast
+
     return PreTrainedTokenizerFast(
         tokenizer_object=Tokenizer.from_str(tokenizer_json),
         eos_token=EOS_TOKEN,
@@ -77,17 +78,6 @@ def build_embedded_tokenizer(vocab_size: int) -> tuple[PreTrainedTokenizerFast, 
     """The tokenizer of an embedded model with this target vocabulary, and its JSON text."""
     text = train_tokenizer_json(vocab_size)
     return wrap_tokenizer(text), text
-
-
-def save_tokenizer_json(text: str, directory: Path) -> None:
-    """Write ``tokenizer.json`` into a checkpoint directory."""
-    (directory / TOKENIZER_FILE).write_text(text, encoding="utf-8")
-
-
-def load_tokenizer_json(directory: Path) -> str | None:
-    """The ``tokenizer.json`` text saved in a checkpoint directory, if any."""
-    path = directory / TOKENIZER_FILE
-    return path.read_text(encoding="utf-8") if path.exists() else None
 
 
 def token_byte_table(tokenizer: Any) -> list[bytes] | None:

@@ -1,0 +1,412 @@
+"""A batched decoder with a preallocated KV cache for Llama-family models (Llama, Mistral,
+Qwen2, Qwen3, and the embedded models, which are Qwen3-style).
+
+It reads the weights of a ``transformers`` model once, merging any LoRA adapter, into plain
+tensors (fused q/k/v and gate/up projections), so a snapshot is independent of later
+training. Each row of a batch has its own length in the cache: rows can start from a reused
+prefix, join a running batch, and finish at different steps. ``transformers``' ``generate``
+grows its cache by concatenation at every step; writing into a preallocated cache is what
+makes this decoder faster (``benchmarks/local_backend.py`` measures it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+
+from debate_core.backends.local.prefix_cache import PrefixCache
+from debate_core.backends.local.runtime import no_grad
+
+SUPPORTED_MODEL_TYPES = frozenset({"llama", "mistral", "qwen2", "qwen3"})
+
+
+@dataclass(frozen=True)
+class LayerWeights:
+    """One decoder layer, with q/k/v fused into one matrix and gate/up into another."""
+
+    input_norm: torch.Tensor
+    qkv: torch.Tensor
+    qkv_bias: torch.Tensor | None
+    q_norm: torch.Tensor | None
+    k_norm: torch.Tensor | None
+    out: torch.Tensor
+    out_bias: torch.Tensor | None
+    post_norm: torch.Tensor
+    gate_up: torch.Tensor
+    down: torch.Tensor
+
+
+@dataclass(frozen=True)
+class DecoderWeights:
+    """Every weight the decoder needs, detached from the training model."""
+
+    embed: torch.Tensor
+    layers: tuple[LayerWeights, ...]
+    final_norm: torch.Tensor
+    lm_head: torch.Tensor
+    num_heads: int
+    num_kv_heads: int
+    head_dim: int
+    norm_eps: float
+    rope_cos: torch.Tensor
+    rope_sin: torch.Tensor
+    max_positions: int
+
+    @property
+    def vocab_size(self) -> int:
+        return int(self.lm_head.shape[0])
+
+    @property
+    def num_layers(self) -> int:
+        return len(self.layers)
+
+
+def supports(config: Any) -> bool:
+    """Whether a ``transformers`` config can run on this decoder (else the generic one runs)."""
+    if getattr(config, "model_type", None) not in SUPPORTED_MODEL_TYPES:
+        return False
+    if getattr(config, "use_sliding_window", False) and getattr(config, "sliding_window", None):
+        return False
+    if getattr(config, "hidden_act", "silu") != "silu":
+        return False
+    return not getattr(config, "mlp_bias", False)
+
+
+def _linear(module: torch.nn.Module, *, owned: bool) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """A linear layer's weight and bias with any active peft LoRA delta merged in.
+
+    With ``owned``, the result never shares storage with a trainable parameter (a copy is
+    made where it would), so later optimizer steps cannot reach it.
+    """
+    base = getattr(module, "base_layer", module)
+    weight: torch.Tensor = base.weight.detach()
+    merged = False
+    adapted = base is not module and not getattr(module, "merged", False)
+    if adapted and not getattr(module, "disable_adapters", False):
+        for adapter in getattr(module, "active_adapters", []):
+            if adapter in getattr(module, "lora_A", {}):
+                weight = weight + module.get_delta_weight(adapter).detach().to(weight.dtype)
+                merged = True
+    if owned and not merged and base.weight.requires_grad:
+        weight = weight.clone()
+    bias = getattr(base, "bias", None)
+    if bias is None:
+        return weight, None
+    return weight, (bias.detach().clone() if owned and bias.requires_grad else bias.detach())
+
+
+def _owned(parameter: torch.Tensor) -> torch.Tensor:
+    """A snapshot of a parameter: a copy when training can still change it, else the tensor itself."""
+    return parameter.detach().clone() if parameter.requires_grad else parameter.detach()
+
+
+def _core(model: torch.nn.Module) -> torch.nn.Module:
+    """The ``*ForCausalLM`` module, under any peft wrappers."""
+    get_base = getattr(model, "get_base_model", None)
+    return get_base() if callable(get_base) else model
+
+
+@no_grad
+def extract_weights(model: torch.nn.Module) -> DecoderWeights:
+    """Copy (or share, where frozen) a Llama-family model's weights into a ``DecoderWeights``."""
+    core = _core(model)
+    config = core.config
+    inner = core.model
+    layers = []
+    for layer in inner.layers:
+        attn, mlp = layer.self_attn, layer.mlp
+        wq, bq = _linear(attn.q_proj, owned=False)
+        wk, bk = _linear(attn.k_proj, owned=False)
+        wv, bv = _linear(attn.v_proj, owned=False)
+        wo, bo = _linear(attn.o_proj, owned=True)
+        wg, _ = _linear(mlp.gate_proj, owned=False)
+        wu, _ = _linear(mlp.up_proj, owned=False)
+        wd, _ = _linear(mlp.down_proj, owned=True)
+        qkv_bias = torch.cat([bq, bk, bv]) if bq is not None and bk is not None and bv is not None else None
+        q_norm = getattr(attn, "q_norm", None)
+        k_norm = getattr(attn, "k_norm", None)
+        layers.append(
+            LayerWeights(
+                input_norm=_owned(layer.input_layernorm.weight),
+                qkv=torch.cat([wq, wk, wv]).contiguous(),
+                qkv_bias=qkv_bias,
+                q_norm=_owned(q_norm.weight) if q_norm is not None else None,
+                k_norm=_owned(k_norm.weight) if k_norm is not None else None,
+                out=wo,
+                out_bias=bo,
+                post_norm=_owned(layer.post_attention_layernorm.weight),
+                gate_up=torch.cat([wg, wu]).contiguous(),
+                down=wd,
+            )
+        )
+    embed_param = inner.embed_tokens.weight
+    embed = _owned(embed_param)
+    head_module = core.lm_head
+    head_base = getattr(head_module, "base_layer", head_module)
+    if head_base is head_module and head_module.weight.data_ptr() == embed_param.data_ptr():
+        lm_head = embed  # tied, no adapter: one tensor
+    else:
+        lm_head, _ = _linear(head_module, owned=True)
+    head_dim = getattr(config, "head_dim", None) or config.hidden_size // config.num_attention_heads
+    rotary = inner.rotary_emb
+    max_positions = int(config.max_position_embeddings)
+    positions = torch.arange(max_positions, dtype=torch.float32, device=embed.device)
+    freqs = positions[:, None] * rotary.inv_freq.to(device=embed.device, dtype=torch.float32)[None, :]
+    angles = torch.cat([freqs, freqs], dim=-1)
+    scaling = float(getattr(rotary, "attention_scaling", 1.0))
+    return DecoderWeights(
+        embed=embed,
+        layers=tuple(layers),
+        final_norm=_owned(inner.norm.weight),
+        lm_head=lm_head,
+        num_heads=int(config.num_attention_heads),
+        num_kv_heads=int(getattr(config, "num_key_value_heads", None) or config.num_attention_heads),
+        head_dim=int(head_dim),
+        norm_eps=float(config.rms_norm_eps),
+        rope_cos=(angles.cos() * scaling).to(embed.dtype),
+        rope_sin=(angles.sin() * scaling).to(embed.dtype),
+        max_positions=max_positions,
+    )
+
+
+class KVBatch:
+    """A preallocated KV cache for a batch of rows; ``lengths[b]`` is where row ``b`` writes next."""
+
+    def __init__(self, keys: list[torch.Tensor], values: list[torch.Tensor], lengths: torch.Tensor) -> None:
+        self.keys = keys
+        self.values = values
+        self.lengths = lengths
+
+    @classmethod
+    def allocate(cls, weights: DecoderWeights, rows: int, capacity: int) -> KVBatch:
+        shape = (rows, weights.num_kv_heads, capacity, weights.head_dim)
+        device, dtype = weights.embed.device, weights.embed.dtype
+        keys = [torch.zeros(shape, device=device, dtype=dtype) for _ in weights.layers]
+        values = [torch.zeros(shape, device=device, dtype=dtype) for _ in weights.layers]
+        return cls(keys, values, torch.zeros(rows, dtype=torch.long, device=device))
+
+    @property
+    def rows(self) -> int:
+        return int(self.lengths.shape[0])
+
+    @property
+    def capacity(self) -> int:
+        return int(self.keys[0].shape[2]) if self.keys else 0
+
+    def select(self, rows: torch.Tensor) -> KVBatch:
+        """Keep only ``rows`` (an index tensor), in that order."""
+        return KVBatch(
+            [k.index_select(0, rows) for k in self.keys],
+            [v.index_select(0, rows) for v in self.values],
+            self.lengths.index_select(0, rows),
+        )
+
+    def with_capacity(self, capacity: int) -> KVBatch:
+        """The same rows with room for ``capacity`` positions each."""
+        if capacity <= self.capacity:
+            return self
+        extra = capacity - self.capacity
+
+        def grow(t: torch.Tensor) -> torch.Tensor:
+            return F.pad(t, (0, 0, 0, extra))
+
+        return KVBatch([grow(k) for k in self.keys], [grow(v) for v in self.values], self.lengths)
+
+    def extend(self, other: KVBatch) -> KVBatch:
+        """This batch's rows followed by ``other``'s."""
+        capacity = max(self.capacity, other.capacity)
+        a, b = self.with_capacity(capacity), other.with_capacity(capacity)
+        return KVBatch(
+            [torch.cat([x, y]) for x, y in zip(a.keys, b.keys, strict=True)],
+            [torch.cat([x, y]) for x, y in zip(a.values, b.values, strict=True)],
+            torch.cat([a.lengths, b.lengths]),
+        )
+
+    def row_prefix(self, row: int, length: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """Copies of one row's first ``length`` cached keys and values: ``[layers, kv_heads, length, dim]``."""
+        return (
+            torch.stack([k[row, :, :length] for k in self.keys]).clone(),
+            torch.stack([v[row, :, :length] for v in self.values]).clone(),
+        )
+
+    def load_prefix(self, row: int, keys: torch.Tensor, values: torch.Tensor, length: int) -> None:
+        """Fill one row's first ``length`` positions from a saved prefix."""
+        for layer, (k, v) in enumerate(zip(self.keys, self.values, strict=True)):
+            k[row, :, :length] = keys[layer, :, :length]
+            v[row, :, :length] = values[layer, :, :length]
+
+
+def _rotate_half(x: torch.Tensor) -> torch.Tensor:
+    half = x.shape[-1] // 2
+    return torch.cat([-x[..., half:], x[..., :half]], dim=-1)
+
+
+def forward(
+    weights: DecoderWeights,
+    tokens: torch.Tensor,
+    positions: torch.Tensor,
+    cache: KVBatch,
+    output_rows: torch.Tensor | None = None,
+) -> torch.Tensor:
+    """Run ``tokens`` ``[B, S]`` at cache positions ``positions`` ``[B, S]``; return hidden states.
+
+    Keys and values are written into ``cache`` at those positions. A query at position ``p``
+    attends to every cached position ``<= p`` of its row: the caller guarantees those are
+    valid (prefix, earlier tokens of this call, or earlier steps). ``output_rows``, a boolean
+    ``[B, S]``, selects the positions whose final hidden states are returned (all when
+    ``None``), flattened in row-major order.
+    """
+    batch, steps = tokens.shape
+    heads, kv_heads, dim = weights.num_heads, weights.num_kv_heads, weights.head_dim
+    group = heads // kv_heads
+    span = int(positions.max().item()) + 1
+    eps = weights.norm_eps
+    hidden_size = weights.embed.shape[1]
+
+    x = F.embedding(tokens, weights.embed)
+    cos = weights.rope_cos[positions].unsqueeze(2)  # [B, S, 1, D]
+    sin = weights.rope_sin[positions].unsqueeze(2)
+    key_positions = torch.arange(span, device=tokens.device)
+    allowed = key_positions.view(1, 1, span) <= positions.unsqueeze(-1)  # [B, S, span]
+    if group > 1:
+        # Queries of one kv group side by side: [B, 1, S*G, span] broadcast over kv heads.
+        allowed = allowed.unsqueeze(2).expand(batch, steps, group, span).reshape(batch, steps * group, span)
+    mask = allowed.unsqueeze(1)
+    rows = torch.arange(batch, device=tokens.device).unsqueeze(1)
+    q_size, kv_size = heads * dim, kv_heads * dim
+
+    for layer, keys, values in zip(weights.layers, cache.keys, cache.values, strict=True):
+        h = F.rms_norm(x, (hidden_size,), layer.input_norm, eps)
+        qkv = F.linear(h, layer.qkv, layer.qkv_bias)
+        q = qkv[..., :q_size].view(batch, steps, heads, dim)
+        k = qkv[..., q_size : q_size + kv_size].view(batch, steps, kv_heads, dim)
+        v = qkv[..., q_size + kv_size :].view(batch, steps, kv_heads, dim)
+        if layer.q_norm is not None and layer.k_norm is not None:
+            q = F.rms_norm(q, (dim,), layer.q_norm, eps)
+            k = F.rms_norm(k, (dim,), layer.k_norm, eps)
+        q = q * cos + _rotate_half(q) * sin
+        k = k * cos + _rotate_half(k) * sin
+        keys[rows, :, positions] = k
+        values[rows, :, positions] = v
+        # [B, kv_heads, S*G, D]: the G query heads that share a kv head, for every step.
+        q = q.view(batch, steps, kv_heads, group, dim).permute(0, 2, 1, 3, 4)
+        q = q.reshape(batch, kv_heads, steps * group, dim)
+        attended = F.scaled_dot_product_attention(q, keys[:, :, :span], values[:, :, :span], attn_mask=mask)
+        attended = attended.view(batch, kv_heads, steps, group, dim).permute(0, 2, 1, 3, 4)
+        attended = attended.reshape(batch, steps, q_size)
+        x = x + F.linear(attended, layer.out, layer.out_bias)
+        h = F.rms_norm(x, (hidden_size,), layer.post_norm, eps)
+        gate, up = F.linear(h, layer.gate_up).chunk(2, dim=-1)
+        x = x + F.linear(F.silu(gate) * up, layer.down)
+
+    if output_rows is not None:
+        x = x[output_rows]
+    return F.rms_norm(x, (hidden_size,), weights.final_norm, eps)
+
+
+def logits_of(weights: DecoderWeights, hidden: torch.Tensor) -> torch.Tensor:
+    """Float32 next-token logits from final hidden states."""
+    return F.linear(hidden, weights.lm_head).float()
+
+
+def pad_rows(sequences: Sequence[Sequence[int]], pad: int, device: torch.device) -> torch.Tensor:
+    """Right-pad token lists into one ``[B, S]`` long tensor."""
+    width = max(len(s) for s in sequences)
+    out = torch.full((len(sequences), width), pad, dtype=torch.long)
+    for i, seq in enumerate(sequences):
+        out[i, : len(seq)] = torch.tensor(list(seq), dtype=torch.long)
+    return out.to(device)
+
+
+class FastDecoder:
+    """The sampler's view of a Llama-family snapshot: prefill (reusing cached prefixes) and steps."""
+
+    supports_join = True
+
+    def __init__(self, weights: DecoderWeights, attention_budget: int = 1 << 26) -> None:
+        self.weights = weights
+        self._attention_budget = attention_budget
+
+    @property
+    def max_positions(self) -> int:
+        return self.weights.max_positions
+
+    @property
+    def device(self) -> torch.device:
+        return self.weights.embed.device
+
+    @property
+    def vocab_size(self) -> int:
+        return int(self.weights.embed.shape[0])
+
+    @no_grad
+    def prefill(
+        self, prompts: Sequence[Sequence[int]], capacity: int, prefix_cache: PrefixCache
+    ) -> tuple[KVBatch, torch.Tensor]:
+        """Cache ``prompts`` (each row from its longest cached prefix on); return next-token logits ``[B, V]``."""
+        weights = self.weights
+        cache = KVBatch.allocate(weights, len(prompts), capacity)
+        starts = []
+        for row, prompt in enumerate(prompts):
+            entry, shared = prefix_cache.lookup(prompt)
+            if entry is not None:
+                cache.load_prefix(row, entry.keys, entry.values, shared)
+            starts.append(shared)
+            prefix_cache.hit_tokens += shared
+            prefix_cache.computed_tokens += len(prompt) - shared
+        suffix_lengths = [len(p) - s for p, s in zip(prompts, starts, strict=True)]
+        widest = max(suffix_lengths)
+        per_row = weights.num_heads * widest * (max(len(p) for p in prompts) + 1)
+        chunk = max(1, self._attention_budget // max(per_row, 1))
+        logits = []
+        for first in range(0, len(prompts), chunk):
+            last = min(first + chunk, len(prompts))
+            part = KVBatch(
+                [k[first:last] for k in cache.keys], [v[first:last] for v in cache.values], cache.lengths[first:last]
+            )
+            suffixes = [prompts[r][starts[r] :] for r in range(first, last)]
+            width = max(len(s) for s in suffixes)
+            tokens = pad_rows(suffixes, 0, self.device)
+            start = torch.tensor(starts[first:last], device=self.device).unsqueeze(1)
+            positions = (start + torch.arange(width, device=self.device)).clamp(max=capacity - 1)
+            lengths = torch.tensor([len(s) for s in suffixes], device=self.device)
+            wanted = torch.arange(width, device=self.device).unsqueeze(0) == (lengths - 1).unsqueeze(1)
+            hidden = forward(weights, tokens, positions, part, output_rows=wanted)
+            logits.append(logits_of(weights, hidden))
+        cache.lengths = torch.tensor([len(p) for p in prompts], dtype=torch.long, device=self.device)
+        return cache, torch.cat(logits)
+
+    @no_grad
+    def step(self, state: KVBatch, tokens: torch.Tensor, active: torch.Tensor) -> torch.Tensor:
+        """Feed one token per row; rows with ``active`` false do not advance. Returns logits ``[B, V]``."""
+        positions = state.lengths.clamp(max=state.capacity - 1).unsqueeze(1)
+        hidden = forward(self.weights, tokens.view(-1, 1), positions, state)
+        state.lengths = state.lengths + active.to(state.lengths.dtype)
+        return logits_of(self.weights, hidden[:, 0])
+
+    def select(self, state: KVBatch, rows: torch.Tensor) -> KVBatch:
+        return state.select(rows)
+
+    def extend(self, state: KVBatch, other: KVBatch) -> KVBatch:
+        return state.extend(other)
+
+    def remember(self, state: KVBatch, row: int, tokens: Sequence[int], prefix_cache: PrefixCache) -> None:
+        """Save the keys and values of ``tokens`` (already in ``row``'s cache) for later prompts."""
+        if prefix_cache.enabled and len(tokens) <= int(state.lengths[row]):
+            keys, values = state.row_prefix(row, len(tokens))
+            prefix_cache.store(tokens, keys, values)
+
+    @no_grad
+    def prompt_logprobs(self, prompt: Sequence[int]) -> list[float | None]:
+        """Logprob of each prompt token given the ones before it (``None`` for the first)."""
+        cache = KVBatch.allocate(self.weights, 1, len(prompt))
+        tokens = torch.tensor([list(prompt)], device=self.device)
+        positions = torch.arange(len(prompt), device=self.device).unsqueeze(0)
+        hidden = forward(self.weights, tokens, positions, cache)[0]
+        logprobs = torch.log_softmax(logits_of(self.weights, hidden[:-1]), dim=-1)
+        picked = logprobs.gather(1, tokens[0, 1:].unsqueeze(1)).squeeze(1)
+        return [None, *picked.tolist()]

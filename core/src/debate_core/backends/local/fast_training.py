@@ -1,0 +1,337 @@
+"""Target logprobs for training, with savings that leave every number (and gradient) unchanged:
+
+* **Shared prefixes.** Datums that start with the same tokens (in a debate batch: every
+  prompt of one persona starts with the same system prompt) run that prefix through the
+  model once; each datum's remaining tokens attend to the shared keys and values. Autograd
+  sums the gradient that reaches the prefix from every datum, which is exactly the gradient
+  of running each datum in full.
+* **Fused matrices.** Llama-family models under full fine-tuning run a functional forward with
+  fused q/k/v and gate/up matrices (fewer, larger matmuls than the ``transformers`` modules).
+* **Gradient only where it can be non-zero.** The unembedding and softmax build a graph only
+  at positions whose loss coefficient is non-zero; the other positions (prompt tokens with
+  weight or advantage 0) get their logprobs without one.
+
+Models with adapters (LoRA) or other architectures go through their ``transformers`` forward.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import attrs
+import torch
+import torch.nn.functional as F
+
+from debate_core.backends.local.fast_decoder import supports
+
+
+@attrs.frozen
+class PrefixGroup:
+    """Datums ``members`` (indices into the batch) whose first ``shared`` input tokens are equal."""
+
+    shared: int
+    members: tuple[int, ...]
+
+
+def _common_prefix(a: Sequence[int], b: Sequence[int], limit: int) -> int:
+    n = min(len(a), len(b), limit)
+    for i in range(n):
+        if a[i] != b[i]:
+            return i
+    return n
+
+
+def group_by_prefix(sequences: Sequence[Sequence[int]], min_shared: int) -> list[PrefixGroup]:
+    """Group sequences by a shared prefix of at least ``min_shared`` tokens (others alone, ``shared=0``).
+
+    Sequences are sorted so that the ones sharing a prefix are neighbours; each group keeps
+    the prefix all its members share, leaving every member at least one token of its own.
+    """
+    order = sorted(range(len(sequences)), key=lambda i: tuple(sequences[i]))
+    groups: list[PrefixGroup] = []
+    members: list[int] = []
+    shared = 0
+    for index in order:
+        if members:
+            first = sequences[members[0]]
+            limit = min(shared, len(sequences[index]) - 1)
+            candidate = _common_prefix(first, sequences[index], limit)
+            if candidate >= min_shared:
+                members.append(index)
+                shared = candidate
+                continue
+            groups.append(PrefixGroup(shared if len(members) > 1 else 0, tuple(members)))
+        members = [index]
+        shared = len(sequences[index]) - 1
+    if members:
+        groups.append(PrefixGroup(shared if len(members) > 1 else 0, tuple(members)))
+    return groups
+
+
+def _rotate_half(x: torch.Tensor) -> torch.Tensor:
+    half = x.shape[-1] // 2
+    return torch.cat([-x[..., half:], x[..., :half]], dim=-1)
+
+
+@attrs.frozen
+class _Shape:
+    heads: int
+    kv_heads: int
+    dim: int
+    eps: float
+    hidden: int
+
+    @classmethod
+    def of(cls, config: Any) -> _Shape:
+        heads = int(config.num_attention_heads)
+        return cls(
+            heads=heads,
+            kv_heads=int(getattr(config, "num_key_value_heads", None) or heads),
+            dim=int(getattr(config, "head_dim", None) or config.hidden_size // heads),
+            eps=float(config.rms_norm_eps),
+            hidden=int(config.hidden_size),
+        )
+
+
+def _rope(core: Any, positions: torch.Tensor, dtype: torch.dtype) -> tuple[torch.Tensor, torch.Tensor]:
+    """cos and sin ``[B, S, 1, D]`` for integer positions ``[B, S]``."""
+    rotary = core.model.rotary_emb
+    freqs = positions.unsqueeze(-1).float() * rotary.inv_freq.float()
+    angles = torch.cat([freqs, freqs], dim=-1)
+    scaling = float(getattr(rotary, "attention_scaling", 1.0))
+    return (angles.cos() * scaling).to(dtype).unsqueeze(2), (angles.sin() * scaling).to(dtype).unsqueeze(2)
+
+
+def _layer_qkv(
+    layer: Any, x: torch.Tensor, shape: _Shape, cos: torch.Tensor, sin: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Queries ``[B, H, S, D]`` and keys, values ``[B, Hkv, S, D]`` of one layer (rotated)."""
+    attn = layer.self_attn
+    batch, steps = x.shape[:2]
+    weight = torch.cat([attn.q_proj.weight, attn.k_proj.weight, attn.v_proj.weight])
+    bias = None
+    if attn.q_proj.bias is not None:
+        bias = torch.cat([attn.q_proj.bias, attn.k_proj.bias, attn.v_proj.bias])
+    h = F.rms_norm(x, (shape.hidden,), layer.input_layernorm.weight, shape.eps)
+    qkv = F.linear(h, weight, bias)
+    q_size, kv_size = shape.heads * shape.dim, shape.kv_heads * shape.dim
+    q = qkv[..., :q_size].view(batch, steps, shape.heads, shape.dim)
+    k = qkv[..., q_size : q_size + kv_size].view(batch, steps, shape.kv_heads, shape.dim)
+    v = qkv[..., q_size + kv_size :].view(batch, steps, shape.kv_heads, shape.dim)
+    q_norm, k_norm = getattr(attn, "q_norm", None), getattr(attn, "k_norm", None)
+    if q_norm is not None and k_norm is not None:
+        q = F.rms_norm(q, (shape.dim,), q_norm.weight, shape.eps)
+        k = F.rms_norm(k, (shape.dim,), k_norm.weight, shape.eps)
+    q = (q * cos + _rotate_half(q) * sin).transpose(1, 2)
+    k = (k * cos + _rotate_half(k) * sin).transpose(1, 2)
+    return q, k, v.transpose(1, 2)
+
+
+def _layer_rest(layer: Any, x: torch.Tensor, attended: torch.Tensor, shape: _Shape) -> torch.Tensor:
+    """Output projection, residual, and the MLP block of one layer."""
+    attn, mlp = layer.self_attn, layer.mlp
+    batch, steps = x.shape[:2]
+    x = x + F.linear(attended.transpose(1, 2).reshape(batch, steps, -1), attn.o_proj.weight, attn.o_proj.bias)
+    h = F.rms_norm(x, (shape.hidden,), layer.post_attention_layernorm.weight, shape.eps)
+    gate, up = F.linear(h, torch.cat([mlp.gate_proj.weight, mlp.up_proj.weight])).chunk(2, dim=-1)
+    return x + F.linear(F.silu(gate) * up, mlp.down_proj.weight)
+
+
+def _expand_kv(t: torch.Tensor, shape: _Shape) -> torch.Tensor:
+    return t if shape.kv_heads == shape.heads else t.repeat_interleave(shape.heads // shape.kv_heads, dim=1)
+
+
+def shared_prefix_hidden(
+    core: Any,
+    prefixes: torch.Tensor,
+    prefix_lengths: torch.Tensor,
+    suffixes: torch.Tensor,
+    suffix_group: torch.Tensor,
+) -> tuple[torch.Tensor | None, torch.Tensor]:
+    """Final hidden states of prefixes ``[G, L]`` and of suffixes ``[N, S]`` (row ``n`` continues
+    prefix ``suffix_group[n]``, which is ``prefix_lengths[g]`` tokens long; padding after it is
+    never attended). ``prefixes`` may have width 0 (no sharing)."""
+    shape = _Shape.of(core.config)
+    inner = core.model
+    embed = inner.embed_tokens.weight
+    device = suffixes.device
+    groups, width = prefixes.shape
+    rows, steps = suffixes.shape
+    starts = prefix_lengths.index_select(0, suffix_group)  # [N]
+    suffix_positions = starts.unsqueeze(1) + torch.arange(steps, device=device)
+    cos_s, sin_s = _rope(core, suffix_positions, embed.dtype)
+    xs = F.embedding(suffixes, embed)
+    xp = None
+    if width > 0:
+        prefix_positions = torch.arange(width, device=device).expand(groups, width)
+        cos_p, sin_p = _rope(core, prefix_positions, embed.dtype)
+        xp = F.embedding(prefixes, embed)
+    # Suffix queries see their own prefix's first ``length`` keys and their suffix causally.
+    prefix_visible = torch.arange(width, device=device).view(1, 1, width) < starts.view(rows, 1, 1)
+    causal = torch.ones(steps, steps, dtype=torch.bool, device=device).tril()
+    mask = torch.cat([prefix_visible.expand(rows, steps, width), causal.expand(rows, steps, steps)], dim=2)
+    mask = mask.unsqueeze(1)
+    for layer in inner.layers:
+        qs, ks, vs = _layer_qkv(layer, xs, shape, cos_s, sin_s)
+        if xp is not None:
+            qp, kp, vp = _layer_qkv(layer, xp, shape, cos_p, sin_p)
+            attended_p = F.scaled_dot_product_attention(
+                qp, _expand_kv(kp, shape), _expand_kv(vp, shape), is_causal=True
+            )
+            keys = torch.cat([kp.index_select(0, suffix_group), ks], dim=2)
+            values = torch.cat([vp.index_select(0, suffix_group), vs], dim=2)
+            xp = _layer_rest(layer, xp, attended_p, shape)
+        else:
+            keys, values = ks, vs
+        attended_s = F.scaled_dot_product_attention(
+            qs, _expand_kv(keys, shape), _expand_kv(values, shape), attn_mask=mask
+        )
+        xs = _layer_rest(layer, xs, attended_s, shape)
+    final = inner.norm.weight
+    hidden_s = F.rms_norm(xs, (shape.hidden,), final, shape.eps)
+    hidden_p = F.rms_norm(xp, (shape.hidden,), final, shape.eps) if xp is not None else None
+    return hidden_p, hidden_s
+
+
+def logprobs_at(head: Any, hidden: torch.Tensor, targets: torch.Tensor, needs_grad: torch.Tensor) -> torch.Tensor:
+    """``log softmax(head(hidden))[targets]`` for rows ``[M, H]``; a graph only where ``needs_grad``."""
+    out = torch.zeros(targets.shape, dtype=torch.float32, device=targets.device)
+    training = torch.is_grad_enabled()
+    rest = ~needs_grad if training else torch.ones_like(needs_grad)
+
+    def picked(rows: torch.Tensor) -> torch.Tensor:
+        logits = head(hidden[rows]).float()
+        return logits.gather(1, targets[rows].unsqueeze(1)).squeeze(1) - torch.logsumexp(logits, dim=1)
+
+    if bool(rest.any()):
+        with torch.no_grad():
+            out[rest] = picked(rest)
+    if training and bool(needs_grad.any()):
+        out = out.index_put(needs_grad.nonzero(as_tuple=True), picked(needs_grad))
+    return out
+
+
+def batch_logprobs(
+    module: torch.nn.Module,
+    core: Any,
+    groups: Sequence[PrefixGroup],
+    sequences: Sequence[Sequence[int]],
+    targets: Sequence[torch.Tensor],
+    needs_grad: Sequence[torch.Tensor],
+    device: torch.device,
+) -> dict[int, torch.Tensor]:
+    """Per-position target logprobs of the datums in ``groups``, by datum index."""
+    if not supports(core.config):
+        return _plain_logprobs(module, groups, sequences, targets, device)
+    if module is not core:
+        return _hidden_then_head(module, core, groups, sequences, targets, needs_grad, device)
+    return _shared_logprobs(core, groups, sequences, targets, needs_grad, device)
+
+
+def _padded(rows: Sequence[Sequence[int]], device: torch.device) -> torch.Tensor:
+    width = max((len(r) for r in rows), default=0)
+    out = torch.zeros((len(rows), width), dtype=torch.long)
+    for i, row in enumerate(rows):
+        out[i, : len(row)] = torch.tensor(list(row), dtype=torch.long)
+    return out.to(device)
+
+
+def _members(groups: Sequence[PrefixGroup]) -> list[int]:
+    return [m for g in groups for m in g.members]
+
+
+def _plain_logprobs(
+    module: torch.nn.Module,
+    groups: Sequence[PrefixGroup],
+    sequences: Sequence[Sequence[int]],
+    targets: Sequence[torch.Tensor],
+    device: torch.device,
+) -> dict[int, torch.Tensor]:
+    members = _members(groups)
+    ids = _padded([sequences[m] for m in members], device)
+    target_ids = _padded([targets[m].tolist() for m in members], device)
+    logits = module(input_ids=ids, use_cache=False).logits.float()
+    picked = logits.gather(2, target_ids.unsqueeze(2)).squeeze(2) - torch.logsumexp(logits, dim=2)
+    return {m: picked[row, : len(sequences[m])] for row, m in enumerate(members)}
+
+
+def _hidden_then_head(
+    module: torch.nn.Module,
+    core: Any,
+    groups: Sequence[PrefixGroup],
+    sequences: Sequence[Sequence[int]],
+    targets: Sequence[torch.Tensor],
+    needs_grad: Sequence[torch.Tensor],
+    device: torch.device,
+) -> dict[int, torch.Tensor]:
+    members = _members(groups)
+    ids = _padded([sequences[m] for m in members], device)
+    hidden = core.model(input_ids=ids, use_cache=False).last_hidden_state
+    out: dict[int, torch.Tensor] = {}
+    for row, m in enumerate(members):
+        length = len(sequences[m])
+        out[m] = logprobs_at(core.lm_head, hidden[row, :length], targets[m], needs_grad[m])
+    return out
+
+
+def _shared_logprobs(
+    core: Any,
+    groups: Sequence[PrefixGroup],
+    sequences: Sequence[Sequence[int]],
+    targets: Sequence[torch.Tensor],
+    needs_grad: Sequence[torch.Tensor],
+    device: torch.device,
+) -> dict[int, torch.Tensor]:
+    out: dict[int, torch.Tensor] = {}
+    shared = [g for g in groups if g.shared > 0]
+    alone = [g for g in groups if g.shared == 0]
+    if shared:
+        out.update(_run_groups(core, shared, sequences, targets, needs_grad, device))
+    if alone:
+        out.update(_run_groups(core, alone, sequences, targets, needs_grad, device))
+    return out
+
+
+def _run_groups(
+    core: Any,
+    groups: Sequence[PrefixGroup],
+    sequences: Sequence[Sequence[int]],
+    targets: Sequence[torch.Tensor],
+    needs_grad: Sequence[torch.Tensor],
+    device: torch.device,
+) -> dict[int, torch.Tensor]:
+    """Groups that all share a prefix (``shared > 0``), or that all have none."""
+    with_prefix = groups[0].shared > 0
+    if with_prefix:
+        prefixes = _padded([sequences[g.members[0]][: g.shared] for g in groups], device)
+    else:
+        prefixes = torch.zeros((len(groups), 0), dtype=torch.long, device=device)
+    prefix_lengths = torch.tensor([g.shared for g in groups], dtype=torch.long, device=device)
+    owner = torch.tensor([i for i, g in enumerate(groups) for _ in g.members], dtype=torch.long, device=device)
+    suffixes = _padded([sequences[m][g.shared :] for g in groups for m in g.members], device)
+    hidden_p, hidden_s = shared_prefix_hidden(core, prefixes, prefix_lengths, suffixes, owner)
+    head = core.lm_head
+    out: dict[int, torch.Tensor] = {}
+    row = 0
+    for slot, g in enumerate(groups):
+        before: list[torch.Tensor] = []
+        if with_prefix:
+            assert hidden_p is not None
+            # Positions before the last shared one predict shared tokens: computed once per group.
+            inside = g.shared - 1
+            if inside > 0:
+                grad = torch.stack([needs_grad[m][:inside] for m in g.members]).any(dim=0)
+                before.append(logprobs_at(head, hidden_p[slot, :inside], targets[g.members[0]][:inside], grad))
+        for m in g.members:
+            parts = list(before)
+            if with_prefix:
+                assert hidden_p is not None
+                last = g.shared - 1
+                boundary = hidden_p[slot, last : last + 1]
+                parts.append(logprobs_at(head, boundary, targets[m][last : last + 1], needs_grad[m][last : last + 1]))
+            own = len(sequences[m]) - g.shared
+            parts.append(logprobs_at(head, hidden_s[row, :own], targets[m][g.shared :], needs_grad[m][g.shared :]))
+            out[m] = torch.cat(parts) if len(parts) > 1 else parts[0]
+            row += 1
+    return out

@@ -1,0 +1,208 @@
+"""Where the local backend's models come from: a Hugging Face causal-LM directory on disk, or a
+named embedded model (``embedded:debate-tiny``) built from a config shipped in the package,
+with random weights drawn from a fixed seed and a tokenizer trained offline.
+
+Nothing is downloaded. Fine-tuning is full (every weight) or LoRA through peft, with the
+attention / MLP / unembedding switches of ``create_lora_training_client``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import attrs
+import torch
+
+from debate_core.backends.local.tokenizer import build_embedded_tokenizer, wrap_tokenizer
+from debate_core.errors import ConfigError
+
+EMBEDDED_PREFIX = "embedded:"
+
+_ATTENTION_NAME = re.compile(r"(^|\.)(self_attn|attn|attention|self_attention)(\.|$)")
+_MLP_NAME = re.compile(r"(^|\.)(mlp|feed_forward|ffn|ff)(\.|$)")
+
+
+@attrs.frozen(kw_only=True)
+class EmbeddedModelSpec:
+    """The shape of an embedded model (a Qwen3-style decoder)."""
+
+    name: str
+    description: str
+    hidden_size: int
+    num_layers: int
+    num_heads: int
+    num_kv_heads: int
+    head_dim: int
+    intermediate_size: int
+    max_positions: int
+    vocab_size: int
+
+
+@attrs.frozen(kw_only=True)
+class FinetuneMode:
+    """Full fine-tuning (``lora_rank == 0``) or LoRA with these targets."""
+
+    lora_rank: int
+    train_mlp: bool = True
+    train_attn: bool = True
+    train_unembed: bool = True
+
+    @property
+    def full(self) -> bool:
+        return self.lora_rank == 0
+
+    def to_json(self) -> dict[str, Any]:
+        return attrs.asdict(self)
+
+
+@attrs.define(eq=False)
+class LoadedModel:
+    """A model ready to train: the (possibly peft-wrapped) module and its tokenizer.
+
+    ``tokenizer_json`` is the embedded tokenizer's text (saved with every checkpoint), or
+    ``None`` for a directory model, whose tokenizer lives in that directory.
+    """
+
+    module: torch.nn.Module
+    tokenizer: Any
+    tokenizer_json: str | None
+    base_model: str
+    mode: FinetuneMode
+
+
+@lru_cache(maxsize=1)
+def embedded_specs() -> dict[str, EmbeddedModelSpec]:
+    """Every embedded model the package ships, by name."""
+    text = resources.files("debate_core.backends.local").joinpath("data/embedded_models.json").read_text("utf-8")
+    return {name: EmbeddedModelSpec(name=name, **fields) for name, fields in json.loads(text).items()}
+
+
+def is_embedded(base_model: str) -> bool:
+    return base_model.startswith(EMBEDDED_PREFIX)
+
+
+def embedded_spec(base_model: str) -> EmbeddedModelSpec:
+    name = base_model[len(EMBEDDED_PREFIX) :]
+    specs = embedded_specs()
+    if name not in specs:
+        raise ConfigError(
+            f"model.base_model: no embedded model {name!r}; the embedded models are "
+            + ", ".join(f"{EMBEDDED_PREFIX}{n}" for n in sorted(specs))
+        )
+    return specs[name]
+
+
+def embedded_config(spec: EmbeddedModelSpec, vocab_size: int, eos_token_id: int, pad_token_id: int) -> Any:
+    """The ``transformers`` ``Qwen3Config`` of an embedded model."""
+    from transformers import Qwen3Config
+
+    return Qwen3Config(
+        vocab_size=vocab_size,
+        hidden_size=spec.hidden_size,
+        intermediate_size=spec.intermediate_size,
+        num_hidden_layers=spec.num_layers,
+        num_attention_heads=spec.num_heads,
+        num_key_value_heads=spec.num_kv_heads,
+        head_dim=spec.head_dim,
+        max_position_embeddings=spec.max_positions,
+        tie_word_embeddings=True,
+        eos_token_id=eos_token_id,
+        pad_token_id=pad_token_id,
+        bos_token_id=eos_token_id,
+    )
+
+
+def load_base(
+    base_model: str,
+    *,
+    device: torch.device,
+    dtype: torch.dtype,
+    init_seed: int,
+    tokenizer_json: str | None = None,
+) -> tuple[torch.nn.Module, Any, str | None]:
+    """The base model, its tokenizer, and the embedded tokenizer's JSON text (``None`` for directories).
+
+    ``tokenizer_json`` (from a checkpoint) replaces the freshly trained embedded tokenizer,
+    so a checkpoint restores with the exact vocabulary it was trained with.
+    """
+    if is_embedded(base_model):
+        spec = embedded_spec(base_model)
+        if tokenizer_json is None:
+            tokenizer, tokenizer_json = build_embedded_tokenizer(spec.vocab_size)
+        else:
+            tokenizer = wrap_tokenizer(tokenizer_json)
+        from transformers import Qwen3ForCausalLM
+
+        config = embedded_config(spec, len(tokenizer), tokenizer.eos_token_id, tokenizer.pad_token_id)
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(init_seed)
+            module = Qwen3ForCausalLM(config)
+        return module.to(device=device, dtype=dtype), tokenizer, tokenizer_json
+    path = Path(base_model).expanduser()
+    if not path.is_dir():
+        raise ConfigError(
+            f"model.base_model: {base_model!r} is neither an embedded model ({EMBEDDED_PREFIX}<name>, e.g. "
+            f"{EMBEDDED_PREFIX}debate-tiny) nor a local directory; the local backend never downloads, so point "
+            "it at a Hugging Face model directory on disk (config.json, weights and tokenizer files)"
+        )
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(path)
+        module = AutoModelForCausalLM.from_pretrained(path, dtype=dtype)
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"model.base_model: {path} could not be loaded as a causal language model: {exc}") from None
+    return module.to(device), tokenizer, None
+
+
+def lora_targets(module: torch.nn.Module, mode: FinetuneMode) -> list[str]:
+    """Names of the linear layers LoRA adapts: attention and/or MLP projections, and the unembedding."""
+    from transformers.pytorch_utils import Conv1D
+
+    output = module.get_output_embeddings() if hasattr(module, "get_output_embeddings") else None
+    targets = []
+    for name, child in module.named_modules():
+        if not isinstance(child, torch.nn.Linear | Conv1D):
+            continue
+        if child is output:
+            if mode.train_unembed:
+                targets.append(name)
+        elif (mode.train_attn and _ATTENTION_NAME.search(name)) or (mode.train_mlp and _MLP_NAME.search(name)):
+            targets.append(name)
+    return targets
+
+
+def prepare_for_training(module: torch.nn.Module, mode: FinetuneMode, lora_seed: int) -> torch.nn.Module:
+    """Full fine-tuning trains every parameter; LoRA freezes the base and adds adapters.
+
+    The module stays in eval mode: dropout would make training logprobs differ from the
+    sampler's, and the importance ratios of the RL losses assume they agree.
+    """
+    if mode.full:
+        for parameter in module.parameters():
+            parameter.requires_grad_(True)
+        module.eval()
+        return module
+    if not (mode.train_attn or mode.train_mlp or mode.train_unembed):
+        raise ConfigError("model: LoRA needs at least one of train_attn, train_mlp, train_unembed")
+    from peft import LoraConfig, get_peft_model
+
+    targets = lora_targets(module, mode)
+    if not targets:
+        raise ConfigError("model: LoRA found no linear layer to adapt with these train_* switches")
+    config = LoraConfig(r=mode.lora_rank, lora_alpha=mode.lora_rank, lora_dropout=0.0, target_modules=targets)
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(lora_seed)
+        wrapped = get_peft_model(module, config)
+    wrapped.eval()
+    return wrapped
+
+
+def trainable_parameters(module: torch.nn.Module) -> dict[str, torch.nn.Parameter]:
+    """The parameters the optimizer updates, by name (tied weights once)."""
+    return {name: p for name, p in module.named_parameters() if p.requires_grad}

@@ -1,0 +1,197 @@
+"""``LocalServiceClient``: the Tinker ``ServiceClient`` surface, on this machine.
+
+It creates training clients (full fine-tuning or LoRA) and sampling clients, for embedded
+models and Hugging Face directories, and owns the sampling engine every sampling client
+of this service shares (so requests from different debates batch together).
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from pathlib import Path
+from typing import Any
+
+import attrs
+from tinker import types
+
+from debate_core.backends.local import checkpoints
+from debate_core.backends.local.futures import AwaitableConcurrentFuture, OrderedWorker, completed
+from debate_core.backends.local.models import FinetuneMode, LoadedModel, load_base, prepare_for_training
+from debate_core.backends.local.runtime import configure_torch, resolve_device, resolve_dtype
+from debate_core.backends.local.sampler import SamplerEngine
+from debate_core.backends.local.sampling import LocalSamplingClient
+from debate_core.backends.local.snapshots import make_snapshot
+from debate_core.backends.local.tokenizer import token_byte_table
+from debate_core.backends.local.training import LocalTrainingClient
+from debate_core.errors import ConfigError
+
+
+@attrs.frozen(kw_only=True)
+class LocalSettings:
+    """How the local backend runs (the ``[backend.options]`` of a run file, already validated)."""
+
+    device: str = "auto"
+    dtype: str = "auto"
+    num_threads: int = 0
+    state_directory: str | None = None
+    init_seed: int = 0
+    full_finetune: bool = False
+    max_batch_rows: int = 64
+    prefix_cache_mb: int = 256
+    train_tokens_per_batch: int = 16384
+    share_training_prefixes: bool = True
+
+
+class LocalServiceClient:
+    """Entry point of the local backend, with the ``tinker.ServiceClient`` methods the trainer uses."""
+
+    def __init__(self, settings: LocalSettings | None = None, **overrides: Any) -> None:
+        self.settings = attrs.evolve(settings or LocalSettings(), **overrides)
+        self.threads = configure_torch(self.settings.num_threads)
+        self.device = resolve_device(self.settings.device)
+        self.dtype = resolve_dtype(self.settings.dtype)
+        default_directory = Path(os.environ.get("DEBATE_LOCAL_STATE_DIR", "~/.cache/debate-core/local-states"))
+        self._state_directory = Path(self.settings.state_directory or default_directory).expanduser()
+        self.engine = SamplerEngine(max_batch_rows=self.settings.max_batch_rows)
+        self._worker = OrderedWorker("debate-local-service")
+        self._closed = False
+
+    # ------------------------------------------------------------------ state directory
+
+    def use_state_directory(self, path: Path) -> None:
+        """Where ``save_state(name)`` writes when ``name`` is a plain name (the trainer's run directory)."""
+        self._state_directory = Path(path).expanduser()
+
+    def state_path(self, name: str) -> Path:
+        """A checkpoint name to a directory: absolute paths and paths with a separator are kept as given."""
+        if not name or name in (".", ".."):
+            raise ValueError(f"checkpoint name {name!r} is not a usable name")
+        candidate = Path(name).expanduser()
+        if candidate.is_absolute() or os.sep in name:
+            return candidate
+        return self._state_directory / name
+
+    # ------------------------------------------------------------------ creating clients
+
+    def create_lora_training_client(
+        self,
+        base_model: str,
+        rank: int = 32,
+        seed: int | None = None,
+        train_mlp: bool = True,
+        train_attn: bool = True,
+        train_unembed: bool = True,
+        user_metadata: dict[str, str] | None = None,
+        optimizer: types.OptimizerConfig | None = None,
+    ) -> AwaitableConcurrentFuture[LocalTrainingClient]:
+        """A training client on ``base_model``: LoRA of ``rank``, or full fine-tuning when ``rank`` is 0
+        (or the backend option ``full_finetune`` is set)."""
+        if rank < 0:
+            raise ValueError(f"rank must be >= 0, got {rank}")
+        mode = FinetuneMode(
+            lora_rank=0 if self.settings.full_finetune else rank,
+            train_mlp=train_mlp,
+            train_attn=train_attn,
+            train_unembed=train_unembed,
+        )
+        run_seed = seed if seed is not None else secrets.randbits(31)
+        return self._worker.submit(lambda: self._training_client(base_model, mode, run_seed, None))
+
+    def create_training_client_from_state(
+        self,
+        path: str,
+        base_model: str | None = None,
+        user_metadata: dict[str, str] | None = None,
+        weights_access_token: str | None = None,
+        optimizer: types.OptimizerConfig | None = None,
+    ) -> AwaitableConcurrentFuture[LocalTrainingClient]:
+        """A training client with a checkpoint's weights and a fresh optimizer."""
+        return self._worker.submit(lambda: self._from_state(path, base_model, with_optimizer=False))
+
+    def create_training_client_from_state_with_optimizer(
+        self,
+        path: str,
+        base_model: str | None = None,
+        user_metadata: dict[str, str] | None = None,
+        weights_access_token: str | None = None,
+    ) -> AwaitableConcurrentFuture[LocalTrainingClient]:
+        """A training client with a checkpoint's weights and optimizer state (exact resume)."""
+        return self._worker.submit(lambda: self._from_state(path, base_model, with_optimizer=True))
+
+    def create_sampling_client(
+        self,
+        model_path: str | None = None,
+        base_model: str | None = None,
+        retry_config: Any = None,
+        record_stability_info: bool = False,
+    ) -> AwaitableConcurrentFuture[LocalSamplingClient]:
+        """A sampling client on saved weights (``model_path``) or on the untrained ``base_model``."""
+        if model_path is None and base_model is None:
+            raise ValueError("Either model_path or base_model must be provided")
+        return self._worker.submit(lambda: self._sampling_client(model_path, base_model))
+
+    def close(self, status: str = "success", detail: str | None = None) -> AwaitableConcurrentFuture[None]:
+        """Stop the engine and worker threads; clients made here stop working."""
+        if not self._closed:
+            self._closed = True
+            self.engine.close()
+            self._worker.close()
+        return completed(None)
+
+    # ------------------------------------------------------------------ on the service worker
+
+    def _load(self, base_model: str, mode: FinetuneMode, seed: int, tokenizer_json: str | None) -> LoadedModel:
+        if not mode.full and self.settings.full_finetune:
+            mode = attrs.evolve(mode, lora_rank=0)
+        module, tokenizer, tokenizer_json = load_base(
+            base_model,
+            device=self.device,
+            dtype=self.dtype,
+            init_seed=self.settings.init_seed,
+            tokenizer_json=tokenizer_json,
+        )
+        module = prepare_for_training(module, mode, lora_seed=seed)
+        return LoadedModel(
+            module=module, tokenizer=tokenizer, tokenizer_json=tokenizer_json, base_model=base_model, mode=mode
+        )
+
+    def _training_client(
+        self, base_model: str, mode: FinetuneMode, seed: int, tokenizer_json: str | None
+    ) -> LocalTrainingClient:
+        return LocalTrainingClient(self, self._load(base_model, mode, seed, tokenizer_json), seed)
+
+    def _from_state(self, path: str, base_model: str | None, *, with_optimizer: bool) -> LocalTrainingClient:
+        checkpoint = checkpoints.read_checkpoint(path, with_optimizer=with_optimizer)
+        saved_base = str(checkpoint.meta["base_model"])
+        if base_model is not None and base_model != saved_base:
+            raise ConfigError(f"{checkpoint.path} was trained from {saved_base!r}, not {base_model!r}")
+        mode = FinetuneMode(**checkpoint.meta["finetune"])
+        client = self._training_client(saved_base, mode, int(checkpoint.meta.get("seed", 0)), checkpoint.tokenizer_json)
+        client.restore(checkpoint, with_optimizer=with_optimizer)
+        return client
+
+    def _sampling_client(self, model_path: str | None, base_model: str | None) -> LocalSamplingClient:
+        if model_path is not None:
+            client = self._from_state(model_path, base_model, with_optimizer=False)
+            try:
+                return client.save_weights_and_get_sampling_client().result()
+            finally:
+                client.close()
+        assert base_model is not None
+        module, tokenizer, _ = load_base(
+            base_model, device=self.device, dtype=self.dtype, init_seed=self.settings.init_seed
+        )
+        module.eval()
+        for parameter in module.parameters():
+            parameter.requires_grad_(False)
+        snapshot = make_snapshot(
+            module,
+            tokenizer,
+            byte_table=token_byte_table(tokenizer),
+            prefix_cache_mb=self.settings.prefix_cache_mb,
+            seed=self.settings.init_seed,
+            base_model=base_model,
+            frozen=True,
+        )
+        return LocalSamplingClient(snapshot, self.engine)

@@ -1,0 +1,49 @@
+"""Freezing a model's current weights into a ``SamplerSnapshot`` for sampling clients."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+from debate_core.backends.local.fast_decoder import FastDecoder, extract_weights, supports
+from debate_core.backends.local.generic_decoder import GenericDecoder, snapshot_model
+from debate_core.backends.local.prefix_cache import PrefixCache
+from debate_core.backends.local.sampler import Decoder, SamplerSnapshot
+
+
+def core_module(module: torch.nn.Module) -> torch.nn.Module:
+    """The ``*ForCausalLM`` module, under any peft wrappers."""
+    get_base = getattr(module, "get_base_model", None)
+    return get_base() if callable(get_base) else module
+
+
+def make_snapshot(
+    module: torch.nn.Module,
+    tokenizer: Any,
+    *,
+    byte_table: list[bytes] | None,
+    prefix_cache_mb: int,
+    seed: int,
+    base_model: str,
+    frozen: bool = False,
+) -> SamplerSnapshot:
+    """A snapshot of ``module``'s weights: the fast decoder for Llama-family models, the generic
+    one otherwise. ``frozen`` says nothing will train ``module`` later (no copy needed then)."""
+    decoder: Decoder
+    with torch.no_grad():
+        if supports(core_module(module).config):
+            decoder = FastDecoder(extract_weights(module))
+        else:
+            pad = getattr(tokenizer, "pad_token_id", None)
+            if pad is None:
+                pad = getattr(tokenizer, "eos_token_id", None)
+            decoder = GenericDecoder(module if frozen else snapshot_model(module), int(pad or 0))
+    return SamplerSnapshot(
+        decoder=decoder,
+        tokenizer=tokenizer,
+        byte_table=byte_table,
+        prefix_cache=PrefixCache(prefix_cache_mb << 20 if decoder.supports_join else 0),
+        seed=seed,
+        base_model=base_model,
+    )

@@ -1,0 +1,19 @@
+"""Built-in backend ``tinker``: the Tinker SDK (``TINKER_API_KEY``, configurable ``base_url``)."""
+
+from __future__ import annotations
+
+from debate_core.backends.tinker_backend import TinkerOptions, connect
+from debate_core.components import BackendSpec
+from debate_core.hookspecs import hookimpl
+
+
+@hookimpl
+def debate_backends() -> list[BackendSpec]:
+    return [
+        BackendSpec(
+            name="tinker",
+            description="the Tinker training service through its SDK (API key in TINKER_API_KEY)",
+            build=connect,
+            options=TinkerOptions,
+        )
+    ]

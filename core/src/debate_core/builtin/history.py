@@ -1,0 +1,37 @@
+"""Built-in history policies ``all`` (-1), ``none`` (0) and ``last_k`` (K) of seed 000."""
+
+from __future__ import annotations
+
+from debate_core.components import HistoryPolicySpec
+from debate_core.hookspecs import hookimpl
+from debate_core.protocol.history_policies import (
+    AllRounds,
+    HistoryOptions,
+    LastRounds,
+    LastRoundsOptions,
+    NoHistory,
+)
+
+
+@hookimpl
+def debate_history_policies() -> list[HistoryPolicySpec]:
+    return [
+        HistoryPolicySpec(
+            name="all",
+            description="every earlier turn (history_rounds = -1); options max_chars_per_field, blind",
+            build=AllRounds,
+            options=HistoryOptions,
+        ),
+        HistoryPolicySpec(
+            name="none",
+            description="no history (history_rounds = 0): each agent answers alone",
+            build=NoHistory,
+            options=HistoryOptions,
+        ),
+        HistoryPolicySpec(
+            name="last_k",
+            description="the last `rounds` rounds plus the visible part of the current one; max_chars_per_field, blind",
+            build=LastRounds,
+            options=LastRoundsOptions,
+        ),
+    ]

@@ -1,0 +1,146 @@
+"""Built-in metric sinks: ``jsonl`` (always), ``wandb`` and ``tensorboard`` (when installed).
+
+Each ``build`` returns a factory ``(run_dir) -> MetricSink``; the optional packages are
+imported inside the factory, so listing plugins never imports them.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from debate_core.components import MetricSinkSpec
+from debate_core.errors import PluginError
+from debate_core.hookspecs import hookimpl
+from debate_core.training.sinks import JsonlSink, MetricSink, MetricValue
+
+SinkFactory = Callable[[Path], MetricSink]
+
+
+@attrs.frozen(kw_only=True)
+class JsonlOptions:
+    """Options of the ``jsonl`` sink."""
+
+    filename: str = "metrics.jsonl"
+    """File name inside the run directory."""
+
+
+def build_jsonl(options: JsonlOptions) -> SinkFactory:
+    return lambda run_dir: JsonlSink(run_dir / options.filename)
+
+
+def _require(module: str, sink: str, install: str) -> None:
+    if importlib.util.find_spec(module) is None:
+        raise PluginError(f"metric sink '{sink}' needs the {install} package; install it with `pip install {install}`")
+
+
+@attrs.frozen(kw_only=True)
+class WandbOptions:
+    """Options of the ``wandb`` sink (Weights & Biases)."""
+
+    project: str = "debate"
+    entity: str | None = None
+    mode: str = attrs.field(default="online", validator=attrs.validators.in_(("online", "offline", "disabled")))
+    """``online``, ``offline`` (sync later with ``wandb sync``) or ``disabled``."""
+    name: str | None = None
+    """Run name; the run directory's name when unset."""
+
+
+class WandbSink:
+    """Logs each record with ``wandb.log(metrics, step=step)``; strings go to the run summary."""
+
+    def __init__(self, run: Any) -> None:
+        self._run = run
+
+    def write(self, step: int, metrics: Mapping[str, MetricValue]) -> None:
+        numbers = {k: v for k, v in metrics.items() if not isinstance(v, str)}
+        self._run.log(numbers, step=step)
+
+    def close(self) -> None:
+        self._run.finish()
+
+
+def build_wandb(options: WandbOptions) -> SinkFactory:
+    _require("wandb", "wandb", "wandb")
+
+    def open_sink(run_dir: Path) -> MetricSink:
+        wandb = importlib.import_module("wandb")
+        run = wandb.init(
+            project=options.project,
+            entity=options.entity,
+            mode=options.mode,
+            name=options.name or run_dir.name,
+            dir=str(run_dir),
+            resume="allow",
+            id=run_dir.name,
+        )
+        return WandbSink(run)
+
+    return open_sink
+
+
+@attrs.frozen(kw_only=True)
+class TensorboardOptions:
+    """Options of the ``tensorboard`` sink."""
+
+    subdirectory: str = "tensorboard"
+    """Event files go to ``RUN_DIR/<subdirectory>``."""
+
+
+class TensorboardSink:
+    """Writes numeric metrics as scalars with a ``SummaryWriter``."""
+
+    def __init__(self, writer: Any) -> None:
+        self._writer = writer
+
+    def write(self, step: int, metrics: Mapping[str, MetricValue]) -> None:
+        for name, value in metrics.items():
+            if not isinstance(value, str):
+                self._writer.add_scalar(name, float(value), step)
+        self._writer.flush()
+
+    def close(self) -> None:
+        self._writer.close()
+
+
+def build_tensorboard(options: TensorboardOptions) -> SinkFactory:
+    _require("tensorboard", "tensorboard", "tensorboard")
+
+    def open_sink(run_dir: Path) -> MetricSink:
+        if importlib.util.find_spec("torch") is not None:
+            module = importlib.import_module("torch.utils.tensorboard")
+        else:
+            _require("tensorboardX", "tensorboard", "tensorboardX")
+            module = importlib.import_module("tensorboardX")
+        return TensorboardSink(module.SummaryWriter(log_dir=str(run_dir / options.subdirectory)))
+
+    return open_sink
+
+
+@hookimpl
+def debate_metric_sinks() -> list[MetricSinkSpec]:
+    return [
+        MetricSinkSpec(
+            name="jsonl",
+            description="one JSON object per step in RUN_DIR/metrics.jsonl",
+            build=build_jsonl,
+            options=JsonlOptions,
+        ),
+        MetricSinkSpec(
+            name="wandb",
+            description="Weights & Biases (needs `pip install wandb`)",
+            build=build_wandb,
+            options=WandbOptions,
+        ),
+        MetricSinkSpec(
+            name="tensorboard",
+            description="TensorBoard event files (needs `pip install tensorboard`)",
+            build=build_tensorboard,
+            options=TensorboardOptions,
+        ),
+    ]

@@ -1,0 +1,28 @@
+"""Built-in persona sets ``default`` (seed 002 §2.4) and ``plain`` (seed 000)."""
+
+from __future__ import annotations
+
+from debate_core.components import PersonaSetSpec
+from debate_core.hookspecs import hookimpl
+from debate_core.protocol.personas import DefaultPersonas, DefaultPersonasOptions, PlainPersonas
+
+
+def _build_plain(_: None) -> PlainPersonas:
+    return PlainPersonas()
+
+
+@hookimpl
+def debate_persona_sets() -> list[PersonaSetSpec]:
+    return [
+        PersonaSetSpec(
+            name="default",
+            description="five personas with temperatures 0.6, 1.0, 0.9, 1.0, 0.8, cycling (seed 002 §2.4)",
+            build=DefaultPersonas,
+            options=DefaultPersonasOptions,
+        ),
+        PersonaSetSpec(
+            name="plain",
+            description="the agent system prompt with its id, no persona (seed 000)",
+            build=_build_plain,
+        ),
+    ]

@@ -1,0 +1,47 @@
+"""Built-in renderers ``role_colon`` (any tokenizer) and ``hf_chat_template`` (the tokenizer's own)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from debate_core.components import RendererSpec
+from debate_core.hookspecs import hookimpl
+from debate_core.protocol.rendering import (
+    ChatTemplateOptions,
+    ChatTemplateRenderer,
+    RoleColonOptions,
+    RoleColonRenderer,
+)
+
+
+def _role_colon(options: RoleColonOptions) -> Callable[[Any], RoleColonRenderer]:
+    def factory(tokenizer: Any) -> RoleColonRenderer:
+        return RoleColonRenderer(tokenizer, options)
+
+    return factory
+
+
+def _chat_template(options: ChatTemplateOptions) -> Callable[[Any], ChatTemplateRenderer]:
+    def factory(tokenizer: Any) -> ChatTemplateRenderer:
+        return ChatTemplateRenderer(tokenizer, options)
+
+    return factory
+
+
+@hookimpl
+def debate_renderers() -> list[RendererSpec]:
+    return [
+        RendererSpec(
+            name="role_colon",
+            description="'System: / User: / Assistant:' plain text for any tokenizer; string stops",
+            build=_role_colon,
+            options=RoleColonOptions,
+        ),
+        RendererSpec(
+            name="hf_chat_template",
+            description="the tokenizer's chat template (Qwen3, Llama 3, ...); EOS token stops; option enable_thinking",
+            build=_chat_template,
+            options=ChatTemplateOptions,
+        ),
+    ]

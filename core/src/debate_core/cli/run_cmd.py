@@ -1,0 +1,191 @@
+"""``debate run CONFIG --question ...``: debates at test time through the training code path.
+
+The run file chooses the backend, the model and every debate component; each question is
+debated with ``run_debate`` (the same function training uses), then the transcript, the vote
+tally and the final answer are printed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from debate_core.errors import DebateError
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = subparsers.add_parser(
+        "run",
+        help="debate questions at test time with the configured backend and print the result",
+        description=(
+            "Run one debate per question with the run file's backend, model and debate components, and print "
+            "the transcript, the vote tally and the final answer (majority of the last round's solutions, "
+            "ties broken by peer votes). Overrides (section.key=value) go right after CONFIG or in --set."
+        ),
+    )
+    parser.add_argument("config", metavar="CONFIG", help="run file (TOML)")
+    parser.add_argument("overrides", nargs="*", metavar="section.key=value", help="overrides of the run file")
+    questions = parser.add_mutually_exclusive_group(required=True)
+    questions.add_argument("--question", metavar="TEXT", help="one question")
+    questions.add_argument(
+        "--questions",
+        metavar="FILE.jsonl",
+        help='one JSON object per line: {"question": ..., "answer": ... (optional), "id": ... (optional)}',
+    )
+    parser.add_argument("--answer", metavar="TEXT", help="the ground-truth answer of --question, for grading")
+    parser.add_argument(
+        "--set", dest="more_overrides", action="append", default=[], metavar="section.key=value", help="an override"
+    )
+    parser.add_argument(
+        "--out", metavar="FILE", help="write the transcript (JSON; one transcript per line with --questions)"
+    )
+    parser.add_argument("--checkpoint", metavar="PATH", help="sample from saved weights instead of the base model")
+    parser.add_argument("--quiet", action="store_true", help="print only the tally and the final answer")
+    parser.set_defaults(handler=run)
+
+
+def _open_session(config: Any, registry: Any, checkpoint: str | None) -> Any:
+    """The backend session (``.tokenizer``, ``.sampling_client()``), sampling only."""
+    from debate_core.backends.session import open_session
+
+    return open_session(config, registry, training=False, state_path=checkpoint)
+
+
+def read_questions(path: str) -> list[Any]:
+    """The problems of a JSONL file; errors name the line."""
+    from debate_core.protocol.tasks import Problem
+
+    try:
+        lines = Path(path).read_text(encoding="utf-8").splitlines()
+    except OSError as exc:
+        raise DebateError(f"{path}: cannot be read: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise DebateError(f"{path}: not UTF-8 text: {exc}") from None
+    problems: list[Any] = []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        where = f"{path} line {number}"
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise DebateError(f"{where}: not valid JSON: {exc.msg}") from None
+        if not isinstance(obj, dict):
+            raise DebateError(f"{where}: expected a JSON object with a 'question' key")
+        question = obj.get("question")
+        if not isinstance(question, str) or not question.strip():
+            raise DebateError(f"{where}: 'question' must be a non-empty string")
+        answer = obj.get("answer")
+        if answer is not None and (isinstance(answer, bool) or not isinstance(answer, str | int | float)):
+            raise DebateError(f"{where}: 'answer' must be a string or a number")
+        problem_id = str(obj.get("id", f"q{len(problems)}"))
+        problems.append(Problem(id=problem_id, question=question, answer=None if answer is None else str(answer)))
+    if not problems:
+        raise DebateError(f"{path}: no questions")
+    return problems
+
+
+def format_transcript(record: Any) -> list[str]:
+    """The turns of a debate as readable text."""
+    lines = [f"Question: {record.question}"]
+    for turn in record.turns:
+        persona = f" ({turn.persona})" if turn.persona else ""
+        lines.append(f"--- Round {turn.round}, Agent {turn.agent}{persona} ---")
+        lines.append(turn.text.strip() or "(no text)")
+        if turn.response.error is not None:
+            lines.append(f"[{turn.response.error.code}] {turn.response.error.message}")
+    return lines
+
+
+def format_outcome(record: Any, answer: Any) -> list[str]:
+    """Vote tally, consensus and final answer of a debate."""
+    from debate_core.protocol.final_answer import format_tally, vote_tally
+
+    lines = ["Votes:"] + [f"  {line}" for line in format_tally(vote_tally(record))]
+    rounds = f"{record.rounds_played} of {record.max_rounds} rounds"
+    if record.aborted:
+        lines.append(f"Debate aborted after {rounds}: {record.abort_reason}")
+    else:
+        reached = "consensus reached" if record.consensus_reached else "no consensus"
+        lines.append(f"Debate over after {rounds}, {reached}.")
+    if answer.answer is None:
+        lines.append("Final answer: none (no agent gave a valid response)")
+    else:
+        verdict = "" if answer.correct is None else (" [correct]" if answer.correct else " [wrong]")
+        lines.append(f"Final answer: {answer.answer} ({answer.support} of {record.num_agents} agents){verdict}")
+    return lines
+
+
+def run(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from debate_core.config import load_run_config
+    from debate_core.plugins import get_registry
+    from debate_core.protocol.episode import build_debate_setup, run_debate
+    from debate_core.protocol.final_answer import final_answer
+    from debate_core.protocol.sampling_policy import SamplingClientPolicy
+    from debate_core.protocol.tasks import Problem
+    from debate_core.protocol.transcripts import dumps_transcript, save_transcript
+
+    overrides: Sequence[str] = [*args.overrides, *args.more_overrides]
+    config = load_run_config(args.config, overrides)
+    if args.questions is not None:
+        problems = read_questions(args.questions)
+    else:
+        if not args.question.strip():
+            raise DebateError("--question must not be empty")
+        problems = [Problem(id="q0", question=args.question, answer=args.answer)]
+
+    registry = get_registry()
+    session = _open_session(config, registry, args.checkpoint)
+    setup = build_debate_setup(config, registry, session.tokenizer)
+    grader = registry.build("grader", config.grader.name, config.grader.options, "grader.options")
+    policy = SamplingClientPolicy(session.sampling_client(), setup.renderer)
+
+    records = []
+    for index, problem in enumerate(problems):
+        episode = asyncio.run(
+            run_debate(
+                problem,
+                setup,
+                [policy] * setup.num_agents,
+                seed=config.run.seed + index,
+                debate_id=problem.id,
+                grader=grader,
+            )
+        )
+        record = episode.record
+        records.append(record)
+        answer = final_answer(record, grader)
+        if len(problems) > 1:
+            print(f"=== Debate {index + 1} of {len(problems)} ({problem.id}) ===")
+        lines = [] if args.quiet else format_transcript(record)
+        print("\n".join([*lines, *format_outcome(record, answer)]))
+        if len(problems) > 1:
+            print()
+
+    if args.out is not None:
+        if args.questions is None:
+            save_transcript(records[0], args.out)
+        else:
+            _write_lines(Path(args.out), [dumps_transcript(r, indent=None) for r in records])
+        print(f"Transcript written to {args.out}")
+    return 0
+
+
+def _write_lines(path: Path, lines: list[str]) -> None:
+    import os
+    import tempfile
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write("".join(line + "\n" for line in lines))
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise

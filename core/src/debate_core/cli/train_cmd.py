@@ -1,0 +1,79 @@
+"""``debate train CONFIG [section.key=value ...] [--run-dir DIR] [--resume RUN_DIR]``."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import signal
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+HEADLINE = ("format", "correct", "pass@", "judge_accuracy")
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "train",
+        help="train a policy by debate self-play",
+        description=(
+            "Train the policy of a run file: optional supervised warm-start, then debate self-play RL, "
+            "with evaluations, checkpoints and metrics in a run directory. SIGINT or SIGTERM finish the "
+            "update in flight, checkpoint and exit; --resume continues from the last checkpoint."
+        ),
+    )
+    parser.add_argument("config", type=Path, help="the run file (TOML)")
+    parser.add_argument("overrides", nargs="*", metavar="section.key=value", help="override keys of the run file")
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument("--run-dir", type=Path, metavar="DIR", help="where the run goes (default: runs/<run.name>)")
+    where.add_argument("--resume", type=Path, metavar="RUN_DIR", help="continue the run in RUN_DIR")
+    parser.set_defaults(handler=run)
+
+
+def format_evaluations(evaluations: Mapping[str, Mapping[str, float]]) -> list[str]:
+    """One line per evaluation with its headline metrics."""
+    lines = []
+    for label, metrics in evaluations.items():
+        shown = [
+            f"{name.split('/', 1)[1]} {value:.3f}"
+            for name, value in metrics.items()
+            if "/" in name
+            and any(part in name.rsplit("/", 1)[-1] for part in HEADLINE)
+            and not name.endswith("judge_decidable_votes")
+        ]
+        lines.append(f"  {label}: " + ("  ".join(shown) if shown else "(no graded metrics)"))
+    return lines
+
+
+def run(args: argparse.Namespace) -> int:
+    from debate_core.config import load_run_config
+    from debate_core.plugins import get_registry
+    from debate_core.training.loop import run_training
+    from debate_core.training.progress import Progress
+    from debate_core.training.run_dir import default_run_directory, existing_run_directory, fresh_run_directory
+
+    config = load_run_config(args.config, args.overrides)
+    registry = get_registry()
+    if args.resume is not None:
+        run_dir = existing_run_directory(args.resume)
+    elif args.run_dir is not None:
+        run_dir = fresh_run_directory(args.run_dir)
+    else:
+        run_dir = default_run_directory(config.run.name)
+    progress = Progress(config.logging.progress)
+    progress.message(f"run directory: {run_dir.root}")
+    outcome = asyncio.run(run_training(config, registry, run_dir, resume=args.resume is not None, progress=progress))
+    print(f"run directory: {outcome.run_dir}")
+    print(f"steps done: {outcome.step} (warm-start {outcome.warmstart_steps}, RL iterations {outcome.iterations})")
+    if outcome.evaluations:
+        print("evaluations:")
+        print("\n".join(format_evaluations(outcome.evaluations)))
+    if outcome.stopped_by:
+        print(
+            f"stopped by {outcome.stopped_by}; checkpoint at step {outcome.last_checkpoint}. "
+            f"Continue with: debate train {args.config} --resume {outcome.run_dir}",
+            file=sys.stderr,
+        )
+        return 128 + int(signal.Signals[outcome.stopped_by])
+    return 0

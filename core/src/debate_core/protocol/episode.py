@@ -1,0 +1,353 @@
+"""One debate, start to finish: the one code path of training, evaluation and ``debate run``.
+
+``run_debate`` starts one task per agent. Each asks the turn protocol for its turn, builds
+its prompt (persona, history policy, instructions, renderer), samples from its own policy,
+parses the answer, applies the authorship rules and hands the turn in. The debate ends by
+the protocol's termination rule or by an abort; on an abort every other agent task is
+cancelled at once, so no agent is ever left waiting.
+
+A policy that raises fails its turn (``ParseError`` code ``turn_failed``, step reward -1).
+A *component* that raises (history policy, renderer, parser, grader) is a bug, not a move
+in the debate: the debate is stopped the same way and ``ComponentFailure`` names it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
+
+import attrs
+
+from debate_core.errors import ComponentFailure, PluginError
+from debate_core.protocol.authorship import AuthoredComparisons, apply_authorship
+from debate_core.protocol.coordinator import Coordinator, TurnDraft, TurnState, TurnTicket
+from debate_core.protocol.instructions import turn_instructions
+from debate_core.protocol.interfaces import (
+    AgentPolicy,
+    AgentTrajectory,
+    DebateEpisode,
+    HistoryPolicy,
+    OutputParser,
+    Persona,
+    PersonaSet,
+    Renderer,
+    SampledAction,
+    Transition,
+)
+from debate_core.protocol.observations import OwnTurn, build_messages
+from debate_core.protocol.records import DebateRecord, ParsedResponse, ParseError, Turn
+from debate_core.protocol.tasks import Grader, Problem
+from debate_core.protocol.token_sections import token_sections
+
+T = TypeVar("T")
+
+
+@attrs.frozen(kw_only=True)
+class DebateSetup:
+    """Everything that shapes a debate except the question and the policies."""
+
+    num_agents: int = attrs.field(validator=attrs.validators.ge(1))
+    max_rounds: int = attrs.field(validator=attrs.validators.ge(1))
+    max_tokens: int = attrs.field(validator=attrs.validators.ge(1))
+    temperature: float = attrs.field(validator=attrs.validators.ge(0.0))
+    coordinator: Coordinator
+    parser: OutputParser
+    persona_set: PersonaSet
+    history_policy: HistoryPolicy
+    renderer: Renderer
+
+
+def turn_seed(seed: int, agent: int, round: int) -> int:
+    """The sampling seed of one turn: a hash of the debate seed, the agent and the round
+    (stable across processes and Python versions), in ``0 .. 2**31 - 1``."""
+    digest = hashlib.blake2b(f"{seed}:{agent}:{round}".encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big") & 0x7FFFFFFF
+
+
+def _choice(config_section: Any, attribute: str) -> tuple[str, dict[str, Any]]:
+    choice = getattr(config_section, attribute)
+    return choice.name, dict(choice.options)
+
+
+def build_debate_setup(config: Any, registry: Any, tokenizer: Any) -> DebateSetup:
+    """The debate setup of a run file's ``[debate]`` section.
+
+    Args:
+        config: a ``RunConfig`` (only ``config.debate`` is read).
+        registry: the plugin registry (``Registry.build``).
+        tokenizer: the policy's tokenizer, for the renderer.
+    """
+    debate = config.debate
+
+    def build(kind: str, attribute: str) -> Any:
+        name, options = _choice(debate, attribute)
+        return registry.build(kind, name, options, f"debate.{attribute}.options")
+
+    coordinator = build("coordinator", "coordinator")
+    parser = build("parser", "parser")
+    persona_set = build("persona_set", "personas")
+    history_policy = build("history_policy", "history")
+    renderer_factory = build("renderer", "renderer")
+    if not callable(renderer_factory):
+        raise PluginError(f"renderer '{debate.renderer.name}' must build a factory (tokenizer) -> Renderer")
+    renderer = renderer_factory(tokenizer)
+    for value, protocol, attribute in (
+        (coordinator, Coordinator, "coordinator"),
+        (parser, OutputParser, "parser"),
+        (persona_set, PersonaSet, "personas"),
+        (history_policy, HistoryPolicy, "history"),
+        (renderer, Renderer, "renderer"),
+    ):
+        if not isinstance(value, protocol):
+            name = getattr(debate, attribute).name
+            raise PluginError(
+                f"debate.{attribute}: component '{name}' built a {type(value).__name__}, "
+                f"which is not a {protocol.__name__}"
+            )
+    return DebateSetup(
+        num_agents=debate.num_agents,
+        max_rounds=debate.max_rounds,
+        max_tokens=debate.max_tokens,
+        temperature=debate.temperature,
+        coordinator=coordinator,
+        parser=parser,
+        persona_set=persona_set,
+        history_policy=history_policy,
+        renderer=renderer,
+    )
+
+
+class _ComponentRaised(Exception):
+    """A component raised inside an agent task; carries the message for ``ComponentFailure``."""
+
+
+def _call_component(what: str, call: Callable[[], T]) -> T:
+    try:
+        return call()
+    except asyncio.CancelledError:
+        raise
+    except Exception as exc:
+        raise _ComponentRaised(f"{what} raised {type(exc).__name__}: {exc}") from exc
+
+
+@attrs.frozen
+class _Sample:
+    observation: tuple[int, ...]
+    action: tuple[int, ...]
+    logprobs: tuple[float, ...]
+    sections: tuple[str | None, ...]
+
+
+class _Debate:
+    """The state of one running debate (one instance per ``run_debate`` call)."""
+
+    def __init__(
+        self,
+        problem: Problem,
+        setup: DebateSetup,
+        policies: Sequence[AgentPolicy],
+        seed: int,
+    ) -> None:
+        self.problem = problem
+        self.setup = setup
+        self.policies = policies
+        self.seed = seed
+        self.state: TurnState = setup.coordinator.start(setup.num_agents, setup.max_rounds)
+        self.stop = setup.renderer.stop_condition()
+        self.samples: dict[tuple[int, int], _Sample] = {}
+
+    def persona(self, agent: int) -> Persona:
+        return _call_component("persona set", lambda: self.setup.persona_set.persona(agent, self.setup.num_agents))
+
+    async def agent_loop(self, agent: int) -> None:
+        setup = self.setup
+        persona = self.persona(agent)
+        temperature = setup.temperature if persona.temperature is None else persona.temperature
+        own_turns: dict[int, OwnTurn] = {}
+        while True:
+            ticket = await self.state.next_turn(agent)
+            if ticket is None:
+                return
+            instructions, prompt = self.observe(ticket, persona, own_turns)
+            try:
+                action = await self.policies[agent].sample(
+                    prompt,
+                    stop=self.stop,
+                    temperature=temperature,
+                    max_tokens=setup.max_tokens,
+                    seed=turn_seed(self.seed, agent, ticket.round),
+                )
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                message = f"the policy of agent {agent} raised {type(exc).__name__}: {exc}"
+                self.samples[(ticket.round, agent)] = _Sample(tuple(prompt), (), (), ())
+                draft = TurnDraft("", ParsedResponse(error=ParseError("turn_failed", message)), persona.name)
+                await self.state.fail(ticket, draft)
+                return
+            draft = self.read_answer(ticket, persona, prompt, action)
+            own_turns[ticket.round] = OwnTurn(draft.text, instructions, len(ticket.visible))
+            await self.state.submit(ticket, draft)
+
+    def observe(self, ticket: TurnTicket, persona: Persona, own_turns: dict[int, OwnTurn]) -> tuple[str, list[int]]:
+        setup = self.setup
+        entries = list(
+            _call_component("history policy", lambda: setup.history_policy.select(ticket.visible, ticket.round))
+        )
+        if setup.coordinator.hide_comparisons:
+            entries = [attrs.evolve(e, comparison=None) for e in entries]
+        instructions = turn_instructions(
+            agent=ticket.agent,
+            round=ticket.round,
+            max_rounds=setup.max_rounds,
+            answered_this_round=[e.agent for e in entries if e.round == ticket.round],
+            seen_in_earlier_rounds=[e.agent for e in entries if e.round < ticket.round],
+        )
+        index_of = {(t.round, t.agent): t.turn_index for t in ticket.visible}
+        messages = build_messages(
+            question=self.problem.question,
+            system_prompt=persona.system_prompt,
+            agent=ticket.agent,
+            entries=entries,
+            turn_indices=[index_of.get((e.round, e.agent), len(ticket.visible)) for e in entries],
+            own_turns=own_turns,
+            instructions=instructions,
+        )
+        prompt = _call_component("renderer", lambda: list(setup.renderer.build_prompt(messages)))
+        return instructions, prompt
+
+    def read_answer(self, ticket: TurnTicket, persona: Persona, prompt: list[int], action: SampledAction) -> TurnDraft:
+        setup = self.setup
+        if len(action.logprobs) != len(action.tokens):
+            raise _ComponentRaised(
+                f"the policy of agent {ticket.agent} returned {len(action.tokens)} tokens "
+                f"but {len(action.logprobs)} logprobs"
+            )
+        text = _call_component("renderer", lambda: setup.renderer.decode(action.tokens))
+        response = _call_component("parser", lambda: setup.parser.parse(text))
+        if not isinstance(response, ParsedResponse):
+            raise _ComponentRaised(f"parser returned {type(response).__name__}, not a ParsedResponse")
+        authored = (
+            apply_authorship(response.comparisons, ticket.agent, setup.num_agents)
+            if response.ok
+            else AuthoredComparisons()
+        )
+        sections = _call_component(
+            "renderer", lambda: token_sections(setup.renderer.decode, action.tokens, response.spans)
+        )
+        self.samples[(ticket.round, ticket.agent)] = _Sample(
+            tuple(prompt), tuple(action.tokens), tuple(float(x) for x in action.logprobs), sections
+        )
+        return TurnDraft(
+            text=text,
+            response=response,
+            persona=persona.name,
+            comparisons=authored.valid,
+            self_comparisons=authored.self_comparisons,
+            malformed_comparisons=authored.malformed,
+        )
+
+    async def run(self) -> None:
+        tasks = [
+            asyncio.create_task(self.agent_loop(agent), name=f"debate-agent-{agent}")
+            for agent in range(self.setup.num_agents)
+        ]
+        finished = asyncio.create_task(self.state.finished.wait(), name="debate-finished")
+        failure: BaseException | None = None
+        try:
+            pending: set[asyncio.Task[Any]] = set(tasks)
+            while pending and not self.state.finished.is_set():
+                done, _ = await asyncio.wait(pending | {finished}, return_when=asyncio.FIRST_COMPLETED)
+                for task in done & pending:
+                    pending.discard(task)
+                    if not task.cancelled() and task.exception() is not None:
+                        failure = task.exception()
+                        await self.state.abort(f"a component failed: {failure}")
+        finally:
+            for task in [*tasks, finished]:
+                task.cancel()
+            await asyncio.gather(*tasks, finished, return_exceptions=True)
+        if failure is not None:
+            if isinstance(failure, _ComponentRaised):
+                raise ComponentFailure(f"debate stopped: {failure}") from failure.__cause__
+            raise failure
+
+    def record(self, debate_id: str, grader: Grader | None) -> DebateRecord:
+        state = self.state
+        turns = tuple(state.committed)
+        if grader is not None and self.problem.answer is not None:
+            turns = tuple(attrs.evolve(t, grade=self.grade(grader, t)) for t in turns)
+        return DebateRecord(
+            question=self.problem.question,
+            num_agents=self.setup.num_agents,
+            turns=turns,
+            protocol=self.setup.coordinator.protocol_name,
+            max_rounds=self.setup.max_rounds,
+            answer=self.problem.answer,
+            debate_id=debate_id,
+            consensus_reached=state.consensus_reached,
+            aborted=state.aborted,
+            abort_reason=state.abort_reason,
+        )
+
+    def grade(self, grader: Grader, turn: Turn) -> float:
+        if turn.failed or self.problem.answer is None:
+            return 0.0
+        answer = self.problem.answer
+        try:
+            return 1.0 if grader.grade(turn.response.solution, answer).correct else 0.0
+        except Exception as exc:
+            raise ComponentFailure(f"grader raised {type(exc).__name__}: {exc}") from exc
+
+    def trajectories(self, record: DebateRecord) -> tuple[AgentTrajectory, ...]:
+        result: list[AgentTrajectory] = []
+        for agent in range(self.setup.num_agents):
+            transitions = []
+            for turn in record.turns_of(agent):
+                sample = self.samples[(turn.round, agent)]
+                transitions.append(
+                    Transition(
+                        turn_index=turn.turn_index,
+                        step=turn.step,
+                        observation=sample.observation,
+                        action=sample.action,
+                        logprobs=sample.logprobs,
+                        action_sections=sample.sections,
+                    )
+                )
+            result.append(AgentTrajectory(agent, tuple(transitions)))
+        return tuple(result)
+
+
+async def run_debate(
+    problem: Problem,
+    setup: DebateSetup,
+    policies: Sequence[AgentPolicy],
+    *,
+    seed: int,
+    debate_id: str = "",
+    grader: Grader | None = None,
+) -> DebateEpisode:
+    """Run one debate on ``problem``; ``policies[i]`` plays agent ``i``.
+
+    Args:
+        problem: the question (and its answer when known).
+        setup: the debate's shape and components.
+        policies: one policy per agent (the same object for self-play, a fixed opponent for
+            some roles in evaluation).
+        seed: the debate's seed; each turn samples with ``turn_seed(seed, agent, round)``.
+        debate_id: a label carried into the record.
+        grader: grades every turn's solution (``Turn.grade``) when ``problem.answer`` is known;
+            a failed turn grades 0.0.
+
+    Raises:
+        ComponentFailure: a component (not a policy) raised; the debate was stopped cleanly.
+    """
+    if len(policies) != setup.num_agents:
+        raise ValueError(f"run_debate needs one policy per agent: got {len(policies)} for {setup.num_agents} agents")
+    debate = _Debate(problem, setup, policies, seed)
+    await debate.run()
+    record = debate.record(debate_id, grader)
+    return DebateEpisode(record, debate.trajectories(record))

@@ -1,0 +1,77 @@
+"""The instructions at the end of each prompt: what the agent must do this turn.
+
+Seed 000's round-1 bootstrapping, driven by whom the agent can see:
+
+* nobody has answered yet (the first agent of a sequential round 1, every agent of a
+  parallel round 1, every turn under the ``none`` history): propose a solution, write
+  ``N/A`` in evaluation and comparison;
+* exactly one other agent has answered: evaluate it, propose a solution, no comparisons;
+* two or more: evaluate them, propose a solution, compare only those who already answered.
+
+From round 2 on, whenever earlier rounds are in view: meta-judging: evaluate the others'
+solutions, evaluations and comparisons, improve the solution, and compare the other agents,
+weighing their latest responses most. Comparisons need two other agents in view (with two
+agents in a debate every comparison would involve the author, so there are none).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+
+def _agents(ids: Iterable[int]) -> str:
+    names = [f"Agent {i}" for i in ids]
+    if len(names) <= 2:
+        return " and ".join(names)
+    return ", ".join(names[:-1]) + f" and {names[-1]}"
+
+
+def turn_instructions(
+    *,
+    agent: int,
+    round: int,
+    max_rounds: int,
+    answered_this_round: Iterable[int],
+    seen_in_earlier_rounds: Iterable[int],
+) -> str:
+    """The instructions for one turn.
+
+    Args:
+        agent: the agent about to answer.
+        round: the current round (1-based).
+        max_rounds: the debate's last round.
+        answered_this_round: agents whose current-round answers are in the prompt.
+        seen_in_earlier_rounds: agents whose earlier-round answers are in the prompt.
+    """
+    header = f"Round {round} of {max_rounds}. You are Agent {agent}."
+    now = sorted({a for a in answered_this_round if a != agent})
+    earlier = sorted({a for a in seen_in_earlier_rounds if a != agent})
+    if not earlier:
+        if not now:
+            return (
+                f"{header} Nobody else has answered yet. Propose your solution in <solution>. "
+                "Write N/A in <evaluation> and N/A in <comparison>."
+            )
+        if len(now) == 1:
+            return (
+                f"{header} {_agents(now)} has answered above. Propose your own solution in <solution>, "
+                f"evaluate {_agents(now)}'s solution in <evaluation>, and write N/A in <comparison>."
+            )
+        return (
+            f"{header} {_agents(now)} have answered above. Propose your own solution in <solution>, "
+            f"evaluate their solutions in <evaluation>, and in <comparison> compare only agents who have "
+            f"already answered ({_agents(now)}), never yourself."
+        )
+    others = sorted(set(now) | set(earlier))
+    if len(others) < 2:
+        comparing = "Write N/A in <comparison>: there are not two other agents to compare."
+    else:
+        comparing = (
+            f"In <comparison>, compare the other agents ({_agents(others)}), one pair per line, "
+            "weighing their most recent responses most; never include yourself."
+        )
+    return (
+        f"{header} Read the responses above. Give your best solution in <solution>, improving it where "
+        "the others showed you a mistake. In <evaluation>, judge the other agents' solutions and also their "
+        "evaluations and comparisons: say which judgments you agree with and why. " + comparing
+    )

@@ -1,0 +1,213 @@
+"""The XML output contract (seed 000): five tags in a fixed order, parsed without ever raising.
+
+Normalisations, as seed 000 lists them:
+
+* Markdown code fences around the response: text outside the five sections is never part of
+  a field, so fences (and anything else) before, between or after the sections are ignored.
+  A fence *inside* a section is content (a code block in a solution) and is kept.
+* ``<think>`` / ``</think>`` markers (any case, any spacing) are removed wherever they are;
+  what they wrapped is kept.
+* Preamble: parsing begins at the first opening tag of the five.
+
+Spans are character offsets into the raw text (before normalisation), so the trainer can map
+them onto sampled tokens.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from collections.abc import Sequence
+
+import attrs
+
+from debate_core.protocol.records import (
+    SECTION_NAMES,
+    Comparison,
+    ComparisonOp,
+    ParsedResponse,
+    ParseError,
+    SectionSpan,
+)
+
+_TAG = re.compile(
+    r"<\s*(?P<close>/?)\s*(?P<name>solution|evaluation|comparison|consensus_reason|consensus)\s*>",
+    re.IGNORECASE,
+)
+_THINK_MARKER = re.compile(r"<\s*/?\s*think\s*>", re.IGNORECASE)
+_COMPARISON_LINE = re.compile(
+    r"(?:[-*+\u2022]\s*|[0-9]{1,3}[.)]\s*)?"  # an optional list marker
+    r"agent\s*(?P<a>[0-9]{1,18})\s*(?P<op>[<>=])\s*agent\s*(?P<b>[0-9]{1,18})"
+    r"\s*[.,;]?",
+    re.IGNORECASE,
+)
+_NO_COMPARISON = re.compile(r"(?:n\s*/\s*a|na|none)\s*\.?", re.IGNORECASE)
+_CONSENSUS = re.compile(r"[\s*_`'\"]*(?P<value>yes|no)[\s.!*_`'\"]*", re.IGNORECASE)
+
+_ORDER = ", ".join(SECTION_NAMES)
+
+
+@attrs.frozen
+class _Tag:
+    name: str
+    closing: bool
+    start: int
+    end: int
+
+    def label(self) -> str:
+        return f"</{self.name}>" if self.closing else f"<{self.name}>"
+
+
+class _Normalised:
+    """The text with ``<think>`` markers removed, and the way back to raw offsets."""
+
+    def __init__(self, raw: str) -> None:
+        pieces: list[str] = []
+        # _cut_at[k]: normalised offset of the k-th removal; _shift[k]: raw chars removed up to it.
+        self._cut_at: list[int] = []
+        self._shift: list[int] = []
+        removed = 0
+        last = 0
+        length = 0
+        for match in _THINK_MARKER.finditer(raw):
+            pieces.append(raw[last : match.start()])
+            length += match.start() - last
+            removed += match.end() - match.start()
+            self._cut_at.append(length)
+            self._shift.append(removed)
+            last = match.end()
+        pieces.append(raw[last:])
+        self.text = "".join(pieces)
+
+    def raw_index(self, index: int) -> int:
+        """Raw offset of the normalised character at ``index``."""
+        k = bisect.bisect_right(self._cut_at, index) - 1
+        return index + (self._shift[k] if k >= 0 else 0)
+
+    def raw_span(self, name: str, start: int, end: int) -> SectionSpan:
+        """Raw span of the normalised range ``[start, end)`` (``start > 0``: a tag precedes it)."""
+        if end > start:
+            return SectionSpan(name, self.raw_index(start), self.raw_index(end - 1) + 1)
+        at = self.raw_index(start - 1) + 1
+        return SectionSpan(name, at, at)
+
+
+def parse_comparisons(block: str) -> tuple[tuple[Comparison, ...], int]:
+    """Comparison lines of a ``<comparison>`` block and the number of lines that are not one.
+
+    ``Agent A > Agent B`` and ``Agent A = Agent B`` as written; ``Agent A < Agent B`` becomes
+    ``B > A``. Spacing and case are free, a list marker (``-``, ``*``, ``1.``) may lead and one
+    of ``.,;`` may end a line. Empty lines and ``N/A`` / ``none`` lines are neither.
+    """
+    found: list[Comparison] = []
+    invalid = 0
+    for line in block.splitlines():
+        stripped = line.strip()
+        if not stripped or _NO_COMPARISON.fullmatch(stripped):
+            continue
+        match = _COMPARISON_LINE.fullmatch(stripped)
+        if match is None:
+            invalid += 1
+            continue
+        a, b = int(match.group("a")), int(match.group("b"))
+        op = match.group("op")
+        if op == "<":
+            found.append(Comparison(b, ">", a))
+        else:
+            operator: ComparisonOp = ">" if op == ">" else "="
+            found.append(Comparison(a, operator, b))
+    return tuple(found), invalid
+
+
+def _consensus_value(content: str) -> bool | None:
+    match = _CONSENSUS.fullmatch(content)
+    if match is None:
+        return None
+    return match.group("value").lower() == "yes"
+
+
+def _shorten(text: str, limit: int = 40) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "\u2026"
+
+
+def _error_expecting_open(name: str, found: _Tag, later: Sequence[_Tag]) -> ParseError:
+    if found.closing and found.name == name:
+        return ParseError("missing_tag", f"<{name}> is missing: found </{name}> without its opening tag")
+    if any(not t.closing and t.name == name for t in later):
+        return ParseError(
+            "out_of_order",
+            f"{found.label()} comes where <{name}> was expected; the tags must appear in the order {_ORDER}",
+        )
+    return ParseError("missing_tag", f"<{name}> is missing (found {found.label()} where it was expected)")
+
+
+def parse_response(text: str) -> ParsedResponse:
+    """Parse one raw response against the output contract. Never raises.
+
+    On failure the fields hold the sections read before the problem, and ``error`` says what
+    is missing or out of order.
+    """
+    if not text.strip():
+        return ParsedResponse(error=ParseError("empty", "the response is empty"))
+    normalised = _Normalised(text)
+    body = normalised.text
+    tags = [_Tag(m.group("name").lower(), bool(m.group("close")), m.start(), m.end()) for m in _TAG.finditer(body)]
+    first_open = next((k for k, t in enumerate(tags) if not t.closing), None)
+    if first_open is None:
+        return ParsedResponse(
+            error=ParseError("missing_tag", "no <solution> tag found: the response opens none of the five sections")
+        )
+    tags = tags[first_open:]
+
+    fields: dict[str, str] = {}
+    spans: list[SectionSpan] = []
+    error: ParseError | None = None
+    consensus = False
+    position = 0
+    for name in SECTION_NAMES:
+        if position >= len(tags):
+            error = ParseError("missing_tag", f"<{name}> is missing (the response ends after the previous section)")
+            break
+        opening = tags[position]
+        if opening.closing or opening.name != name:
+            error = _error_expecting_open(name, opening, tags[position + 1 :])
+            break
+        if position + 1 >= len(tags):
+            error = ParseError("unclosed_tag", f"<{name}> is not closed: the response ends before </{name}>")
+            break
+        closing = tags[position + 1]
+        if not closing.closing or closing.name != name:
+            error = ParseError("unclosed_tag", f"<{name}> is not closed: found {closing.label()} before </{name}>")
+            break
+        content = body[opening.end : closing.start]
+        spans.append(normalised.raw_span(name, opening.end, closing.start))
+        fields[name] = content.strip()
+        position += 2
+        if name == "consensus":
+            value = _consensus_value(content)
+            if value is None:
+                error = ParseError("bad_consensus", f"<consensus> must be YES or NO, got {_shorten(content.strip())!r}")
+                break
+            consensus = value
+
+    comparisons, invalid_lines = parse_comparisons(fields.get("comparison", ""))
+    return ParsedResponse(
+        solution=fields.get("solution", ""),
+        evaluation=fields.get("evaluation", ""),
+        comparison=fields.get("comparison", ""),
+        consensus=consensus,
+        consensus_reason=fields.get("consensus_reason", ""),
+        comparisons=comparisons,
+        invalid_comparison_lines=invalid_lines,
+        spans=tuple(spans),
+        error=error,
+    )
+
+
+class XmlParser:
+    """The ``xml`` output parser: :func:`parse_response` as an ``OutputParser``."""
+
+    def parse(self, text: str) -> ParsedResponse:
+        """Parse one raw response; never raises."""
+        return parse_response(text)

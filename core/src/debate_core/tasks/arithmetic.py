@@ -1,0 +1,153 @@
+"""A seeded generator of verifiable arithmetic problems with difficulty levels (the embedded task).
+
+The test split is drawn first, without repeats; the train split is drawn from a separate
+stream and never contains a test question, so held-out accuracy is measured on unseen
+problems. The same options always give the same problems.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from typing import Literal
+
+import attrs
+from attrs import validators as v
+
+from debate_core.errors import ConfigError
+from debate_core.protocol.tasks import Problem
+from debate_core.tasks.splits import check_split
+
+Operation = Literal["+", "-", "*"]
+
+
+@attrs.frozen
+class Level:
+    """One difficulty level: the operations and the operand ranges (inclusive)."""
+
+    description: str
+    operations: tuple[Operation, ...]
+    left: tuple[int, int]
+    right: tuple[int, int]
+
+    def size(self) -> int:
+        """How many distinct problems the level has (subtraction keeps results non-negative)."""
+        lo, hi = self.right
+        total = 0
+        for op in self.operations:
+            for a in range(self.left[0], self.left[1] + 1):
+                total += max(0, min(hi, a) - lo + 1) if op == "-" else hi - lo + 1
+        return total
+
+    def draw(self, rng: random.Random) -> tuple[int, Operation, int]:
+        """One problem ``(a, op, b)``; for ``-`` the right operand is at most the left one."""
+        op = rng.choice(self.operations)
+        a = rng.randint(*self.left)
+        if op == "-":
+            a = max(a, self.right[0])
+            return a, op, rng.randint(self.right[0], min(self.right[1], a))
+        return a, op, rng.randint(*self.right)
+
+
+LEVELS: dict[int, Level] = {
+    1: Level("one-digit addition", ("+",), (0, 9), (0, 9)),
+    2: Level("two-digit plus one-digit addition", ("+",), (10, 99), (0, 9)),
+    3: Level("two-digit addition", ("+",), (10, 99), (10, 99)),
+    4: Level("two-digit addition and subtraction", ("+", "-"), (10, 99), (10, 99)),
+    5: Level("three-digit addition and subtraction", ("+", "-"), (100, 999), (100, 999)),
+    6: Level("two-digit times one-digit multiplication", ("*",), (10, 99), (2, 9)),
+}
+"""Difficulty levels, easiest first."""
+
+
+def _check_difficulty(instance: object, attribute: attrs.Attribute[int], value: int) -> None:
+    if value not in LEVELS:
+        listing = "; ".join(f"{k}: {level.description}" for k, level in LEVELS.items())
+        raise ValueError(f"'{attribute.name}' must be one of the levels {listing}; got {value!r}")
+
+
+@attrs.frozen(kw_only=True)
+class ArithmeticOptions:
+    """Options of the ``arithmetic`` dataset."""
+
+    difficulty: int = attrs.field(default=2, validator=_check_difficulty)
+    """1 (one-digit addition) to 6 (two-digit times one-digit); see ``LEVELS``."""
+    num_train: int = attrs.field(default=1000, validator=v.ge(1))
+    num_test: int = attrs.field(default=200, validator=v.ge(0))
+    seed: int = 0
+
+
+def _answer(a: int, op: Operation, b: int) -> int:
+    return a + b if op == "+" else a - b if op == "-" else a * b
+
+
+def question_text(a: int, op: Operation, b: int) -> str:
+    """The question as the agents read it."""
+    return f"What is {a} {op} {b}?"
+
+
+def make_problem(a: int, op: Operation, b: int, problem_id: str, difficulty: int) -> Problem:
+    """A ``Problem`` with its exact integer answer."""
+    return Problem(
+        id=problem_id,
+        question=question_text(a, op, b),
+        answer=str(_answer(a, op, b)),
+        metadata={"difficulty": str(difficulty), "a": str(a), "op": op, "b": str(b)},
+    )
+
+
+def generate(
+    difficulty: int,
+    count: int,
+    rng: random.Random,
+    *,
+    exclude: frozenset[str] = frozenset(),
+    unique: bool = False,
+    prefix: str = "arithmetic",
+) -> list[Problem]:
+    """``count`` problems of a level from ``rng``, skipping questions in ``exclude``
+    (and repeats when ``unique``). The caller makes sure enough distinct problems exist."""
+    level = LEVELS[difficulty]
+    seen: set[str] = set()
+    out: list[Problem] = []
+    while len(out) < count:
+        a, op, b = level.draw(rng)
+        text = question_text(a, op, b)
+        if text in exclude or (unique and text in seen):
+            continue
+        seen.add(text)
+        out.append(make_problem(a, op, b, f"{prefix}-{len(out):05d}", difficulty))
+    return out
+
+
+class ArithmeticDataset:
+    """Seeded arithmetic problems: a unique test split and a train split disjoint from it."""
+
+    def __init__(self, options: ArithmeticOptions | None = None) -> None:
+        self.options = o = options or ArithmeticOptions()
+        level = LEVELS[o.difficulty]
+        if 2 * o.num_test > level.size():
+            raise ConfigError(
+                f"dataset.options.num_test: difficulty {o.difficulty} ({level.description}) has only "
+                f"{level.size()} distinct problems; ask for at most {level.size() // 2} test problems"
+            )
+        self._cache: dict[str, tuple[Problem, ...]] = {}
+
+    def problems(self, split: str) -> Sequence[Problem]:
+        check_split(split, "arithmetic dataset")
+        if split not in self._cache:
+            o = self.options
+            prefix = f"arithmetic-d{o.difficulty}"
+            test = generate(
+                o.difficulty, o.num_test, random.Random(f"{o.seed}:test"), unique=True, prefix=f"{prefix}-test"
+            )
+            self._cache["test"] = tuple(test)
+            held_out = frozenset(p.question for p in test)
+            train = generate(
+                o.difficulty, o.num_train, random.Random(f"{o.seed}:train"), exclude=held_out, prefix=f"{prefix}-train"
+            )
+            self._cache["train"] = tuple(train)
+        return self._cache[split]
+
+    def __repr__(self) -> str:
+        return f"ArithmeticDataset({self.options!r})"

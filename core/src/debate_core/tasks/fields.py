@@ -1,0 +1,83 @@
+"""Mapping records (JSON objects, dataset rows) to problems: which field holds the question,
+which the answer, and how to cut the answer out of a longer text (``#### 72`` in GSM8K)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+import attrs
+
+from debate_core.protocol.tasks import Problem
+from debate_core.tasks.errors import DatasetError
+
+
+def none_if_empty(value: str | None) -> str | None:
+    """``""`` means "none" in a run file (TOML has no null)."""
+    return value or None
+
+
+def check_regex(instance: object, attribute: attrs.Attribute[str | None], value: str | None) -> None:
+    if value is None:
+        return
+    try:
+        re.compile(value)
+    except re.error as exc:
+        raise ValueError(f"'{attribute.name}' is not a valid regular expression: {exc}") from None
+
+
+@attrs.frozen(kw_only=True)
+class FieldMapping:
+    """Where a record keeps its question, answer and id. Dotted names reach into nested
+    objects (``answer.value``) and list items (``choices.0``)."""
+
+    question_field: str = "question"
+    answer_field: str | None = attrs.field(default="answer", converter=none_if_empty)
+    """``None`` (``""`` in a run file) for prompts without a ground truth (non-verifiable tasks)."""
+    id_field: str | None = attrs.field(default=None, converter=none_if_empty)
+    """``None``: ids are the source name and the record's position."""
+    answer_regex: str | None = attrs.field(default=None, converter=none_if_empty, validator=check_regex)
+    """Applied to the answer text; the first group (or the whole match) is the answer."""
+
+    def problem(self, record: Any, where: str, default_id: str) -> Problem:
+        """The problem in one record; ``where`` (file and line) prefixes every error."""
+        if not isinstance(record, Mapping):
+            raise DatasetError(f"{where}: expected a JSON object, got {type(record).__name__}")
+        question = _lookup(record, self.question_field, where)
+        if not isinstance(question, str) or not question.strip():
+            raise DatasetError(f"{where}: field '{self.question_field}' must be a non-empty string, got {question!r}")
+        answer = None
+        if self.answer_field is not None:
+            raw = _lookup(record, self.answer_field, where)
+            answer = None if raw is None else self._extract(_as_text(raw), where)
+        problem_id = default_id if self.id_field is None else _as_text(_lookup(record, self.id_field, where))
+        return Problem(id=problem_id, question=question, answer=answer, metadata={"source": where})
+
+    def _extract(self, text: str, where: str) -> str:
+        if self.answer_regex is None:
+            return text.strip()
+        match = re.search(self.answer_regex, text, flags=re.MULTILINE)
+        if match is None:
+            raise DatasetError(f"{where}: answer_regex {self.answer_regex!r} does not match the answer {text[:80]!r}")
+        return (match.group(1) if match.groups() else match.group(0)).strip()
+
+
+def _as_text(value: Any) -> str:
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def _lookup(record: Mapping[str, Any], dotted: str, where: str) -> Any:
+    node: Any = record
+    for depth, part in enumerate(dotted.split(".")):
+        if isinstance(node, Mapping) and part in node:
+            node = node[part]
+        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
+            node = node[int(part)]
+        else:
+            path = ".".join(dotted.split(".")[:depth]) or "the record"
+            keys = ", ".join(sorted(map(str, node))) if isinstance(node, Mapping) else type(node).__name__
+            raise DatasetError(f"{where}: no field '{dotted}' ({path} has: {keys})")
+    return node

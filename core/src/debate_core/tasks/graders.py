@@ -1,0 +1,82 @@
+"""Answer graders: ``boxed`` (the last ``\\boxed{...}``), ``none`` (non-verifiable prompts) and
+``math_verify`` (symbolic equivalence through the math-verify package, when installed).
+
+``verifiable`` tells the trainer whether grades mean anything: with ``none`` it leaves
+``Turn.grade`` unset and reports no accuracy.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from debate_core.errors import ConfigError
+from debate_core.protocol.tasks import Grade
+from debate_core.tasks.answers import answers_match, extract_last_boxed
+
+
+class BoxedGrader:
+    """Correct when the last ``\\boxed{...}`` of the solution matches the answer after
+    normalisation; a ground truth that itself holds a ``\\boxed{}`` is compared by its content."""
+
+    verifiable = True
+
+    def grade(self, solution: str, answer: str) -> Grade:
+        predicted = extract_last_boxed(solution)
+        if predicted is None:
+            return Grade(formatted=False, correct=False, extracted=None)
+        truth = extract_last_boxed(answer)
+        return Grade(
+            formatted=True, correct=answers_match(predicted, answer if truth is None else truth), extracted=predicted
+        )
+
+
+class NoGrader:
+    """For prompts without a ground truth: a solution is formatted when it is not empty,
+    and never correct."""
+
+    verifiable = False
+
+    def grade(self, solution: str, answer: str) -> Grade:
+        return Grade(formatted=bool(solution.strip()), correct=False, extracted=None)
+
+
+class MathVerifyGrader:
+    """Symbolic equivalence of the solution's final answer and the ground truth (math-verify)."""
+
+    verifiable = True
+
+    def __init__(self, module: Any) -> None:
+        self._mv = module
+
+    def grade(self, solution: str, answer: str) -> Grade:
+        try:
+            gold = self._mv.parse(answer if "\\boxed" in answer or "$" in answer else f"${answer}$")
+            predicted = self._mv.parse(solution)
+        except Exception:  # a model's text must never stop training
+            return Grade(formatted=False, correct=False, extracted=None)
+        if not predicted:
+            return Grade(formatted=False, correct=False, extracted=None)
+        try:
+            correct = bool(self._mv.verify(gold, predicted))
+        except Exception:
+            correct = False
+        return Grade(formatted=True, correct=correct, extracted=str(predicted[-1]))
+
+
+def build_boxed(options: None) -> BoxedGrader:
+    return BoxedGrader()
+
+
+def build_none(options: None) -> NoGrader:
+    return NoGrader()
+
+
+def build_math_verify(options: None) -> MathVerifyGrader:
+    """The math-verify grader; a clear error when the package is not installed."""
+    try:
+        import math_verify
+    except ImportError:
+        raise ConfigError(
+            "grader 'math_verify' needs the math-verify package: pip install math-verify (or use the 'boxed' grader)"
+        ) from None
+    return MathVerifyGrader(math_verify)

@@ -1,0 +1,88 @@
+"""Problems from a Hugging Face dataset through the ``datasets`` library, when it is installed
+and the dataset can be reached (this is never the case offline: use ``jsonl`` there)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import attrs
+from attrs import validators as v
+
+from debate_core.protocol.tasks import Problem
+from debate_core.tasks.errors import DatasetError
+from debate_core.tasks.fields import FieldMapping, check_regex, none_if_empty
+from debate_core.tasks.splits import check_split
+
+
+@attrs.frozen(kw_only=True)
+class HuggingFaceOptions:
+    """Options of the ``huggingface`` dataset."""
+
+    path: str
+    """The dataset's name on the hub (``openai/gsm8k``) or a local dataset directory."""
+    name: str | None = attrs.field(default=None, converter=none_if_empty)
+    """The dataset's configuration (``main`` for GSM8K)."""
+    train_split: str = "train"
+    test_split: str | None = attrs.field(default="test", converter=none_if_empty)
+    question_field: str = "question"
+    answer_field: str | None = attrs.field(default="answer", converter=none_if_empty)
+    """The answer's field; ``""`` for prompts without a ground truth."""
+    id_field: str | None = attrs.field(default=None, converter=none_if_empty)
+    answer_regex: str | None = attrs.field(default=None, converter=none_if_empty, validator=check_regex)
+    limit: int | None = attrs.field(default=None, validator=v.optional(v.ge(1)))
+
+    def mapping(self) -> FieldMapping:
+        return FieldMapping(
+            question_field=self.question_field,
+            answer_field=self.answer_field,
+            id_field=self.id_field,
+            answer_regex=self.answer_regex,
+        )
+
+
+def _load_rows(options: HuggingFaceOptions, split_name: str) -> Any:
+    try:
+        import datasets
+    except ImportError:
+        raise DatasetError(
+            "the huggingface dataset needs the 'datasets' package: pip install datasets "
+            "(or export the data to JSON Lines and use the jsonl dataset)"
+        ) from None
+    try:
+        return datasets.load_dataset(options.path, options.name, split=split_name)
+    except Exception as exc:  # network, missing dataset, bad split: all reported the same way
+        raise DatasetError(
+            f"could not load Hugging Face dataset '{options.path}' (config {options.name!r}, split "
+            f"'{split_name}'): {type(exc).__name__}: {exc}. Without network access, download it elsewhere "
+            "and use the jsonl dataset"
+        ) from None
+
+
+class HuggingFaceDataset:
+    """Problems from a Hugging Face dataset, loaded on first use of each split."""
+
+    def __init__(self, options: HuggingFaceOptions) -> None:
+        self.options = options
+        self._cache: dict[str, tuple[Problem, ...]] = {}
+
+    def problems(self, split: str) -> Sequence[Problem]:
+        o = self.options
+        check_split(split, f"huggingface dataset {o.path}")
+        if split in self._cache:
+            return self._cache[split]
+        split_name = o.train_split if split == "train" else o.test_split
+        if split_name is None:
+            raise DatasetError(f"huggingface dataset {o.path}: no test split; set dataset.options.test_split")
+        mapping = o.mapping()
+        problems: list[Problem] = []
+        for index, row in enumerate(_load_rows(o, split_name)):
+            if o.limit is not None and index >= o.limit:
+                break
+            where = f"{o.path}[{split_name}][{index}]"
+            problems.append(mapping.problem(row, where, f"{o.path.replace('/', '-')}-{split_name}-{index}"))
+        self._cache[split] = tuple(problems)
+        return self._cache[split]
+
+    def __repr__(self) -> str:
+        return f"HuggingFaceDataset({self.options!r})"

@@ -1,0 +1,102 @@
+"""Problems from a local JSON Lines file, one object per line, with a configurable field mapping
+(how users bring GSM8K, MATH, AIME or LongWriter-style prompts)."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from pathlib import Path
+
+import attrs
+from attrs import validators as v
+
+from debate_core.protocol.tasks import Problem
+from debate_core.tasks.errors import DatasetError
+from debate_core.tasks.fields import FieldMapping, check_regex, none_if_empty
+from debate_core.tasks.splits import check_split
+
+
+@attrs.frozen(kw_only=True)
+class JsonlOptions:
+    """Options of the ``jsonl`` dataset. Relative paths are relative to the working directory."""
+
+    path: str
+    """The train file (and the test file too when ``test_fraction`` > 0)."""
+    test_path: str | None = attrs.field(default=None, converter=none_if_empty)
+    """A separate test file; otherwise the last ``test_fraction`` of ``path`` is held out."""
+    test_fraction: float = attrs.field(default=0.0, validator=[v.ge(0.0), v.lt(1.0)])
+    question_field: str = "question"
+    answer_field: str | None = attrs.field(default="answer", converter=none_if_empty)
+    """The answer's field; ``""`` for prompts without a ground truth."""
+    id_field: str | None = attrs.field(default=None, converter=none_if_empty)
+    answer_regex: str | None = attrs.field(default=None, converter=none_if_empty, validator=check_regex)
+    """E.g. ``'####\\s*(.+)$'`` for GSM8K's answer field."""
+    limit: int | None = attrs.field(default=None, validator=v.optional(v.ge(1)))
+    """At most this many problems per split (the first ones)."""
+
+    def mapping(self) -> FieldMapping:
+        return FieldMapping(
+            question_field=self.question_field,
+            answer_field=self.answer_field,
+            id_field=self.id_field,
+            answer_regex=self.answer_regex,
+        )
+
+
+def read_jsonl(path: Path, mapping: FieldMapping) -> list[Problem]:
+    """Every problem of a JSON Lines file; blank lines are skipped, a bad line is an error."""
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError:
+        raise DatasetError(f"{path}: no such dataset file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise DatasetError(f"{path}: cannot be read: {exc}") from None
+    problems: list[Problem] = []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        where = f"{path}:{number}"
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise DatasetError(f"{where}: not valid JSON: {exc.msg} (column {exc.colno})") from None
+        problems.append(mapping.problem(record, where, f"{path.stem}-{number}"))
+    if not problems:
+        raise DatasetError(f"{path}: the dataset file has no records")
+    return problems
+
+
+class JsonlDataset:
+    """Problems from JSON Lines files, read once and kept."""
+
+    def __init__(self, options: JsonlOptions) -> None:
+        self.options = options
+        self._cache: dict[str, tuple[Problem, ...]] = {}
+
+    def _load(self, split: str) -> tuple[Problem, ...]:
+        o = self.options
+        mapping = o.mapping()
+        if o.test_path is not None:
+            problems = read_jsonl(Path(o.test_path if split == "test" else o.path), mapping)
+        else:
+            everything = read_jsonl(Path(o.path), mapping)
+            held_out = math.ceil(len(everything) * o.test_fraction)
+            if split == "test" and held_out == 0:
+                raise DatasetError(
+                    f"jsonl dataset {o.path}: no test split; set dataset.options.test_path or test_fraction"
+                )
+            cut = len(everything) - held_out
+            problems = everything[cut:] if split == "test" else everything[:cut]
+            if not problems:
+                raise DatasetError(f"jsonl dataset {o.path}: test_fraction {o.test_fraction} leaves no train problem")
+        return tuple(problems[: o.limit] if o.limit is not None else problems)
+
+    def problems(self, split: str) -> Sequence[Problem]:
+        check_split(split, f"jsonl dataset {self.options.path}")
+        if split not in self._cache:
+            self._cache[split] = self._load(split)
+        return self._cache[split]
+
+    def __repr__(self) -> str:
+        return f"JsonlDataset({self.options!r})"

@@ -1,0 +1,154 @@
+"""Ground-truth diagnostics of debates on verifiable datasets (seed 002 §3.1 and §5.3).
+
+For one debate with a known answer: every response is graded (``format``, ``correct``); each
+agent's final answer is its last turn; over the ``k`` final answers, ``pass@k`` (any correct),
+``avg@k`` (mean correct) and ``cons@k`` (the plurality answer is correct). Judge accuracy
+counts the peer votes ``a > b`` on pairs where exactly one of the two compared responses is
+correct, and how many of them name the correct one as the winner.
+
+Conventions (documented in docs/training.md):
+
+* a response that breaks the output contract is neither formatted nor correct;
+* the responses a vote compares are the latest turn of each agent among the turns the judge
+  could see (``Turn.visible_turns``); a vote naming an agent the judge has not seen is skipped;
+* ``cons@k`` is a plurality vote over the extracted answers of formatted final answers, ties
+  broken in favour of the answer given first in agent order; no formatted answer: incorrect;
+* ties (``a = b``) on a decidable pair are counted in ``judge_ties`` but not in the accuracy.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+
+import attrs
+
+from debate_core.protocol.records import DebateRecord, Turn
+from debate_core.protocol.tasks import Grade, Grader
+
+_UNGRADED = Grade(formatted=False, correct=False, extracted=None)
+
+
+@attrs.frozen
+class JudgeTally:
+    """Votes on pairs with exactly one correct response: how many, and how many were right."""
+
+    decidable: int = 0
+    agreed: int = 0
+    ties: int = 0
+
+    def __add__(self, other: JudgeTally) -> JudgeTally:
+        return JudgeTally(self.decidable + other.decidable, self.agreed + other.agreed, self.ties + other.ties)
+
+
+@attrs.frozen
+class GradedDebate:
+    """The grades of one debate's turns (in commit order) and of its final answers."""
+
+    turn_grades: tuple[Grade, ...]
+    final_grades: tuple[Grade, ...]
+    judge: JudgeTally
+    judge_by_agent: Mapping[int, JudgeTally]
+
+    @property
+    def pass_at_k(self) -> float:
+        return float(any(g.correct for g in self.final_grades))
+
+    @property
+    def avg_at_k(self) -> float:
+        return sum(g.correct for g in self.final_grades) / len(self.final_grades) if self.final_grades else 0.0
+
+    @property
+    def cons_at_k(self) -> float:
+        return float(plurality_correct(self.final_grades))
+
+
+def plurality_correct(grades: Sequence[Grade]) -> bool:
+    """Whether the most common extracted answer (first-given among ties) is a correct one."""
+    voted = [g for g in grades if g.formatted and g.extracted is not None]
+    if not voted:
+        return False
+    counts = Counter(g.extracted for g in voted)
+    best = max(counts.values())
+    winner = next(g for g in voted if counts[g.extracted] == best)
+    return winner.correct
+
+
+def grade_turn(turn: Turn, answer: str, grader: Grader) -> Grade:
+    """The grade of one response; a response that breaks the output contract is ungraded (0, 0)."""
+    if turn.failed:
+        return _UNGRADED
+    return grader.grade(turn.response.solution, answer)
+
+
+def judge_tally(
+    record: DebateRecord, grades: Sequence[Grade], judges: Iterable[int] | None = None
+) -> dict[int, JudgeTally]:
+    """Per judging agent: its ``a > b`` votes on decidable pairs and how many picked the correct one."""
+    allowed = None if judges is None else set(judges)
+    tallies: dict[int, JudgeTally] = {}
+    for turn in record.turns:
+        if allowed is not None and turn.agent not in allowed:
+            continue
+        latest: dict[int, int] = {}
+        for index, earlier in enumerate(record.turns[: turn.visible_turns]):
+            latest[earlier.agent] = index
+        decidable = agreed = ties = 0
+        for comparison in turn.comparisons:
+            if comparison.a not in latest or comparison.b not in latest:
+                continue
+            a_correct = grades[latest[comparison.a]].correct
+            b_correct = grades[latest[comparison.b]].correct
+            if a_correct == b_correct:
+                continue
+            if comparison.op == "=":
+                ties += 1
+                continue
+            decidable += 1
+            agreed += int(a_correct)
+        if decidable or ties:
+            tallies[turn.agent] = tallies.get(turn.agent, JudgeTally()) + JudgeTally(decidable, agreed, ties)
+    return tallies
+
+
+def grade_debate(record: DebateRecord, grader: Grader, answer: str | None = None) -> GradedDebate | None:
+    """Grade a debate against its answer; ``None`` when there is no answer to check against."""
+    truth = answer if answer is not None else record.answer
+    if truth is None:
+        return None
+    turn_grades = tuple(grade_turn(t, truth, grader) for t in record.turns)
+    finals: list[Grade] = []
+    for agent in range(record.num_agents):
+        indices = [i for i, t in enumerate(record.turns) if t.agent == agent]
+        finals.append(turn_grades[indices[-1]] if indices else _UNGRADED)
+    by_agent = judge_tally(record, turn_grades)
+    total = JudgeTally()
+    for tally in by_agent.values():
+        total = total + tally
+    return GradedDebate(turn_grades, tuple(finals), total, by_agent)
+
+
+def verifiable_metrics(graded: Sequence[GradedDebate], prefix: str, k: int) -> dict[str, float]:
+    """``{prefix}/format``, ``correct``, ``pass@k``, ``avg@k``, ``cons@k``, ``judge_accuracy`` (seed 002 §3.1)."""
+    if not graded:
+        return {}
+    responses = [g for d in graded for g in d.turn_grades]
+    judge = JudgeTally()
+    for d in graded:
+        judge = judge + d.judge
+    out = {
+        f"{prefix}/format": _mean([float(g.formatted) for g in responses]),
+        f"{prefix}/correct": _mean([float(g.correct) for g in responses]),
+        f"{prefix}/pass@{k}": _mean([d.pass_at_k for d in graded]),
+        f"{prefix}/avg@{k}": _mean([d.avg_at_k for d in graded]),
+        f"{prefix}/cons@{k}": _mean([d.cons_at_k for d in graded]),
+        f"{prefix}/judge_decidable_votes": float(judge.decidable),
+        f"{prefix}/judge_ties": float(judge.ties),
+    }
+    if judge.decidable:
+        out[f"{prefix}/judge_accuracy"] = judge.agreed / judge.decidable
+    return out
+
+
+def _mean(values: Sequence[float]) -> float:
+    return sum(values) / len(values) if values else 0.0

@@ -1,0 +1,145 @@
+"""The run directory: everything one training run leaves on disk.
+
+::
+
+    RUN_DIR/
+      config.toml        the resolved run file (every default filled in)
+      plugins.json       the installed plugin distributions with their versions
+      metrics.jsonl      one JSON object per step (warm-start steps, then RL iterations)
+      transcripts/       step_NNNNNN/debate_KK.json: num_groups_to_log debates per iteration
+      checkpoints/       step_NNNNNN.json manifests; backend/ holds local backends' states
+      eval/              step_NNNNNN_<label>.json: the evaluations run during training
+      summary.json       the last evaluation of each phase and where the run stopped
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from debate_core.errors import DebateError
+from debate_core.training.checkpoints import atomic_write_json
+
+
+class RunDirectoryError(DebateError):
+    """The run directory cannot be used as asked."""
+
+
+@attrs.frozen
+class RunDirectory:
+    """Paths inside one run directory."""
+
+    root: Path
+
+    @property
+    def config_path(self) -> Path:
+        return self.root / "config.toml"
+
+    @property
+    def plugins_path(self) -> Path:
+        return self.root / "plugins.json"
+
+    @property
+    def metrics_path(self) -> Path:
+        return self.root / "metrics.jsonl"
+
+    @property
+    def transcripts(self) -> Path:
+        return self.root / "transcripts"
+
+    @property
+    def checkpoints(self) -> Path:
+        return self.root / "checkpoints"
+
+    @property
+    def backend_states(self) -> Path:
+        return self.checkpoints / "backend"
+
+    @property
+    def evaluations(self) -> Path:
+        return self.root / "eval"
+
+    @property
+    def summary_path(self) -> Path:
+        return self.root / "summary.json"
+
+    def holds_run(self) -> bool:
+        """True when a run was started here (its resolved config exists)."""
+        return self.config_path.exists()
+
+    def create(self) -> None:
+        """Make the folders."""
+        for folder in (self.root, self.transcripts, self.checkpoints, self.evaluations):
+            folder.mkdir(parents=True, exist_ok=True)
+
+    def write_plugins(self, distributions: list[dict[str, str]]) -> None:
+        """Record the plugin distributions this run used."""
+        atomic_write_json(self.plugins_path, distributions)
+
+    def transcript_path(self, step: int, debate: int) -> Path:
+        return self.transcripts / f"step_{step:06d}" / f"debate_{debate:02d}.json"
+
+    def evaluation_path(self, step: int, label: str) -> Path:
+        return self.evaluations / f"step_{step:06d}_{label}.json"
+
+    def write_summary(self, summary: Mapping[str, Any]) -> None:
+        atomic_write_json(self.summary_path, dict(summary))
+
+    def truncate_metrics(self, before_step: int) -> int:
+        """Keep the metric records of steps before ``before_step`` (resuming redoes the rest).
+
+        A torn last line (a crash mid-write) is dropped too. Returns the records kept.
+        """
+        path = self.metrics_path
+        if not path.exists():
+            return 0
+        kept: list[str] = []
+        for line in path.read_text(encoding="utf-8").splitlines():
+            try:
+                record = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(record, dict) and int(record.get("step", before_step)) < before_step:
+                kept.append(line)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".metrics.", suffix=".tmp")
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write("".join(line + "\n" for line in kept))
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+        return len(kept)
+
+
+def default_run_directory(name: str, base: Path = Path("runs")) -> RunDirectory:
+    """``runs/<name>``, or ``runs/<name>-2``, ``-3``, ... when that already holds a run."""
+    candidate = RunDirectory(base / name)
+    number = 1
+    while candidate.holds_run():
+        number += 1
+        candidate = RunDirectory(base / f"{name}-{number}")
+    return candidate
+
+
+def fresh_run_directory(path: Path) -> RunDirectory:
+    """A run directory given with ``--run-dir``: it must not already hold a run."""
+    directory = RunDirectory(path)
+    if directory.holds_run():
+        raise RunDirectoryError(
+            f"{path} already holds a run; continue it with `debate train CONFIG --resume {path}` "
+            "or choose another --run-dir"
+        )
+    return directory
+
+
+def existing_run_directory(path: Path) -> RunDirectory:
+    """A run directory given with ``--resume``: it must hold a run."""
+    directory = RunDirectory(path)
+    if not directory.holds_run():
+        raise RunDirectoryError(f"{path} holds no run to resume (no config.toml); start one with --run-dir {path}")
+    return directory

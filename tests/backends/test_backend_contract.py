@@ -1,0 +1,190 @@
+"""The backend contract against the Tinker SDK: every backend's methods take the SDK's
+parameters (names, order, kinds, defaults), and everything the trainer sends is valid SDK data."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import tinker
+from tinker import types
+from tinker.proto.request_conv import forward_backward_request_to_proto
+from tinker.types.forward_backward_input import ForwardBackwardInput
+from tinker.types.forward_backward_request import ForwardBackwardRequest
+
+from debate_core.backends.contract import CONTRACT_METHODS, CONTRACT_PROTOCOLS
+from debate_core.backends.scripted import ScriptedSamplingClient, ScriptedServiceClient, ScriptedTrainingClient
+from debate_core.backends.tinker_backend import TinkerOptions, TinkerService, connect
+from debate_core.errors import ConfigError, PluginError
+
+SDK_CLASSES: dict[str, type] = {
+    "ServiceClient": tinker.ServiceClient,
+    "TrainingClient": tinker.TrainingClient,
+    "SamplingClient": tinker.SamplingClient,
+}
+
+
+def parameters(function: Callable[..., Any]) -> list[inspect.Parameter]:
+    params = list(inspect.signature(function).parameters.values())
+    return params[1:] if params and params[0].name == "self" else params
+
+
+def same(a: inspect.Parameter, b: inspect.Parameter) -> bool:
+    return (a.name, a.kind, a.default) == (b.name, b.kind, b.default)
+
+
+def mismatches(implementation: type, sdk_name: str) -> list[str]:
+    """How ``implementation`` departs from the SDK class on the contract's methods."""
+    sdk = SDK_CLASSES[sdk_name]
+    protocol = CONTRACT_PROTOCOLS[sdk_name]
+    problems: list[str] = []
+    for method in CONTRACT_METHODS[sdk_name]:
+        if not hasattr(implementation, method):
+            problems.append(f"{method}: missing")
+            continue
+        sdk_params = parameters(getattr(sdk, method))
+        contract = parameters(getattr(protocol, method))
+        mine = parameters(getattr(implementation, method))
+        if [p.name for p in mine[: len(contract)]] != [p.name for p in contract] or not all(
+            same(a, b) for a, b in zip(mine, contract, strict=False)
+        ):
+            problems.append(
+                f"{method}: starts {[str(p) for p in mine]}, the contract needs {[str(p) for p in contract]}"
+            )
+        by_name = {p.name: (i, p) for i, p in enumerate(sdk_params)}
+        last = -1
+        for p in mine:
+            if p.name not in by_name:
+                problems.append(f"{method}: parameter {p.name!r} is not the SDK's")
+                continue
+            index, theirs = by_name[p.name]
+            if not same(p, theirs):
+                problems.append(f"{method}: {p} differs from the SDK's {theirs}")
+            if index < last:
+                problems.append(f"{method}: parameter {p.name!r} is out of the SDK's order")
+            last = index
+    return problems
+
+
+@pytest.mark.parametrize("sdk_name", sorted(SDK_CLASSES))
+def test_the_contract_protocols_are_the_sdk_signatures(sdk_name: str) -> None:
+    sdk = SDK_CLASSES[sdk_name]
+    for method in CONTRACT_METHODS[sdk_name]:
+        contract = parameters(getattr(CONTRACT_PROTOCOLS[sdk_name], method))
+        theirs = parameters(getattr(sdk, method))
+        assert all(same(a, b) for a, b in zip(contract, theirs, strict=False)), method
+        assert len(contract) <= len(theirs), method
+
+
+@pytest.mark.parametrize(
+    ("implementation", "sdk_name"),
+    [
+        (ScriptedServiceClient, "ServiceClient"),
+        (ScriptedTrainingClient, "TrainingClient"),
+        (ScriptedSamplingClient, "SamplingClient"),
+        (TinkerService, "ServiceClient"),
+    ],
+)
+def test_builtin_backends_match_the_sdk(implementation: type, sdk_name: str) -> None:
+    assert mismatches(implementation, sdk_name) == []
+
+
+def local_classes() -> list[tuple[type, str]]:
+    pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    from debate_core.backends.local.sampling import LocalSamplingClient
+    from debate_core.backends.local.service import LocalServiceClient
+    from debate_core.backends.local.training import LocalTrainingClient
+
+    return [
+        (LocalServiceClient, "ServiceClient"),
+        (LocalTrainingClient, "TrainingClient"),
+        (LocalSamplingClient, "SamplingClient"),
+    ]
+
+
+def test_the_local_backend_matches_the_sdk() -> None:
+    for implementation, sdk_name in local_classes():
+        assert mismatches(implementation, sdk_name) == [], implementation.__name__
+
+
+def test_a_departure_is_reported() -> None:
+    class Renamed:
+        def sample(self, prompt: Any, n: int, sampling_params: Any) -> None: ...
+
+        def compute_logprobs(self, prompt: Any) -> None: ...
+
+        def get_tokenizer(self) -> None: ...
+
+    problems = mismatches(Renamed, "SamplingClient")
+    assert any("'n' is not the SDK's" in p for p in problems)
+
+
+def test_everything_the_trainer_sends_is_valid_sdk_data(tmp_path: Path) -> None:
+    from debate_core.training.loop import run_training
+    from debate_core.training.progress import Progress
+    from debate_core.training.run_dir import RunDirectory
+    from tests.training.trainer_harness import SERVICES, harness_registry, make_config
+
+    with harness_registry() as registry:
+        config = make_config(
+            "training.num_iterations=2",
+            "warmstart.enabled=true",
+            "warmstart.steps=1",
+            "warmstart.batch_size=2",
+            "evaluation.num_problems=0",
+        )
+        asyncio.run(
+            run_training(
+                config, registry, RunDirectory(tmp_path / "run"), progress=Progress("off"), handle_signals=False
+            )
+        )
+    service = SERVICES[-1]
+    assert len(service.sent_batches) == 3
+    for index, (data, loss_fn, loss_config) in enumerate(service.sent_batches):
+        request = ForwardBackwardRequest(
+            forward_backward_input=ForwardBackwardInput(
+                data=data,
+                loss_fn=loss_fn,  # type: ignore[arg-type]
+                loss_fn_config=loss_config or None,
+            ),
+            model_id="contract-test",
+            seq_id=index + 1,
+        )
+        message = forward_backward_request_to_proto(request)
+        assert len(message.data) == len(data) > 0
+        for datum in data:
+            assert isinstance(datum, types.Datum)
+            length = datum.model_input.length
+            expected = (
+                {"target_tokens", "weights"}
+                if loss_fn == "cross_entropy"
+                else {"target_tokens", "logprobs", "advantages"}
+            )
+            assert set(datum.loss_fn_inputs) == expected
+            for name, tensor in datum.loss_fn_inputs.items():
+                assert tensor.dtype == ("int64" if name == "target_tokens" else "float32")
+                assert len(tensor.data) == length
+    for params in service.sent_adam:
+        assert types.AdamParams.model_validate(params.model_dump()) == params
+    for params in service.sent_sampling:
+        assert types.SamplingParams.model_validate(params.model_dump()) == params
+        assert params.seed is not None and params.max_tokens == 400
+
+
+def test_the_tinker_backend_checks_key_and_rank(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("TINKER_API_KEY", raising=False)
+    with pytest.raises(PluginError, match=r"set TINKER_API_KEY"):
+        connect(TinkerOptions())
+    monkeypatch.setenv("TINKER_API_KEY", "not-a-key")
+    with pytest.raises(PluginError, match="base_url"):
+        connect(TinkerOptions())
+    monkeypatch.setenv("TINKER_API_KEY", "tml-test")
+    service = connect(TinkerOptions(base_url="http://127.0.0.1:9"))
+    assert isinstance(service.client, tinker.ServiceClient)
+    with pytest.raises(ConfigError, match=r"model\.lora_rank"):
+        service.create_lora_training_client("Qwen/Qwen3-8B", rank=0)

@@ -1,0 +1,76 @@
+"""Batching of concurrent requests, joining a running batch, and prefix reuse: each must give
+the tokens a request gets alone, while sharing forward passes."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import numpy as np
+from tinker import types
+
+from debate_core.backends.local.sampling import LocalSamplingClient
+from debate_core.backends.local.service import LocalServiceClient
+from debate_core.backends.local.training import LocalTrainingClient
+
+from .conftest import encode
+
+
+def _params(seed: int, max_tokens: int = 10) -> types.SamplingParams:
+    return types.SamplingParams(max_tokens=max_tokens, temperature=1.0, seed=seed, stop=[])
+
+
+def _prompts(client: LocalSamplingClient, count: int) -> list[list[int]]:
+    return [encode(client, f"User: Question: What is {i} + {2 * i + 1}?\nAssistant:") for i in range(count)]
+
+
+def test_concurrent_requests_share_one_batch(service: LocalServiceClient, trainer: LocalTrainingClient) -> None:
+    sampler = trainer.save_weights_and_get_sampling_client().result()
+    prompts = _prompts(sampler, 9)
+    alone = [
+        sampler.sample(types.ModelInput.from_ints(p), 1, _params(i)).result().sequences[0]
+        for i, p in enumerate(prompts)
+    ]
+
+    async def together() -> list[types.SampleResponse]:
+        futures = [sampler.sample(types.ModelInput.from_ints(p), 1, _params(i)) for i, p in enumerate(prompts)]
+        return list(await asyncio.gather(*futures))
+
+    steps = service.engine.steps
+    batched = [r.sequences[0] for r in asyncio.run(together())]
+    # Nine requests of ten tokens: one prefill and nine shared steps, not ninety.
+    assert service.engine.steps - steps <= 10
+    assert service.engine.largest_batch >= 9
+    for one, many in zip(alone, batched, strict=True):
+        assert one.tokens == many.tokens
+        np.testing.assert_allclose(one.logprobs, many.logprobs, atol=1e-4)
+
+
+def test_a_request_joins_a_running_batch(service: LocalServiceClient, trainer: LocalTrainingClient) -> None:
+    sampler = trainer.save_weights_and_get_sampling_client().result()
+    long_prompt, short_prompt = _prompts(sampler, 2)
+    short_alone = sampler.sample(types.ModelInput.from_ints(short_prompt), 2, _params(3, 6)).result()
+    steps = service.engine.steps
+    long_run = sampler.sample(types.ModelInput.from_ints(long_prompt), 1, _params(1, 400))
+    time.sleep(0.05)
+    short = sampler.sample(types.ModelInput.from_ints(short_prompt), 2, _params(3, 6)).result()
+    assert not long_run.future().done()
+    assert [s.tokens for s in short.sequences] == [s.tokens for s in short_alone.sequences]
+    assert len(long_run.result().sequences[0].tokens) == 400
+    assert service.engine.steps - steps < 400 + 6
+
+
+def test_prompts_extending_an_earlier_turn_reuse_its_keys_and_values(trainer: LocalTrainingClient) -> None:
+    sampler = trainer.save_weights_and_get_sampling_client().result()
+    cache = sampler.snapshot.prefix_cache
+    prompt = _prompts(sampler, 1)[0]
+    first = sampler.sample(types.ModelInput.from_ints(prompt), 1, _params(5, 12)).result().sequences[0]
+    follow_up = prompt + first.tokens + encode(sampler, "\nUser: Round 2.\nAssistant:")
+    hits = cache.hit_tokens
+    reused = sampler.sample(types.ModelInput.from_ints(follow_up), 1, _params(6, 12)).result().sequences[0]
+    # Everything but the last sampled token had been run through the model.
+    assert cache.hit_tokens - hits == len(prompt) + len(first.tokens) - 1
+    cache.clear()
+    fresh = sampler.sample(types.ModelInput.from_ints(follow_up), 1, _params(6, 12)).result().sequences[0]
+    assert reused.tokens == fresh.tokens
+    np.testing.assert_allclose(reused.logprobs, fresh.logprobs, atol=1e-4)

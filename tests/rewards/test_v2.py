@@ -1,0 +1,187 @@
+"""v2 against seed 002 §2.2 as the issue reads it: hand-computed debates and random ones."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from debate_core.errors import ConfigError
+from debate_core.protocol.records import DebateRecord
+from debate_core.rewards.contract import GENERATOR_STREAM, JUDGE_STREAM
+from debate_core.rewards.synthetic import TurnSpec, synthetic_debate
+from debate_core.rewards.v2 import V2Options, V2Reward
+from debate_core.structuring import structure
+
+from .strategies import debates
+
+G, J = GENERATOR_STREAM, JUDGE_STREAM
+
+
+def votes(*lines: str) -> tuple[tuple[int, str, int], ...]:
+    out = []
+    for line in lines:
+        op = ">" if ">" in line else "="
+        a, b = line.split(op)
+        out.append((int(a), op, int(b)))
+    return tuple(out)
+
+
+def debate_of(n: int, *turn_votes: tuple[str, ...], protocol: str = "sequential") -> DebateRecord:
+    specs = [TurnSpec(comparisons=votes(*v)) for v in turn_votes]  # type: ignore[arg-type]
+    return synthetic_debate(n, specs, protocol=protocol)  # type: ignore[arg-type]
+
+
+def test_sequential_hand_example() -> None:
+    debate = debate_of(3, (), ("0>2",), ("0>1",), ("1>2",), ("2>0",), ())
+    result = V2Reward()(debate)
+    assert result.step_streams[G] == ((1.0, -1.0), (0.0, 0.0), (0.0, 0.0))
+    assert result.step_streams[J] == ((0.0, 1.0), (0.0, 1.0), (1.0, -0.5))
+    assert result.agent_rewards == (0.0, 0.0, 0.0)
+    assert result.metrics["v2/total_votes"] == 3
+    assert result.metrics["v2/unresolved_comparisons"] == 1
+    assert result.metrics["v2/missing_comparisons"] == 1
+    assert result.section_streams == {"solution": G, "evaluation": G, "comparison": J}
+    assert result.default_stream == G
+    loo = V2Reward(V2Options(judge_leave_one_out=True))(debate)
+    assert loo.step_streams[J] == ((0.0, 0.0), (0.0, 0.0), (0.0, -0.5))
+    off = V2Reward(V2Options(format_penalty=False))(debate)
+    assert off.step_streams[J][2] == (1.0, 0.0)
+    assert off.metrics["v2/missing_comparisons"] == 1  # counted whether or not it is penalised
+
+
+def test_parallel_majority_and_leave_one_out() -> None:
+    round_two = (("3>4",), ("3>4",), ("4>3",), (), ())
+    debate = debate_of(5, *([()] * 5), *round_two, protocol="parallel")
+    result = V2Reward()(debate)
+    assert [row[0] for row in result.step_streams[G]] == pytest.approx([0, 0, 0, 1 / 3, -1 / 3])
+    assert [row[1] for row in result.step_streams[J]] == [1.0, 1.0, -1.0, -0.5, -0.5]
+    # round one: nothing visible, so no penalty
+    assert [row[0] for row in result.step_streams[J]] == [0.0] * 5
+    loo = V2Reward(V2Options(judge_leave_one_out=True))(debate)
+    assert [row[1] for row in loo.step_streams[J]] == [0.0, 0.0, -1.0, -0.5, -0.5]
+
+
+def test_equal_judgements_form_a_majority_but_add_no_generator_vote() -> None:
+    debate = debate_of(5, *([()] * 5), ("3=4",), ("3=4",), ("3>4",), (), (), protocol="parallel")
+    result = V2Reward(V2Options(format_penalty=False))(debate)
+    assert [row[1] for row in result.step_streams[J]] == [1.0, 1.0, -1.0, 0.0, 0.0]
+    assert [row[0] for row in result.step_streams[G]] == [0.0, 0.0, 0.0, 1.0, -1.0]
+
+
+def test_tied_majority_gives_no_signal() -> None:
+    debate = debate_of(5, *([()] * 5), ("3>4",), ("4>3",), ("3=4",), (), (), protocol="parallel")
+    result = V2Reward(V2Options(format_penalty=False))(debate)
+    assert [row[1] for row in result.step_streams[J]] == [0.0] * 5
+    assert result.metrics["v2/tied_majority_votes"] == 3
+
+
+def test_votes_refer_to_the_latest_visible_step() -> None:
+    # sequential, 2 agents + judge: agent 2 at round 2 judges agent 0's and 1's round-2 steps
+    debate = debate_of(3, (), (), ("0>1",), (), (), ("1>0",))
+    result = V2Reward()(debate)
+    assert result.step_streams[G] == ((1.0, -1.0), (-1.0, 1.0), (0.0, 0.0))
+
+
+def test_failed_turn_casts_no_vote_and_gets_no_penalty() -> None:
+    specs = [TurnSpec(), TurnSpec(), TurnSpec(failed=True, comparisons=((0, ">", 1),))]
+    result = V2Reward()(synthetic_debate(3, specs))
+    assert result.step_streams[G] == ((0.0,), (0.0,), (0.0,))
+    assert result.step_streams[J] == ((0.0,), (0.0,), (0.0,))
+
+
+def test_lambdas_are_stream_weights_only() -> None:
+    debate = debate_of(3, (), (), ("0>1",))
+    base = V2Reward()(debate)
+    weighted = V2Reward(V2Options(lambda_gen=0.5, lambda_judge=1.5))(debate)
+    assert weighted.step_streams == base.step_streams
+    assert weighted.stream_weights == {G: 0.5, J: 1.5}
+
+
+def test_options_are_validated_with_a_clear_message() -> None:
+    with pytest.raises(ConfigError, match="format_penalty_value"):
+        structure({"format_penalty_value": 0.5}, V2Options, "reward.options")
+    with pytest.raises(ConfigError, match="lambda_gen"):
+        structure({"lambda_gen": -1}, V2Options, "reward.options")
+
+
+Reference = tuple[Counter[tuple[int, int]], Counter[tuple[int, int]], set[tuple[int, int]]]
+
+
+def reference(debate: DebateRecord) -> Reference:
+    """(for - against) and (for + against) per response, and the responses owing a
+    comparison, straight from the definition."""
+    net: Counter[tuple[int, int]] = Counter()
+    total: Counter[tuple[int, int]] = Counter()
+    missing: set[tuple[int, int]] = set()
+    position = {t.turn_index: (t.agent, [u for u in debate.turns if u.agent == t.agent].index(t)) for t in debate.turns}
+    for t in debate.turns:
+        if t.failed:
+            continue
+        seen = sorted((u for u in debate.turns if u.turn_index < t.visible_turns), key=lambda u: u.turn_index)
+        latest = {u.agent: position[u.turn_index] for u in seen}
+        resolved = [c for c in t.comparisons if c.a in latest and c.b in latest]
+        for c in resolved:
+            if c.op == ">":
+                net[latest[c.a]] += 1
+                net[latest[c.b]] -= 1
+                total[latest[c.a]] += 1
+                total[latest[c.b]] += 1
+        if t.turn_index >= 2 and not resolved and len(set(latest) - {t.agent}) >= 2:
+            missing.add(position[t.turn_index])
+    return net, total, missing
+
+
+@given(debates, st.booleans(), st.booleans())
+def test_random_debates_fit_the_definition(debate: DebateRecord, penalty: bool, loo: bool) -> None:
+    options = V2Options(format_penalty=penalty, judge_leave_one_out=loo)
+    result = V2Reward(options)(debate)
+    n = debate.num_agents
+    for stream in (G, J):
+        assert [len(row) for row in result.step_streams[stream]] == [len(debate.turns_of(i)) for i in range(n)]
+    net, total, missing = reference(debate)
+    assert result.metrics["v2/missing_comparisons"] == len(missing)
+    for i in range(n):
+        for s, (g, j) in enumerate(zip(result.step_streams[G][i], result.step_streams[J][i], strict=True)):
+            assert -1.0 <= g <= 1.0
+            assert g == pytest.approx(net[(i, s)] / total[(i, s)] if total[(i, s)] else 0.0)
+            if (i, s) in missing:
+                assert j == (options.format_penalty_value if penalty else 0.0)
+            else:
+                assert -1.0 <= j <= 1.0
+        steps = result.step_streams[G][i]
+        assert result.agent_rewards[i] == pytest.approx(sum(steps) / len(steps) if steps else 0.0)
+
+
+def reference_judge(debate: DebateRecord, leave_one_out: bool) -> dict[tuple[int, int], float]:
+    """Judge reward per response before the penalty, straight from the definition."""
+    position = {t.turn_index: (t.agent, [u for u in debate.turns if u.agent == t.agent].index(t)) for t in debate.turns}
+    judged: list[tuple[int, tuple[int, int], frozenset[tuple[int, int]], object]] = []
+    for t in debate.turns:
+        if t.failed:
+            continue
+        seen = sorted((u for u in debate.turns if u.turn_index < t.visible_turns), key=lambda u: u.turn_index)
+        latest = {u.agent: position[u.turn_index] for u in seen}
+        for c in t.comparisons:
+            if c.a in latest and c.b in latest:
+                verdict: object = "equal" if c.op == "=" else latest[c.a]  # the better response
+                judged.append((t.agent, position[t.turn_index], frozenset((latest[c.a], latest[c.b])), verdict))
+    signals: dict[tuple[int, int], list[float]] = {}
+    for agent, judge_ref, pair, verdict in judged:
+        others = [v for (a, _, p, v) in judged if p == pair and not (leave_one_out and a == agent)]
+        counts = Counter(others).most_common()
+        if not counts or (len(counts) > 1 and counts[0][1] == counts[1][1]):
+            continue
+        signals.setdefault(judge_ref, []).append(1.0 if verdict == counts[0][0] else -1.0)
+    return {ref: sum(v) / len(v) for ref, v in signals.items()}
+
+
+@given(debates, st.booleans())
+def test_random_judge_streams_fit_the_definition(debate: DebateRecord, loo: bool) -> None:
+    result = V2Reward(V2Options(format_penalty=False, judge_leave_one_out=loo))(debate)
+    expected = reference_judge(debate, loo)
+    for i in range(debate.num_agents):
+        for s, value in enumerate(result.step_streams[J][i]):
+            assert value == pytest.approx(expected.get((i, s), 0.0))

@@ -1,0 +1,109 @@
+"""``debate train``, ``debate eval`` and ``debate preflight`` from the command line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from debate_core.cli import main
+from debate_core.plugins import Registry
+from debate_core.training.progress import Progress
+from tests.training.trainer_harness import BASE_OVERRIDES, read_metrics
+
+
+@pytest.fixture
+def run_file(tmp_path: Path) -> Path:
+    path = tmp_path / "run.toml"
+    path.write_text('[run]\nname = "cli"\nseed = 3\n', encoding="utf-8")
+    return path
+
+
+def test_train_resume_and_eval(
+    registry: Registry, run_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run = tmp_path / "out"
+    overrides = [*BASE_OVERRIDES, "training.num_iterations=2", "evaluation.num_problems=1"]
+    assert main(["train", str(run_file), *overrides, "--run-dir", str(run)]) == 0
+    out = capsys.readouterr().out
+    assert f"run directory: {run}" in out and "RL iterations 2" in out and "final:" in out
+    # a second start in the same directory is refused; --resume continues it
+    assert main(["train", str(run_file), *overrides, "--run-dir", str(run)]) == 1
+    assert "already holds a run" in capsys.readouterr().err
+    assert (
+        main(
+            [
+                "train",
+                str(run_file),
+                *overrides[:-2],
+                "training.num_iterations=3",
+                "evaluation.num_problems=1",
+                "--resume",
+                str(run),
+            ]
+        )
+        == 0
+    )
+    assert "training.num_iterations" in capsys.readouterr().err  # the changed key is reported
+    assert [r["step"] for r in read_metrics(run / "metrics.jsonl")] == [0, 1, 2]
+    assert (
+        main(
+            [
+                "eval",
+                str(run_file),
+                *overrides,
+                "--checkpoint",
+                str(run),
+                "--json",
+                "--out",
+                str(tmp_path / "eval.json"),
+            ]
+        )
+        == 0
+    )
+    report = json.loads(capsys.readouterr().out)
+    assert report["checkpoint"].endswith("step_000003.npz")
+    assert json.loads((tmp_path / "eval.json").read_text()) == report
+    assert "eval_tiny_sums/debate/pass@3" in report["metrics"]
+
+
+def test_preflight_reports_each_check(registry: Registry, run_file: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["preflight", str(run_file), *BASE_OVERRIDES, "--num-problems", "2"])
+    out = capsys.readouterr().out
+    assert "direct accuracy" in out and "valid comparisons" in out and "pass@3" in out and "judge accuracy" in out
+    assert code == (1 if "[FAIL]" in out else 0)
+
+
+def test_bad_arguments_are_one_line_errors(
+    registry: Registry, run_file: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["train", str(run_file), "training.batch_size=0"]) == 1
+    assert "training.batch_size" in capsys.readouterr().err
+    assert main(["train", str(run_file), *BASE_OVERRIDES, "--resume", str(run_file.parent / "nothing")]) == 1
+    assert "holds no run to resume" in capsys.readouterr().err
+    assert main(["preflight", str(run_file), *BASE_OVERRIDES, "--num-problems", "0"]) == 1
+
+
+def test_progress_degrades_to_lines_off_a_terminal(tmp_path: Path) -> None:
+    import io
+
+    stream = io.StringIO()
+    progress = Progress("auto", stream)
+    assert progress.mode == "lines"
+    progress.start("iter 1/2", 3)
+    for _ in range(3):
+        progress.debate_done(10)
+    progress.finish({"reward": 0.5})
+    assert stream.getvalue() == "iter 1/2  reward 0.5\n"
+
+    class Tty(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    tty = Tty()
+    bar = Progress("auto", tty)
+    bar.start("iter 1/2", 2)
+    bar.debate_done(5)
+    bar.finish({"reward": 1.0})
+    assert bar.mode == "bar" and "[" in tty.getvalue() and "debates" in tty.getvalue()

@@ -1,0 +1,105 @@
+"""Evaluation modes and their metrics, the ground-truth diagnostics, and the preflight checklist."""
+
+from __future__ import annotations
+
+import asyncio
+
+import attrs
+import pytest
+
+from debate_core.plugins import Registry
+from debate_core.protocol.tasks import Grade
+from debate_core.tasks.graders import build_boxed
+from debate_core.testing import build_debate
+from debate_core.training.evaluation import evaluate_policy
+from debate_core.training.grading import grade_debate, plurality_correct, verifiable_metrics
+from debate_core.training.preflight import format_checklist, run_checklist
+from tests.training.trainer_harness import SERVICES, make_config
+
+
+def answer(text: str, comparison: str = "N/A") -> str:
+    return (
+        f"<solution>{text}</solution><evaluation>e</evaluation><comparison>{comparison}</comparison>"
+        "<consensus>NO</consensus><consensus_reason>r</consensus_reason>"
+    )
+
+
+def test_grades_pass_avg_cons_and_judge_accuracy_by_hand() -> None:
+    # round 1: A0 right, A1 wrong, A2 wrong and votes 0 > 1 (right) ; round 2: A0 votes 2 > 1 (both wrong:
+    # not decidable), A1 votes 2 > 0 (wrong: picks the incorrect one), A2 answers right and votes 0 = 1 (tie).
+    texts = [
+        answer("\\boxed{7}"),
+        answer("\\boxed{8}"),
+        answer("\\boxed{8}", "Agent 0 > Agent 1"),
+        answer("\\boxed{7}", "Agent 2 > Agent 1"),
+        answer("\\boxed{8}", "Agent 2 > Agent 0"),
+        answer("\\boxed{7}", "Agent 0 = Agent 1"),
+    ]
+    record = build_debate(texts, num_agents=3, answer="7")
+    graded = grade_debate(record, build_boxed(None))
+    assert graded is not None
+    assert [g.correct for g in graded.turn_grades] == [True, False, False, True, False, True]
+    assert [g.correct for g in graded.final_grades] == [True, False, True]
+    assert (graded.pass_at_k, graded.avg_at_k, graded.cons_at_k) == (1.0, pytest.approx(2 / 3), 1.0)
+    assert (graded.judge.decidable, graded.judge.agreed, graded.judge.ties) == (2, 1, 1)
+    metrics = verifiable_metrics([graded], "train_x", 3)
+    assert metrics["train_x/judge_accuracy"] == 0.5
+    assert metrics["train_x/format"] == 1.0 and metrics["train_x/correct"] == 0.5
+
+
+def test_plurality_vote_breaks_ties_by_agent_order() -> None:
+    right, wrong = Grade(True, True, "7"), Grade(True, False, "8")
+    assert plurality_correct([wrong, right, right])
+    assert not plurality_correct([wrong, right])
+    assert not plurality_correct([Grade(False, False, None)])
+
+
+def test_evaluate_every_mode_against_the_base_model(registry: Registry) -> None:
+    config = make_config("evaluation.role_averaged=true", "evaluation.num_problems=2", "evaluation.num_samples=2")
+    metrics = asyncio.run(evaluate_policy(config, registry))
+    prefix = "eval_tiny_sums"
+    for name in (
+        "direct/format",
+        "direct/correct",
+        "direct/pass@2",
+        "direct/avg@2",
+        "direct/cons@2",
+        "debate/pass@3",
+        "debate/cons@3",
+        "debate/valid_comparison_rate",
+        "debate/parse_error",
+        "role_averaged/correct",
+        "role_averaged/opponent_correct",
+    ):
+        assert f"{prefix}/{name}" in metrics, name
+    assert metrics[f"{prefix}/num_problems"] == 2.0
+    service = SERVICES[-1]
+    assert any(label.startswith("create_sampling_client") for _, label in service.log)  # the fixed opponent
+    # direct mode: 2 problems x 2 samples, one-agent one-round debates
+    direct_seeds = {p.seed for p in service.sent_sampling[:4]}
+    assert len(direct_seeds) == 4
+
+
+def test_evaluation_is_deterministic(registry: Registry) -> None:
+    config = make_config("evaluation.num_problems=2")
+    assert asyncio.run(evaluate_policy(config, registry)) == asyncio.run(evaluate_policy(config, registry))
+
+
+def test_checklist_passes_fails_and_explains() -> None:
+    metrics = {
+        "eval_d/direct/correct": 0.02,
+        "eval_d/debate/valid_comparison_rate": 0.9,
+        "eval_d/debate/pass@3": 0.2,
+    }
+    results = run_checklist(metrics, "d", 3)
+    assert [(r.name, r.status) for r in results] == [
+        ("direct accuracy", "fail"),
+        ("valid comparisons", "pass"),
+        ("pass@3", "fail"),
+        ("judge accuracy", "n/a"),
+    ]
+    assert "warm-start" in results[0].advice and "pass@3" in format_checklist(results)
+    assert results[1].advice == "" and "no vote compared" in results[3].advice
+    assert attrs.asdict(results[0])["value"] == 0.02
+    broken = run_checklist({"eval_d/debate/parse_error": 1.0}, "d", 3)
+    assert broken[1].status == "fail" and "100% of debate turns broke the output contract" in broken[1].advice
