@@ -34,6 +34,13 @@ def test_empty_file_gives_every_default(tmp_path: Path) -> None:
     assert config == RunConfig()
 
 
+def test_default_component_choices_are_not_shared() -> None:
+    # ComponentChoice holds a mutable options dict: each config must get its own.
+    first, second = RunConfig(), RunConfig()
+    first.reward.options["scale"] = 2.0
+    assert second.reward.options == {} and first.debate.parser is not second.debate.parser
+
+
 def test_values_and_overrides_are_typed_by_the_schema(tmp_path: Path) -> None:
     path = write(tmp_path, "[training]\nbatch_size = 4\n[debate]\ncoordinator = 'parallel'\n")
     config = load_run_config(
@@ -53,7 +60,7 @@ def test_malformed_toml_names_the_file_and_line(tmp_path: Path) -> None:
 
 
 def test_missing_file_is_named(tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match="nope.toml: no such run file"):
+    with pytest.raises(ConfigError, match=r"nope\.toml: no such run file"):
         load_run_config(tmp_path / "nope.toml")
 
 
@@ -81,12 +88,12 @@ def test_wrong_type_and_bad_choice_are_both_reported(tmp_path: Path) -> None:
 
 
 def test_override_into_a_value_is_rejected() -> None:
-    with pytest.raises(ConfigError, match="training.batch_size is a value, not a section"):
+    with pytest.raises(ConfigError, match=r"training\.batch_size is a value, not a section"):
         load_run_config(None, ["training.batch_size=3", "training.batch_size.x=1"], check_components=False)
 
 
 def test_override_without_equals_is_rejected() -> None:
-    with pytest.raises(ConfigError, match="expected section.key=value"):
+    with pytest.raises(ConfigError, match=r"expected section\.key=value"):
         parse_override("training.batch_size")
 
 

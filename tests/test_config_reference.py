@@ -24,10 +24,14 @@ def test_every_setting_is_documented() -> None:
         docs = field_docs(cls)
         for field in attrs.fields(cls):
             target = field.type
-            if isinstance(target, type) and attrs.has(target) and target.__module__.startswith("debate_core"):
-                if target.__name__ != "ComponentChoice":
-                    missing += walk(target)
-                    continue
+            if (
+                isinstance(target, type)
+                and attrs.has(target)
+                and target.__module__.startswith("debate_core")
+                and target.__name__ != "ComponentChoice"
+            ):
+                missing += walk(target)
+                continue
             if field.name not in docs and cls is not RunConfig:
                 missing.append(f"{cls.__name__}.{field.name}")
         return missing

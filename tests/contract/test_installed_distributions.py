@@ -16,7 +16,10 @@ def test_plugins_json_lists_every_installed_distribution() -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("DEBATE_")}
     result = subprocess.run(
         [sys.executable, "-m", "debate_core.cli", "plugins", "--json"],
-        capture_output=True, text=True, env=env, timeout=120,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
     )
     assert result.returncode == 0, result.stderr
     rows = json.loads(result.stdout)

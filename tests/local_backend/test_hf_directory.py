@@ -33,9 +33,16 @@ def qwen3_dir(tmp_path_factory: pytest.TempPathFactory) -> str:
 
     tokenizer, _ = build_embedded_tokenizer(1024)
     config = Qwen3Config(
-        vocab_size=len(tokenizer), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-        num_attention_heads=4, num_key_value_heads=2, head_dim=8, max_position_embeddings=512,
-        tie_word_embeddings=False, eos_token_id=tokenizer.eos_token_id,
+        vocab_size=len(tokenizer),
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        head_dim=8,
+        max_position_embeddings=512,
+        tie_word_embeddings=False,
+        eos_token_id=tokenizer.eos_token_id,
     )
     torch.manual_seed(0)
     return _save(Qwen3ForCausalLM(config), tmp_path_factory.mktemp("qwen3"))
@@ -71,7 +78,9 @@ def _check_sampler_agrees_with_training(client: object) -> None:
 
 
 def test_lora_on_attention_only(service: LocalServiceClient, qwen3_dir: str) -> None:
-    client = service.create_lora_training_client(qwen3_dir, rank=4, seed=0, train_mlp=False, train_unembed=False).result()
+    client = service.create_lora_training_client(
+        qwen3_dir, rank=4, seed=0, train_mlp=False, train_unembed=False
+    ).result()
     trainable = [name for name, p in client.module.named_parameters() if p.requires_grad]
     assert trainable and all("lora_" in name and "self_attn" in name for name in trainable)
     info = client.get_info()
@@ -112,7 +121,9 @@ def test_other_architectures_use_the_generic_decoder(service: LocalServiceClient
     assert isinstance(sampler.snapshot.decoder, GenericDecoder)
     base = service.create_sampling_client(base_model=gpt2_dir).result()
     prompt = encode(client, "User: What is 2 + 2?")
-    ours = base.sample(types.ModelInput.from_ints(prompt), 1, types.SamplingParams(max_tokens=8, temperature=0.0, stop=[]))
+    ours = base.sample(
+        types.ModelInput.from_ints(prompt), 1, types.SamplingParams(max_tokens=8, temperature=0.0, stop=[])
+    )
     model = AutoModelForCausalLM.from_pretrained(gpt2_dir).eval()
     with torch.no_grad():
         reference = model.generate(torch.tensor([prompt]), max_new_tokens=8, do_sample=False, pad_token_id=0)

@@ -127,7 +127,11 @@ def test_custom_loss_sees_the_same_logprobs(trainer: LocalTrainingClient) -> Non
     ],
 )
 def test_bad_requests_fail_with_a_clear_message(
-    trainer: LocalTrainingClient, loss_fn: str, config: dict[str, float] | None, inputs: dict[str, list[float]], message: str
+    trainer: LocalTrainingClient,
+    loss_fn: str,
+    config: dict[str, float] | None,
+    inputs: dict[str, list[float]],
+    message: str,
 ) -> None:
     bad = datum([5, 6], **inputs)
     with pytest.raises(ValueError, match=message.replace("[", r"\[").replace("]", r"\]")):

@@ -137,7 +137,15 @@ def test_a_sampling_client_is_a_snapshot(trainer: LocalTrainingClient) -> None:
         trainer.forward_backward([datum(target)], "cross_entropy")
         trainer.optim_step(types.AdamParams(learning_rate=5e-2))
     again = _sample(before, prompt, 2, max_tokens=12, temperature=1.0, seed=4, stop=[])
-    after = _sample(trainer.save_weights_and_get_sampling_client().result(), prompt, 2, max_tokens=12, temperature=1.0, seed=4, stop=[])
+    after = _sample(
+        trainer.save_weights_and_get_sampling_client().result(),
+        prompt,
+        2,
+        max_tokens=12,
+        temperature=1.0,
+        seed=4,
+        stop=[],
+    )
     assert [s.tokens for s in again.sequences] == [s.tokens for s in first.sequences]
     np.testing.assert_allclose(again.sequences[0].logprobs, first.sequences[0].logprobs, atol=1e-5)
     assert [s.logprobs for s in after.sequences] != [s.logprobs for s in first.sequences]
@@ -151,7 +159,9 @@ def test_a_sampling_client_is_a_snapshot(trainer: LocalTrainingClient) -> None:
         ({"max_tokens": 0}, "max_tokens"),
     ],
 )
-def test_bad_sampling_params_fail_the_request(sampler: LocalSamplingClient, params: dict[str, object], message: str) -> None:
+def test_bad_sampling_params_fail_the_request(
+    sampler: LocalSamplingClient, params: dict[str, object], message: str
+) -> None:
     with pytest.raises(ValueError, match=message):
         _sample(sampler, sample_text_prompt(sampler), **params)
 

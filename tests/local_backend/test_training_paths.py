@@ -36,7 +36,13 @@ def _data(trainer: LocalTrainingClient) -> list:  # type: ignore[type-arg]
     system = encode(trainer, "System: You are Agent 0, the Methodical Analyst, in a debate among 3 agents.")
     other = encode(trainer, "System: You are Agent 1, the Creative Problem-Solver, in a debate among 3 agents.")
     data = []
-    for prefix, question in [(system, "7 + 5"), (system, "17 + 25"), (system, "9 * 3"), (other, "4 + 4"), (other, "1 + 8")]:
+    for prefix, question in [
+        (system, "7 + 5"),
+        (system, "17 + 25"),
+        (system, "9 * 3"),
+        (other, "4 + 4"),
+        (other, "1 + 8"),
+    ]:
         tokens = prefix + encode(trainer, f"\nUser: What is {question}?\nAssistant: <solution>\\boxed{{1}}</solution>")
         n = len(tokens) - 1
         advantages = np.where(np.arange(n) > len(prefix), rng.normal(size=n), 0.0)

@@ -112,7 +112,7 @@ def test_broken_plugin_warns_and_the_rest_keeps_working(site: Path, source: str 
 def test_strict_mode_makes_a_broken_plugin_fatal(site: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     make_distribution(site, "fake-broken", {"bad": "raise ImportError('needs libfoo')\n"})
     monkeypatch.setenv("DEBATE_STRICT_PLUGINS", "1")
-    with pytest.raises(PluginError, match="fake-broken.*needs libfoo"):
+    with pytest.raises(PluginError, match=r"fake-broken.*needs libfoo"):
         load_registry().listing()
 
 

@@ -130,17 +130,34 @@ def test_derived_fields_that_disagree_are_rejected() -> None:
         load_transcript(data)
 
 
-def test_file_errors_name_the_file(tmp_path: Path) -> None:
-    with pytest.raises(TranscriptError, match="no such transcript file"):
-        load_transcript(tmp_path / "missing.json")
-    bad = tmp_path / "bad.json"
-    bad.write_text("{not json", encoding="utf-8")
-    with pytest.raises(TranscriptError, match=r"bad\.json: not valid JSON"):
-        load_transcript(bad)
-    wrong = tmp_path / "wrong.json"
-    wrong.write_text('{"num_agents": 1, "turns": [{"round": 1}]}', encoding="utf-8")
-    with pytest.raises(TranscriptError, match=r"wrong.json: turns\[0\]: missing required key 'agent'"):
-        load_transcript(wrong)
+def _file_error(path: Path) -> str:
+    with pytest.raises(TranscriptError) as info:
+        load_transcript(path)
+    return str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "problem"),
+    [
+        ("missing.json", None, "no such transcript file"),
+        ("bad.json", "{not json", "not valid JSON: Expecting property name enclosed in double quotes: line 1 column 2"),
+        ("list.json", "[1, 2]", "a transcript is a JSON object, got list"),
+        ("latin1.json", b'{"question": "caf\xe9"}', "not UTF-8 text: invalid continuation byte at byte 17"),
+        ("adir", "directory", "is a directory, not a transcript file"),
+        ("wrong.json", '{"num_agents": 1, "turns": [{"round": 1}]}', "turns[0]: missing required key 'agent'"),
+    ],
+)
+def test_file_errors_name_the_file_once(tmp_path: Path, name: str, content: str | bytes | None, problem: str) -> None:
+    path = tmp_path / name
+    if content == "directory":
+        path.mkdir()
+    elif isinstance(content, bytes):
+        path.write_bytes(content)
+    elif content is not None:
+        path.write_text(content, encoding="utf-8")
+    message = _file_error(path)
+    assert message.startswith(f"{path}: {problem}")
+    assert message.count(name) == 1 and "\n" not in message
 
 
 def test_lone_surrogates_are_escaped_not_lost(tmp_path: Path) -> None:

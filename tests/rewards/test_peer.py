@@ -61,12 +61,14 @@ def test_hand_example() -> None:
 
 
 def test_no_valid_vote_gives_zero_and_metrics() -> None:
+    # agent 0: a self-comparison and an id out of range; agent 1: ``1 = 1`` names its author,
+    # so the self-comparison rule takes it before the ``a != b`` check (seed 000's order).
     debate = _debate(((0, ">", 1), (3, ">", 1)), ((1, "=", 1),))
     result = PairwiseReward("win_rate")(debate)
     assert result.agent_rewards == (0.0, 0.0, 0.0)
     assert result.metrics["pairwise_any_votes"] == 0.0
-    assert result.metrics["pairwise_malformed"] == 2.0
-    assert result.metrics["pairwise_self_comparisons"] == 1.0
+    assert result.metrics["pairwise_malformed"] == 1.0
+    assert result.metrics["pairwise_self_comparisons"] == 2.0
     assert result.metrics["pairwise_reward_is_win_rate"] == 1.0
     assert result.metrics["pairwise_reward_is_win_minus_loss"] == 0.0
 

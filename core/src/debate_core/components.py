@@ -26,8 +26,7 @@ def normalise_name(name: str) -> str:
 def _check_name(instance: object, attribute: attrs.Attribute[str], value: str) -> None:
     if not _NAME_PATTERN.match(value):
         raise ValueError(
-            f"component name {value!r} must start with a letter and contain only "
-            "lower-case letters, digits and '_'"
+            f"component name {value!r} must start with a letter and contain only lower-case letters, digits and '_'"
         )
 
 

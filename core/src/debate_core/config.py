@@ -85,15 +85,15 @@ class DebateSettings:
     """Sampled tokens per turn at most."""
     temperature: float = attrs.field(default=1.0, validator=v.ge(0.0))
     """Sampling temperature unless the agent's persona sets its own."""
-    coordinator: ComponentChoice = ComponentChoice(name="sequential")
+    coordinator: ComponentChoice = attrs.field(factory=lambda: ComponentChoice(name="sequential"))
     """Turn protocol: ``sequential`` (seed 000) or ``parallel`` rounds (seed 002)."""
-    parser: ComponentChoice = ComponentChoice(name="xml")
+    parser: ComponentChoice = attrs.field(factory=lambda: ComponentChoice(name="xml"))
     """Output parser for the XML contract."""
-    personas: ComponentChoice = ComponentChoice(name="default")
+    personas: ComponentChoice = attrs.field(factory=lambda: ComponentChoice(name="default"))
     """Persona set: system prompt and temperature per agent."""
-    history: ComponentChoice = ComponentChoice(name="all")
+    history: ComponentChoice = attrs.field(factory=lambda: ComponentChoice(name="all"))
     """History policy: which earlier rounds each prompt shows."""
-    renderer: ComponentChoice = ComponentChoice(name="role_colon")
+    renderer: ComponentChoice = attrs.field(factory=lambda: ComponentChoice(name="role_colon"))
     """Renderer: messages to tokens, and the stop conditions."""
 
 
@@ -102,15 +102,15 @@ class RunConfig:
     """A whole run file. Every section and key has a default, so an empty file is valid."""
 
     run: RunSettings = attrs.field(factory=RunSettings)
-    backend: ComponentChoice = ComponentChoice(name="local")
+    backend: ComponentChoice = attrs.field(factory=lambda: ComponentChoice(name="local"))
     """Training backend: ``local`` (torch, this machine) or ``tinker`` (the Tinker service)."""
     model: ModelSettings = attrs.field(factory=ModelSettings)
     debate: DebateSettings = attrs.field(factory=DebateSettings)
-    reward: ComponentChoice = ComponentChoice(name="win_rate")
+    reward: ComponentChoice = attrs.field(factory=lambda: ComponentChoice(name="win_rate"))
     """Reward function scoring each finished debate."""
-    dataset: ComponentChoice = ComponentChoice(name="arithmetic")
+    dataset: ComponentChoice = attrs.field(factory=lambda: ComponentChoice(name="arithmetic"))
     """Questions for training and evaluation."""
-    grader: ComponentChoice = ComponentChoice(name="boxed")
+    grader: ComponentChoice = attrs.field(factory=lambda: ComponentChoice(name="boxed"))
     """Checks solutions against the dataset's answers (``none`` for open-ended prompts)."""
     training: TrainingSettings = attrs.field(factory=TrainingSettings)
     warmstart: WarmstartSettings = attrs.field(factory=WarmstartSettings)
@@ -257,23 +257,25 @@ def resolved_config_dict(config: RunConfig, registry: Any = None) -> dict[str, A
     for path, value in options.items():
         node = _node_at(data, path)
         node["options"] = unstructure(value) if value is not None else {}
-    return _drop_none(data)
+    return _drop_none_in_table(data)
 
 
 def _node_at(data: dict[str, Any], path: str) -> dict[str, Any]:
     node: Any = data
     for part in path.replace("[", ".[").split("."):
-        if part.startswith("["):
-            node = node[int(part[1:-1])]
-        else:
-            node = node[part]
+        node = node[int(part[1:-1])] if part.startswith("[") else node[part]
     assert isinstance(node, dict)
     return node
 
 
+def _drop_none_in_table(table: dict[str, Any]) -> dict[str, Any]:
+    """The table without its ``None`` values, at every depth (TOML has no null)."""
+    return {k: _drop_none(x) for k, x in table.items() if x is not None}
+
+
 def _drop_none(value: Any) -> Any:
     if isinstance(value, dict):
-        return {k: _drop_none(x) for k, x in value.items() if x is not None}
+        return _drop_none_in_table(value)
     if isinstance(value, list | tuple):
         return [_drop_none(x) for x in value]
     return value

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import ast
 import inspect
+import itertools
 import textwrap
 import typing
-from typing import Any
+from typing import Any, cast
 
 import attrs
 
@@ -18,6 +19,11 @@ from debate_core.config import RunConfig
 from debate_core.config_types import ComponentChoice
 
 _NO_DEFAULT = "(required)"
+_TYPE_PREFIXES = ("typing.", "debate_core.config_types.", "debate_core.training.settings.")
+
+# attrs' stubs declare ``Factory(f)`` as returning what ``f`` returns (so that field defaults
+# type-check); at run time it is a class with ``factory`` and ``takes_self``.
+_FACTORY = cast("type[Any]", attrs.Factory)
 
 
 def field_docs(cls: type) -> dict[str, str]:
@@ -30,7 +36,7 @@ def field_docs(cls: type) -> dict[str, str]:
             continue
         tree = ast.parse(source)
         body = next((n.body for n in tree.body if isinstance(n, ast.ClassDef)), [])
-        for node, following in zip(body, body[1:], strict=False):
+        for node, following in itertools.pairwise(body):
             if (
                 isinstance(node, ast.AnnAssign)
                 and isinstance(node.target, ast.Name)
@@ -44,16 +50,17 @@ def field_docs(cls: type) -> dict[str, str]:
 
 def _type_name(annotation: Any) -> str:
     text = str(annotation) if not isinstance(annotation, type) else annotation.__name__
-    return text.replace("typing.", "").replace("debate_core.config_types.", "").replace("debate_core.training.settings.", "")
+    for prefix in _TYPE_PREFIXES:
+        text = text.replace(prefix, "")
+    return text
 
 
 def _default_text(field: attrs.Attribute[Any]) -> str:
     default = field.default
     if default is attrs.NOTHING:
         return _NO_DEFAULT
-    if isinstance(default, attrs.Factory):  # type: ignore[arg-type]
-        factory = default.factory
-        default = factory() if not default.takes_self else None
+    if isinstance(default, _FACTORY):
+        default = default.factory() if not default.takes_self else None
     if isinstance(default, ComponentChoice):
         return f'"{default.name}"'
     if attrs.has(type(default)):
@@ -111,7 +118,7 @@ def config_reference_markdown() -> str:
         "",
         "## Components",
         "",
-        "A component is chosen by name, either `reward = \"v2\"` or a table with its own options:",
+        'A component is chosen by name, either `reward = "v2"` or a table with its own options:',
         "",
         "```toml",
         "[reward]",

@@ -3,6 +3,10 @@
 A plugin is a module (named by an entry point in the ``debate`` group) with functions
 decorated by :data:`hookimpl`. Each hook takes no arguments and returns an iterable of
 specs of its kind; the registries collect them and reject duplicate names.
+
+The functions below are specifications: pluggy reads their names, signatures and
+docstrings but never calls them. Their ``return ()`` body (no specs) only keeps them
+well-typed.
 """
 
 from __future__ import annotations
@@ -45,6 +49,7 @@ def debate_output_parsers() -> Iterable[OutputParserSpec]:
         def debate_output_parsers():
             return [OutputParserSpec(name="json", description="JSON answers", build=lambda _: JsonParser())]
     """
+    return ()
 
 
 @hookspec
@@ -61,6 +66,7 @@ def debate_rewards() -> Iterable[RewardSpec]:
         def debate_rewards():
             return [RewardSpec(name="brevity", description="shorter wins", build=Brevity, options=BrevityOptions)]
     """
+    return ()
 
 
 @hookspec
@@ -77,6 +83,7 @@ def debate_persona_sets() -> Iterable[PersonaSetSpec]:
         def debate_persona_sets():
             return [PersonaSetSpec(name="terse", description="one-line personas", build=lambda _: Terse())]
     """
+    return ()
 
 
 @hookspec
@@ -93,6 +100,7 @@ def debate_history_policies() -> Iterable[HistoryPolicySpec]:
         def debate_history_policies():
             return [HistoryPolicySpec(name="last_two", description="last 2 rounds", build=lambda _: LastRounds(2))]
     """
+    return ()
 
 
 @hookspec
@@ -109,6 +117,7 @@ def debate_datasets() -> Iterable[DatasetSpec]:
         def debate_datasets():
             return [DatasetSpec(name="gsm8k_local", description="GSM8K from disk", build=Gsm8k, options=Gsm8kOptions)]
     """
+    return ()
 
 
 @hookspec
@@ -125,6 +134,7 @@ def debate_graders() -> Iterable[GraderSpec]:
         def debate_graders():
             return [GraderSpec(name="exact", description="exact string match", build=lambda _: Exact())]
     """
+    return ()
 
 
 @hookspec
@@ -141,6 +151,7 @@ def debate_backends() -> Iterable[BackendSpec]:
         def debate_backends():
             return [BackendSpec(name="my_cluster", description="our server", build=connect, options=ClusterOptions)]
     """
+    return ()
 
 
 @hookspec
@@ -156,6 +167,7 @@ def debate_coordinators() -> Iterable[CoordinatorSpec]:
         def debate_coordinators():
             return [CoordinatorSpec(name="round_robin_2", description="...", build=RoundRobin)]
     """
+    return ()
 
 
 @hookspec
@@ -171,6 +183,7 @@ def debate_renderers() -> Iterable[RendererSpec]:
         def debate_renderers():
             return [RendererSpec(name="chatml", description="ChatML tags", build=lambda _: ChatMl)]
     """
+    return ()
 
 
 @hookspec
@@ -186,6 +199,7 @@ def debate_metric_sinks() -> Iterable[MetricSinkSpec]:
         def debate_metric_sinks():
             return [MetricSinkSpec(name="stdout", description="print metrics", build=lambda _: Stdout)]
     """
+    return ()
 
 
 HOOK_KINDS: dict[str, str] = {

@@ -214,9 +214,7 @@ class Registry:
         where = path or f"{spec.kind} '{spec.name}' options"
         if spec.options is None:
             if raw:
-                raise PluginError(
-                    f"{where}: {spec.kind} '{spec.name}' takes no options, got {', '.join(sorted(raw))}"
-                )
+                raise PluginError(f"{where}: {spec.kind} '{spec.name}' takes no options, got {', '.join(sorted(raw))}")
             return None
         return structure(raw, spec.options, where)
 

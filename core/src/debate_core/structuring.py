@@ -33,7 +33,7 @@ def _make_converter() -> cattrs.Converter:
             raise TypeError(f"expected a number, got {value!r}") from None
 
     def structure_int(value: Any, _: type) -> int:
-        if isinstance(value, bool) or isinstance(value, float) and not value.is_integer():
+        if isinstance(value, bool) or (isinstance(value, float) and not value.is_integer()):
             raise TypeError(f"expected an integer, got {value!r}")
         if not isinstance(value, int | float | str):
             raise TypeError(f"expected an integer, got {type(value).__name__} {value!r}")
@@ -60,7 +60,9 @@ def _make_converter() -> cattrs.Converter:
     converter.register_structure_hook(str, structure_str)
 
     def attrs_hook_factory(cls: type) -> Any:
-        inner = cattrs.gen.make_dict_structure_fn(cls, converter, _cattrs_forbid_extra_keys=True)
+        inner: cattrs.SimpleStructureHook[Mapping[str, Any], Any] = cattrs.gen.make_dict_structure_fn(
+            cls, converter, _cattrs_forbid_extra_keys=True
+        )
 
         def structure_attrs(value: Any, target: type) -> Any:
             if not isinstance(value, Mapping):
@@ -110,10 +112,10 @@ def iter_errors(exc: BaseException, path: str, cls: type | None = None) -> Itera
             yield from iter_errors(sub, path, exc.cl)
         return
     if isinstance(exc, IterableValidationError):
-        with_notes, without = exc.group_exceptions()
-        for sub, note in with_notes:
-            yield from iter_errors(sub, _join(path, f"[{note.index}]"), note.type)
-        for sub in without:
+        with_indices, unindexed = exc.group_exceptions()
+        for sub, item in with_indices:
+            yield from iter_errors(sub, _join(path, f"[{item.index}]"), item.type)
+        for sub in unindexed:
             yield from iter_errors(sub, path)
         return
     if isinstance(exc, ForbiddenExtraKeysError):

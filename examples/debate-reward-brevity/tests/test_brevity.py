@@ -40,6 +40,17 @@ def test_shorter_final_solutions_win(make_debate) -> None:  # type: ignore[no-un
     assert result.metrics["brevity/mean"] == pytest.approx(1.25 / 3)
 
 
+def test_a_failed_turn_is_no_answer(make_debate) -> None:  # type: ignore[no-untyped-def]
+    # Agent 0's last turn broke the contract: its previous valid solution counts, not the empty one.
+    # Agent 1 never gave a valid turn: it gets 0, like an agent that wrote max_words words.
+    debate = make_debate(
+        [TurnSpec(solution="one two three"), TurnSpec(solution="", failed=True), TurnSpec(solution="", failed=True)],
+        num_agents=2,
+    )
+    result = get_registry().build("reward", "brevity", {"max_words": 4})(debate)
+    assert result.agent_rewards == pytest.approx((0.25, 0.0))
+
+
 def test_options_are_validated() -> None:
     with pytest.raises(ConfigError, match="max_words"):
         get_registry().build("reward", "brevity", {"max_words": 0})

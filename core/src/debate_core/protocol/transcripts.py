@@ -274,22 +274,25 @@ def _default_parser() -> OutputParser:
     return XmlParser()
 
 
-def _read_source(source: str | os.PathLike[str] | Mapping[str, Any]) -> Mapping[str, Any]:
-    if isinstance(source, Mapping):
-        return source
-    path = Path(source)
+def _read_file(path: Path) -> Mapping[str, Any]:
+    """The decoded JSON object of a transcript file; errors say what is wrong, not where
+    (``load_transcript`` puts the file name in front, once)."""
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise TranscriptError(f"{path}: no such transcript file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise TranscriptError(f"{path}: cannot be read: {exc}") from None
+        raise TranscriptError("no such transcript file") from None
+    except IsADirectoryError:
+        raise TranscriptError("is a directory, not a transcript file") from None
+    except UnicodeDecodeError as exc:
+        raise TranscriptError(f"not UTF-8 text: {exc.reason} at byte {exc.start}") from None
+    except OSError as exc:
+        raise TranscriptError(f"cannot be read: {exc.strerror or type(exc).__name__}") from None
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise TranscriptError(f"{path}: not valid JSON: {exc}") from None
+        raise TranscriptError(f"not valid JSON: {exc}") from None
     if not isinstance(data, Mapping):
-        raise TranscriptError(f"{path}: a transcript is a JSON object, got {_type_name(data)}")
+        raise TranscriptError(f"a transcript is a JSON object, got {_type_name(data)}")
     return data
 
 
@@ -302,14 +305,17 @@ def load_transcript(
     parser); the authorship rules are always applied to the parsed comparisons.
 
     Raises:
-        TranscriptError: naming the key path of the first problem.
+        TranscriptError: one line, ``FILE: what is wrong`` for a file that cannot be read or
+            decoded, ``FILE: key.path: what is wrong`` for the first problem inside it (no
+            ``FILE:`` prefix when ``source`` is already a JSON object).
     """
+    if isinstance(source, Mapping):
+        return _load(source, parser or _default_parser())
+    path = Path(source)
     try:
-        return _load(_read_source(source), parser or _default_parser())
+        return _load(_read_file(path), parser or _default_parser())
     except TranscriptError as exc:
-        if isinstance(source, Mapping):
-            raise
-        raise TranscriptError(f"{source}: {exc}") from None
+        raise TranscriptError(f"{path}: {exc}") from None
 
 
 def _load(data: Mapping[str, Any], parser: OutputParser) -> DebateRecord:

@@ -7,7 +7,7 @@ named token streams, with the sections of the output contract each stream covers
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Protocol, runtime_checkable
 
 import attrs
@@ -18,13 +18,15 @@ GENERATOR_STREAM = "generator"
 JUDGE_STREAM = "judge"
 
 
+def _float_tuple(values: Iterable[float]) -> tuple[float, ...]:
+    """Any iterable of numbers (a list, a numpy array) as a tuple of floats."""
+    return tuple(float(x) for x in values)
+
+
 def _freeze_streams(
-    value: Mapping[str, object],
+    value: Mapping[str, Iterable[Iterable[float]]],
 ) -> Mapping[str, tuple[tuple[float, ...], ...]]:
-    return {
-        str(k): tuple(tuple(float(x) for x in steps) for steps in v)  # type: ignore[attr-defined]
-        for k, v in value.items()
-    }
+    return {str(k): tuple(_float_tuple(steps) for steps in v) for k, v in value.items()}
 
 
 @attrs.frozen
@@ -43,10 +45,8 @@ class RewardResult:
         metrics: scalar diagnostics, averaged over debates by the trainer.
     """
 
-    agent_rewards: tuple[float, ...] = attrs.field(converter=lambda xs: tuple(float(x) for x in xs))
-    step_streams: Mapping[str, tuple[tuple[float, ...], ...]] = attrs.field(
-        factory=dict, converter=_freeze_streams
-    )
+    agent_rewards: tuple[float, ...] = attrs.field(converter=_float_tuple)
+    step_streams: Mapping[str, tuple[tuple[float, ...], ...]] = attrs.field(factory=dict, converter=_freeze_streams)
     section_streams: Mapping[str, str] = attrs.field(factory=dict)
     default_stream: str = GENERATOR_STREAM
     stream_weights: Mapping[str, float] = attrs.field(factory=dict)

@@ -2,8 +2,11 @@
 
 A synthetic debate follows the fixed agent order of the built-in coordinators: turn ``k``
 (commit order) belongs to agent ``k % N`` in round ``k // N + 1``. Comparisons are given
-as raw ``(a, op, b)`` lines and go through the authorship rules of seed 000 (ids in range,
-``a != b``, the author on neither side), exactly as a coordinator applies them.
+as raw ``(a, op, b)`` lines and go through the authorship rules of seed 000 exactly as a
+coordinator applies them (:func:`~debate_core.protocol.authorship.apply_authorship`): a line
+naming its author is a self-comparison first, whatever the other id; of the rest, an id out
+of range or ``a == b`` is malformed. A failed turn (a parse error) contributes no votes and
+no counts, since its parse is not trusted.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from typing import Literal
 
 import attrs
 
+from debate_core.protocol.authorship import AuthoredComparisons, apply_authorship
 from debate_core.protocol.records import (
     Comparison,
     ComparisonOp,
@@ -61,21 +65,6 @@ def response_text(spec: TurnSpec) -> tuple[str, tuple[SectionSpan, ...]]:
     return text, tuple(spans)
 
 
-def _apply_authorship(
-    author: int, raw: Sequence[tuple[int, ComparisonOp, int]], num_agents: int
-) -> tuple[tuple[Comparison, ...], int, int]:
-    valid: list[Comparison] = []
-    malformed = self_comparisons = 0
-    for a, op, b in raw:
-        if not (0 <= a < num_agents and 0 <= b < num_agents) or a == b or op not in (">", "="):
-            malformed += 1
-        elif author in (a, b):
-            self_comparisons += 1
-        else:
-            valid.append(Comparison(a, op, b))
-    return tuple(valid), malformed, self_comparisons
-
-
 def synthetic_debate(
     num_agents: int,
     turns: Sequence[TurnSpec],
@@ -110,7 +99,7 @@ def synthetic_debate(
             spans=() if spec.failed else spans,
             error=error,
         )
-        valid, malformed, self_comparisons = _apply_authorship(agent, spec.comparisons, num_agents)
+        authored = AuthoredComparisons() if spec.failed else apply_authorship(raw, agent, num_agents)
         visible = k if protocol == "sequential" else step * num_agents
         built.append(
             Turn(
@@ -122,9 +111,9 @@ def synthetic_debate(
                 text=text,
                 response=response,
                 persona=f"persona-{agent}",
-                comparisons=valid,
-                self_comparisons=self_comparisons,
-                malformed_comparisons=malformed,
+                comparisons=authored.valid,
+                self_comparisons=authored.self_comparisons,
+                malformed_comparisons=authored.malformed,
                 grade=None if spec.failed else spec.grade,
             )
         )

@@ -2,7 +2,8 @@
 
 Seed 000 "Pairwise Comparisons as Votes": a comparison ``(u, a, op, b)`` is valid iff
 ``a, b`` are agent ids, ``a != b`` and ``op`` is ``>`` or ``=``; comparisons naming their
-author are dropped. Coordinators apply these rules when they record a turn; the tally
+author are dropped (that rule is checked first, so ``Agent u > Agent u`` by ``u`` counts as a
+self-comparison). Coordinators apply these rules when they record a turn; the tally
 checks them again so that hand-written transcripts cannot smuggle in an invalid vote.
 Turns that broke the output contract contribute no votes (their parse is not trusted).
 """
@@ -58,10 +59,10 @@ def tally_votes(debate: DebateRecord) -> VoteTally:
         self_comparisons += turn.self_comparisons
         invalid_lines += turn.response.invalid_comparison_lines
         for vote in turn.votes():
-            if not is_well_formed(vote, debate.num_agents):
-                malformed += 1
-            elif vote.author in (vote.a, vote.b):
+            if vote.author in (vote.a, vote.b):  # the self-comparison rule first, as in apply_authorship
                 self_comparisons += 1
+            elif not is_well_formed(vote, debate.num_agents):
+                malformed += 1
             else:
                 votes.append(vote)
     return VoteTally(tuple(votes), malformed, self_comparisons, invalid_lines, failed)

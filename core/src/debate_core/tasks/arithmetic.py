@@ -17,6 +17,7 @@ from attrs import validators as v
 from debate_core.errors import ConfigError
 from debate_core.protocol.tasks import Problem
 from debate_core.tasks.splits import check_split
+from debate_core.tasks.worked_solutions import worked_solution
 
 Operation = Literal["+", "-", "*"]
 
@@ -75,6 +76,9 @@ class ArithmeticOptions:
     num_train: int = attrs.field(default=1000, validator=v.ge(1))
     num_test: int = attrs.field(default=200, validator=v.ge(0))
     seed: int = 0
+    worked_solutions: bool = True
+    """Give each problem a column-by-column worked solution (``metadata["solution"]``), the
+    reference text of the warm-start; ``false`` leaves the warm-start to its template."""
 
 
 def _answer(a: int, op: Operation, b: int) -> int:
@@ -86,14 +90,13 @@ def question_text(a: int, op: Operation, b: int) -> str:
     return f"What is {a} {op} {b}?"
 
 
-def make_problem(a: int, op: Operation, b: int, problem_id: str, difficulty: int) -> Problem:
-    """A ``Problem`` with its exact integer answer."""
-    return Problem(
-        id=problem_id,
-        question=question_text(a, op, b),
-        answer=str(_answer(a, op, b)),
-        metadata={"difficulty": str(difficulty), "a": str(a), "op": op, "b": str(b)},
-    )
+def make_problem(a: int, op: Operation, b: int, problem_id: str, difficulty: int, *, worked: bool = False) -> Problem:
+    """A ``Problem`` with its exact integer answer (and its worked solution when ``worked``)."""
+    metadata = {"difficulty": str(difficulty), "a": str(a), "op": op, "b": str(b)}
+    solution = worked_solution(a, op, b) if worked else None
+    if solution is not None:
+        metadata["solution"] = solution
+    return Problem(id=problem_id, question=question_text(a, op, b), answer=str(_answer(a, op, b)), metadata=metadata)
 
 
 def generate(
@@ -104,6 +107,7 @@ def generate(
     exclude: frozenset[str] = frozenset(),
     unique: bool = False,
     prefix: str = "arithmetic",
+    worked: bool = False,
 ) -> list[Problem]:
     """``count`` problems of a level from ``rng``, skipping questions in ``exclude``
     (and repeats when ``unique``). The caller makes sure enough distinct problems exist."""
@@ -116,7 +120,7 @@ def generate(
         if text in exclude or (unique and text in seen):
             continue
         seen.add(text)
-        out.append(make_problem(a, op, b, f"{prefix}-{len(out):05d}", difficulty))
+        out.append(make_problem(a, op, b, f"{prefix}-{len(out):05d}", difficulty, worked=worked))
     return out
 
 
@@ -139,12 +143,22 @@ class ArithmeticDataset:
             o = self.options
             prefix = f"arithmetic-d{o.difficulty}"
             test = generate(
-                o.difficulty, o.num_test, random.Random(f"{o.seed}:test"), unique=True, prefix=f"{prefix}-test"
+                o.difficulty,
+                o.num_test,
+                random.Random(f"{o.seed}:test"),
+                unique=True,
+                prefix=f"{prefix}-test",
+                worked=o.worked_solutions,
             )
             self._cache["test"] = tuple(test)
             held_out = frozenset(p.question for p in test)
             train = generate(
-                o.difficulty, o.num_train, random.Random(f"{o.seed}:train"), exclude=held_out, prefix=f"{prefix}-train"
+                o.difficulty,
+                o.num_train,
+                random.Random(f"{o.seed}:train"),
+                exclude=held_out,
+                prefix=f"{prefix}-train",
+                worked=o.worked_solutions,
             )
             self._cache["train"] = tuple(train)
         return self._cache[split]

@@ -17,8 +17,8 @@ class Brevity:
     def __call__(self, debate: DebateRecord) -> RewardResult:
         rewards = []
         for agent in range(debate.num_agents):
-            turns = debate.turns_of(agent)
-            words = len(turns[-1].response.solution.split()) if turns else self.max_words
+            answered = [t for t in debate.turns_of(agent) if not t.failed]  # a parse error is no answer
+            words = len(answered[-1].response.solution.split()) if answered else self.max_words
             rewards.append(1.0 - min(words, self.max_words) / self.max_words)
         return RewardResult(agent_rewards=rewards, metrics={"brevity/mean": sum(rewards) / len(rewards)})
 

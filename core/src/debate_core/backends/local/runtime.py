@@ -1,7 +1,7 @@
 """Process-wide torch settings for the local backend: device, dtype and CPU threads.
 
 Applied once, when the first service client is built. On a small CPU the defaults matter:
-denormal floats late in training slowed one run 2.5x, and torch's default of one
+denormal floats late in training slowed one run 2.5x (the worker threads flush them to zero), and torch's default of one
 inter-op pool per core only adds contention on two cores.
 """
 
@@ -26,13 +26,14 @@ _configured_threads: int | None = None
 
 
 def configure_torch(num_threads: int) -> int:
-    """Set flush-to-zero for denormals and the intra-op thread count (0: every core, at most 8).
+    """Set the intra-op thread count (0: every core, at most 8).
 
-    Returns the thread count in force. Safe to call more than once; the last call wins.
+    Flush-to-zero is not set here: it is a per-thread CPU flag, set only on the backend's own
+    worker threads, so the caller's thread (and libraries such as hypothesis that check for
+    subnormals) keeps IEEE semantics. Returns the thread count in force; the last call wins.
     """
     global _configured_threads
     with _lock:
-        torch.set_flush_denormal(True)
         threads = num_threads if num_threads > 0 else min(os.cpu_count() or 1, 8)
         if _configured_threads != threads:
             torch.set_num_threads(threads)
