@@ -1,39 +1,85 @@
 """Performance of the local backend, each figure measured against its baseline in the same run.
 
-    python benchmarks/local_backend.py            # everything (a few minutes on 2 cores)
-    python benchmarks/local_backend.py sampler    # one part: sampler | debate | overhead | prefix
+    python benchmarks/local_backend.py                  # every part (about 10 minutes on 2 cores)
+    python benchmarks/local_backend.py sampler prefix   # some parts: sampler | debate | overhead | prefix
 
-* ``sampler``: tokens/s of ``LocalSamplingClient.sample`` with 1, 3, 9 and 48 concurrent requests,
-  against a bare batched decode loop with a preallocated KV cache on the same weights (the
-  practical limit; target >= 0.9x) and against ``transformers``' ``generate`` (target >= 1.5x).
+Every part prints its measured figures, the ratio, the target and PASS or MISS; a summary
+table closes the run.
+
+* ``sampler``: tokens/s of ``LocalSamplingClient.sample`` with 1, 3, 9 and 48 concurrent requests
+  (256-token prompts, 64 new tokens each, prefill included), against a bare batched decode loop
+  with a preallocated KV cache on the same weights (the practical limit; target >= 0.9x) and
+  against ``transformers``' ``generate`` (target >= 1.5x).
 * ``debate``: wall time of one 3-agent, 3-round debate with parallel rounds against sequential
   turns (target <= 0.5x).
-* ``overhead``: the share of RL iterations spent outside the model, i.e. outside the sampler
-  and the training worker: prompt building, parsing, rewards, Datum assembly (target <= 5%).
-* ``prefix``: prompt tokens run through the model per debate against the final transcript
-  length, with and without the prefix cache (reuse keeps it close to 1x).
+* ``overhead``: the share of RL iterations spent outside the model, i.e. while neither the sampler
+  engine nor the training worker is busy: prompt building, parsing, rewards, Datum assembly
+  (target <= 5%).
+* ``prefix``: prompt tokens run through the model in one debate against the final transcript
+  length, with the prefix cache (target <= 1.2x, our reading of "close to 1x") and without it.
 
-Timings drift by 20% on shared machines: read the ratios.
+The debate, overhead and prefix parts need debates that parse and run all their rounds, which
+an untrained embedded model does not do (its first answer is a parse error and the debate
+aborts). So the script first trains ``embedded:debate-tiny`` for a few dozen cross-entropy steps
+to answer one fixed, well-formed response that never agrees (``RESPONSE``) to every debate
+prompt: the "responder". Its debates run the real sampler on real prompts; only the text is
+canned. The RL iterations of ``overhead`` start from it.
+
+Timings are the best of ``--repeats`` runs after a warm-up: the run least disturbed by other
+load on a shared machine. Read the ratios; absolute figures drift with the machine.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 MODEL = "embedded:debate-tiny"
+PARTS = ("sampler", "debate", "overhead", "prefix")
+SERVICE_OPTIONS: dict[str, Any] = {}
+"""Options of every ``LocalServiceClient`` made here (``--threads`` sets ``num_threads``)."""
+
+
+@dataclass(frozen=True)
+class Result:
+    part: str
+    figure: str
+    ratio: float
+    target: str
+    passed: bool
+
+
+RESULTS: list[Result] = []
+
+
+def _judge(part: str, figure: str, ratio: float, *, at_least: float | None = None, at_most: float | None = None) -> str:
+    """Record one ratio against its target; returns ``"PASS"`` or ``"MISS"``."""
+    if at_least is not None:
+        target, passed = f">= {at_least:g}x", ratio >= at_least
+    else:
+        assert at_most is not None
+        target, passed = f"<= {at_most:g}x", ratio <= at_most
+    RESULTS.append(Result(part, figure, ratio, target, passed))
+    return "PASS" if passed else "MISS"
 
 
 def _service(**options: Any) -> Any:
     from debate_core.backends.local.service import LocalServiceClient
 
-    return LocalServiceClient(**options)
+    return LocalServiceClient(**{**SERVICE_OPTIONS, **options})
+
+
+def _best(samples: list[float]) -> float:
+    return min(samples)
 
 
 def _prompts(tokenizer: Any, count: int, length: int) -> list[list[int]]:
@@ -52,7 +98,7 @@ def _prompts(tokenizer: Any, count: int, length: int) -> list[list[int]]:
 
 
 def _bare_loop(weights: Any, prompts: list[list[int]], new_tokens: int, seed: int) -> float:
-    """The practical limit: prefill, then one fused forward per step, multinomial sampling."""
+    """The practical limit: prefill, then one fused forward per step, one vectorised draw per step."""
     import torch
 
     from debate_core.backends.local import fast_decoder as fd
@@ -68,8 +114,10 @@ def _bare_loop(weights: Any, prompts: list[list[int]], new_tokens: int, seed: in
         logits = fd.logits_of(weights, fd.forward(weights, tokens, positions, cache, output_rows=last))
         generator = torch.Generator().manual_seed(seed)
         for step in range(new_tokens):
-            probs = torch.softmax(logits, dim=-1)
-            chosen = torch.multinomial(probs, 1, generator=generator)
+            # One generator for the batch, inverse-CDF draw (cheaper than torch.multinomial).
+            cdf = torch.softmax(logits, dim=-1).double().cumsum(dim=-1)
+            uniform = torch.rand((rows, 1), generator=generator, dtype=torch.float64)
+            chosen = torch.searchsorted(cdf, uniform * cdf[:, -1:], right=True).clamp_(max=cdf.shape[1] - 1)
             if step == new_tokens - 1:
                 break
             position = torch.full((rows, 1), length + step)
@@ -124,10 +172,10 @@ def bench_sampler(repeats: int) -> None:
     module = trainer.module
     weights = extract_weights(module)
     client = trainer.save_weights_and_get_sampling_client().result()
-    client.snapshot.prefix_cache.clear()
     new_tokens, length = 64, 256
-    print(f"\nsampler: {MODEL}, {length}-token prompts, {new_tokens} new tokens a row, tokens/s, median of {repeats}")
-    print(f"{'batch':>6}{'bare loop':>12}{'sampler':>10}{'generate':>10}{'vs bare':>9}{'vs generate':>13}")
+    print(f"\nsampler: {MODEL}, {length}-token prompts, {new_tokens} new tokens a row, tokens/s (best of {repeats})")
+    header = f"{'batch':>6}{'bare loop':>11}{'sampler':>9}{'generate':>10}   "
+    print(header + f"{'vs bare (>= 0.9x)':<19}vs generate (>= 1.5x)")
     torch.manual_seed(0)
     for batch in (1, 3, 9, 48):
         prompts = _prompts(trainer.get_tokenizer(), batch, length)
@@ -142,44 +190,18 @@ def bench_sampler(repeats: int) -> None:
             if r:  # the first round warms up
                 for key, value in measured.items():
                     times[key].append(value)
-        rate = {k: batch * new_tokens / statistics.median(v) for k, v in times.items()}
+        rate = {k: batch * new_tokens / _best(v) for k, v in times.items()}
+        vs_bare, vs_generate = rate["sampler"] / rate["bare"], rate["sampler"] / rate["generate"]
+        bare_verdict = _judge("sampler", f"batch {batch}: sampler / bare loop", vs_bare, at_least=0.9)
+        generate_verdict = _judge("sampler", f"batch {batch}: sampler / generate", vs_generate, at_least=1.5)
         print(
-            f"{batch:>6}{rate['bare']:>12.0f}{rate['sampler']:>10.0f}{rate['generate']:>10.0f}"
-            f"{rate['sampler'] / rate['bare']:>8.2f}x{rate['sampler'] / rate['generate']:>12.2f}x"
+            f"{batch:>6}{rate['bare']:>11.0f}{rate['sampler']:>9.0f}{rate['generate']:>10.0f}   "
+            f"{f'{vs_bare:.2f}x {bare_verdict}':<19}{vs_generate:.2f}x {generate_verdict}"
         )
     service.close()
 
 
-# ------------------------------------------------------------------ debates
-
-
-def _debate_setup(coordinator: str, tokenizer: Any, max_tokens: int, rounds: int = 3) -> Any:
-    """3 agents, ``rounds`` rounds, plain personas at temperature 0 (the same sampled tokens
-    under either protocol), the other components as a run file's defaults."""
-    from debate_core.config import load_run_config
-    from debate_core.plugins import get_registry
-    from debate_core.protocol.episode import build_debate_setup
-
-    overrides = [
-        f"debate.coordinator.name={coordinator}",
-        f"debate.max_rounds={rounds}",
-        "debate.num_agents=3",
-        f"debate.max_tokens={max_tokens}",
-        "debate.personas.name=plain",
-        "debate.temperature=0.0",
-    ]
-    config = load_run_config(None, overrides)
-    return build_debate_setup(config, get_registry(), tokenizer)
-
-
-def _run_debate(client: Any, setup: Any, seed: int) -> Any:
-    from debate_core.protocol.episode import run_debate
-    from debate_core.protocol.sampling_policy import SamplingClientPolicy
-    from debate_core.protocol.tasks import Problem
-
-    policy = SamplingClientPolicy(client, setup.renderer)
-    problem = Problem(id="bench", question="What is 57 + 8?", answer="65")
-    return asyncio.run(run_debate(problem, setup, [policy] * setup.num_agents, seed=seed))
+# ------------------------------------------------------------------ the responder and debates
 
 
 RESPONSE = (
@@ -188,12 +210,46 @@ RESPONSE = (
     "<comparison>N/A</comparison>\n<consensus>NO</consensus>\n"
     "<consensus_reason>I want to check once more.</consensus_reason>"
 )
-"""What the benchmark model is trained to answer to every debate prompt: a well-formed
-response that never agrees, so a debate always runs all its rounds."""
+"""What the responder answers to every debate prompt: a well-formed response that never
+agrees, so a debate always runs all its rounds."""
+
+
+def _debate_config(coordinator: str, max_tokens: int, personas: str = "plain", rounds: int = 3) -> list[str]:
+    return [
+        f"model.base_model={MODEL}",
+        f"debate.coordinator.name={coordinator}",
+        f"debate.max_rounds={rounds}",
+        "debate.num_agents=3",
+        f"debate.max_tokens={max_tokens}",
+        f"debate.personas.name={personas}",
+    ]
+
+
+def _debate_setup(coordinator: str, tokenizer: Any, max_tokens: int, personas: str = "plain") -> Any:
+    """3 agents, 3 rounds, at temperature 0 (the same sampled tokens under either protocol),
+    the other components as a run file's defaults."""
+    from debate_core.config import load_run_config
+    from debate_core.plugins import get_registry
+    from debate_core.protocol.episode import build_debate_setup
+
+    overrides = [*_debate_config(coordinator, max_tokens, personas), "debate.temperature=0.0"]
+    if personas == "default":
+        overrides.append("debate.personas.options.use_persona_temperatures=false")
+    return build_debate_setup(load_run_config(None, overrides), get_registry(), tokenizer)
+
+
+def _run_debate(client: Any, setup: Any, seed: int, question: str = "What is 57 + 8?", answer: str = "65") -> Any:
+    from debate_core.protocol.episode import run_debate
+    from debate_core.protocol.sampling_policy import SamplingClientPolicy
+    from debate_core.protocol.tasks import Problem
+
+    policy = SamplingClientPolicy(client, setup.renderer)
+    problem = Problem(id="bench", question=question, answer=answer)
+    return asyncio.run(run_debate(problem, setup, [policy] * setup.num_agents, seed=seed))
 
 
 class _Canned:
-    """A policy that answers ``RESPONSE`` (for collecting debate prompts to train on)."""
+    """A policy that answers ``RESPONSE`` (to collect the debate prompts the responder trains on)."""
 
     def __init__(self, tokenizer: Any) -> None:
         self.tokens = tuple(tokenizer.encode(RESPONSE, add_special_tokens=False))
@@ -204,23 +260,45 @@ class _Canned:
         return SampledAction(self.tokens, tuple(0.0 for _ in self.tokens), RESPONSE, "stop")
 
 
-def _responder(service: Any, steps: int = 150) -> Any:
-    """A training client of ``MODEL`` trained for a few seconds to answer ``RESPONSE`` to the
-    prompts of every round, so that benchmark debates parse and run their full length."""
+_RESPONDER: dict[str, Any] = {"steps": 100}
+RESPONDER_LR = 3e-3
+RESPONDER_BATCH = 2
+
+
+def _responder_path() -> str:
+    """The responder's checkpoint (trained on first use, once per process)."""
+    if "path" not in _RESPONDER:
+        _RESPONDER["path"] = _train_responder(_RESPONDER["steps"])
+    return str(_RESPONDER["path"])
+
+
+def _responder(service: Any) -> Any:
+    """A training client of ``service`` with the responder's weights."""
+    return service.create_training_client_from_state(_responder_path()).result()
+
+
+def _train_responder(steps: int) -> str:
+    """Train ``MODEL`` to answer ``RESPONSE`` to the prompts of every round (sequential and
+    parallel turns, plain and default personas, a few arithmetic questions); returns the
+    checkpoint path."""
     import numpy as np
     from tinker import types
 
     from debate_core.protocol.episode import run_debate
     from debate_core.protocol.tasks import Problem
 
+    started = time.perf_counter()
+    directory = tempfile.mkdtemp(prefix="debate-bench-responder-")
+    service = _service(state_directory=directory)
     trainer = service.create_lora_training_client(MODEL, rank=0, seed=0).result()
     tokenizer = trainer.get_tokenizer()
+    canned = _Canned(tokenizer)
     data = []
-    for coordinator in ("sequential", "parallel"):
-        setup = _debate_setup(coordinator, tokenizer, 96)
-        canned = _Canned(tokenizer)
-        for i in range(3):
-            problem = Problem(id=f"warm-{i}", question=f"What is {40 + i} + {i + 3}?", answer=str(43 + 2 * i))
+    for coordinator, personas in (("sequential", "plain"), ("parallel", "plain"), ("parallel", "default")):
+        setup = _debate_setup(coordinator, tokenizer, 96, personas)
+        for i in range(2):
+            a, b = 13 * i + 40, 7 * i + 3
+            problem = Problem(id=f"warm-{i}", question=f"What is {a} + {b}?", answer=str(a + b))
             episode = asyncio.run(run_debate(problem, setup, [canned] * 3, seed=i))
             for trajectory in episode.trajectories:
                 for transition in trajectory.transitions:
@@ -233,18 +311,33 @@ def _responder(service: Any, steps: int = 150) -> Any:
                         )
                     )
     rng = np.random.default_rng(0)
-    loss = 0.0
-    for _ in range(steps):
-        batch = [data[i] for i in rng.choice(len(data), size=8, replace=False)]
-        output = trainer.forward_backward(batch, "cross_entropy")
-        trainer.optim_step(types.AdamParams(learning_rate=3e-3))
-        loss = output.result().metrics["loss:sum"] / (8 * len(canned.tokens))
-    print(f"  (benchmark model: {steps} steps to answer a fixed response, final loss/token {loss:.3f})")
-    return trainer
+    loss, batch = 0.0, RESPONDER_BATCH
+    for step in range(steps):
+        chosen = [data[i] for i in rng.choice(len(data), size=batch, replace=False)]
+        output = trainer.forward_backward(chosen, "cross_entropy")
+        learning_rate = RESPONDER_LR * (1 - 0.9 * step / steps)  # linear decay to a tenth
+        trainer.optim_step(types.AdamParams(learning_rate=learning_rate))
+        loss = output.result().metrics["loss:sum"] / (batch * len(canned.tokens))
+    path = trainer.save_state("responder").result().path
+    service.close()
+    print(
+        f"\n(responder: {MODEL} trained {steps} cross-entropy steps of {batch} debate prompts to answer a fixed "
+        f"well-formed response, final loss {loss:.3f}/token, {time.perf_counter() - started:.0f} s)"
+    )
+    return path
 
 
 def _sampled(episode: Any) -> int:
     return sum(len(t.action) for trajectory in episode.trajectories for t in trajectory.transitions)
+
+
+def _check_full_length(episode: Any, label: str) -> None:
+    record = episode.record
+    if record.aborted or record.rounds_played < record.max_rounds:
+        print(
+            f"  WARNING: the {label} debate played {record.rounds_played}/{record.max_rounds} rounds "
+            f"(aborted: {record.abort_reason}); the responder did not learn its answer"
+        )
 
 
 def bench_debate(repeats: int) -> None:
@@ -252,22 +345,28 @@ def bench_debate(repeats: int) -> None:
     trainer = _responder(service)
     client = trainer.save_weights_and_get_sampling_client().result()
     tokenizer = trainer.get_tokenizer()
-    print(f"\ndebate: 3 agents, 3 rounds, 96 tokens per turn at most, {MODEL}, median of {repeats}")
+    print(f"\ndebate: one debate, 3 agents x 3 rounds, the responder at temperature 0, wall time (best of {repeats})")
     results = {}
     for name in ("sequential", "parallel"):
         setup = _debate_setup(name, tokenizer, 96)
         _run_debate(client, setup, seed=99)  # warm-up
-        seconds, tokens = [], []
+        seconds, tokens, rounds = [], [], []
         for r in range(repeats):
-            client.snapshot.prefix_cache.clear()
+            client.snapshot.prefix_cache.clear()  # a new debate: nothing of it is cached yet
             start = time.perf_counter()
             episode = _run_debate(client, setup, seed=r)
             seconds.append(time.perf_counter() - start)
             tokens.append(_sampled(episode))
-        results[name] = (statistics.median(seconds), statistics.median(tokens))
-        print(f"  {name:<11} {results[name][0]:7.2f} s   {results[name][1]:6.0f} sampled tokens")
-    ratio = results["parallel"][0] / results["sequential"][0]
-    print(f"  parallel / sequential wall time: {ratio:.2f}x (target <= 0.5x)")
+            rounds.append(episode.record.rounds_played)
+            _check_full_length(episode, name)
+        results[name] = _best(seconds)
+        print(
+            f"  {name:<11} {results[name]:6.2f} s   {statistics.median(tokens):4.0f} sampled tokens, "
+            f"{min(rounds)} rounds"
+        )
+    ratio = results["parallel"] / results["sequential"]
+    verdict = _judge("debate", "parallel / sequential wall time", ratio, at_most=0.5)
+    print(f"  parallel / sequential wall time: {ratio:.2f}x (target <= 0.5x) {verdict}")
     service.close()
 
 
@@ -275,6 +374,7 @@ def bench_debate(repeats: int) -> None:
 
 
 def _union(intervals: list[tuple[float, float]], start: float, end: float) -> float:
+    """Total length of the union of ``intervals`` clipped to ``[start, end]``."""
     clipped = sorted((max(a, start), min(b, end)) for a, b in intervals if b > start and a < end)
     total, current_start, current_end = 0.0, None, None
     for a, b in clipped:
@@ -290,26 +390,44 @@ def _union(intervals: list[tuple[float, float]], start: float, end: float) -> fl
 
 
 def bench_overhead(iterations: int) -> None:
+    """RL iterations through ``run_training`` on the local backend, starting from the responder.
+
+    Each iteration's window is timed around ``Trainer._iteration``; the model's time is the
+    union of the sampler engine's and the training worker's busy intervals within those
+    windows; the rest (the asyncio thread building prompts, parsing, scoring, assembling
+    Datums, and waiting for it) is outside the model.
+    """
     import debate_core.builtin.backend_local as plugin
+    from debate_core.backends.local.futures import OrderedWorker
     from debate_core.config import load_run_config
     from debate_core.plugins import get_registry
-    from debate_core.training.loop import run_training
+    from debate_core.training.loop import Trainer, run_training
     from debate_core.training.progress import Progress
     from debate_core.training.run_dir import fresh_run_directory
 
+    path = _responder_path()
     built: list[Any] = []
-    original = plugin.build_local_backend
+    original_build = plugin.build_local_backend
 
-    def keep(options: Any) -> Any:
-        service = original(options)
+    def from_responder(options: Any) -> Any:
+        """The local backend, whose new training clients start from the responder's weights."""
+        service = original_build(options)
+        service.create_lora_training_client = lambda *args, **kwargs: service.create_training_client_from_state(path)
         built.append(service)
         return service
 
+    windows: list[tuple[float, float]] = []
+    original_iteration = Trainer._iteration
+
+    async def timed(self: Any, iteration: int) -> Any:
+        start = time.perf_counter()
+        try:
+            return await original_iteration(self, iteration)
+        finally:
+            windows.append((start, time.perf_counter()))
+
     overrides = [
-        f"model.base_model={MODEL}",
-        "debate.coordinator.name=parallel",
-        "debate.max_rounds=2",
-        "debate.max_tokens=64",
+        *_debate_config("parallel", 96, personas="default"),
         "reward.name=v2",
         "training.batch_size=8",
         f"training.num_iterations={iterations}",
@@ -318,33 +436,40 @@ def bench_overhead(iterations: int) -> None:
         "logging.progress=off",
         "logging.num_groups_to_log=0",
     ]
+    if SERVICE_OPTIONS.get("num_threads"):
+        overrides.append(f"backend.options.num_threads={SERVICE_OPTIONS['num_threads']}")
     config = load_run_config(None, overrides)
     registry = get_registry()
     spec = registry.resolve("backend", "local")
-    object.__setattr__(spec, "build", keep)
-    with tempfile.TemporaryDirectory() as scratch:
-        run_dir = fresh_run_directory(Path(scratch) / "run")
-        start = time.perf_counter()
-        asyncio.run(run_training(config, registry, run_dir, progress=Progress("off"), handle_signals=False))
-        end = time.perf_counter()
-        import json
-
-        records = [json.loads(line) for line in (run_dir.root / "metrics.jsonl").read_text().splitlines()]
-    object.__setattr__(spec, "build", original)
+    object.__setattr__(spec, "build", from_responder)
+    Trainer._iteration = timed  # type: ignore[method-assign]
+    try:
+        with tempfile.TemporaryDirectory() as scratch:
+            run_dir = fresh_run_directory(Path(scratch) / "run")
+            asyncio.run(run_training(config, registry, run_dir, progress=Progress("off"), handle_signals=False))
+            records = [json.loads(line) for line in (run_dir.root / "metrics.jsonl").read_text().splitlines()]
+    finally:
+        object.__setattr__(spec, "build", original_build)
+        Trainer._iteration = original_iteration  # type: ignore[method-assign]
     service = built[0]
-    iteration_time = sum(float(r.get("time/total", 0.0)) for r in records)
-    # The training worker of the (only) training client and the sampler engine.
-    from debate_core.backends.local.futures import OrderedWorker
-
     intervals = list(service.engine.busy_intervals)
     for worker in OrderedWorker.instances():
         if worker.name.startswith("debate-local-train"):
             intervals += list(worker.busy_intervals)
-    model_time = _union(intervals, start, end)
-    outside = max(iteration_time - model_time, 0.0)
-    print(f"\noverhead: {iterations} RL iterations, 8 debates x 3 agents x 2 rounds, {MODEL}")
-    print(f"  iteration time {iteration_time:.2f} s, inside the model {model_time:.2f} s")
-    print(f"  share outside the model: {outside / iteration_time:.1%} (target <= 5%)")
+    total = sum(end - start for start, end in windows)
+    model = sum(_union(intervals, start, end) for start, end in windows)
+    rl = [r for r in records if r.get("phase") == "rl"]
+    parse_errors = statistics.mean(float(r.get("parse_error", 0.0)) for r in rl) if rl else float("nan")
+    rounds = statistics.mean(float(r.get("debate/rounds_played", float("nan"))) for r in rl) if rl else float("nan")
+    share = max(total - model, 0.0) / total
+    verdict = _judge("overhead", "share of RL iteration time outside the model", share * 100, at_most=5)
+    print(
+        f"\noverhead: {iterations} RL iterations from the responder (8 debates x 3 agents x 3 rounds, parallel, "
+        f"default personas, reward v2, importance_sampling)"
+    )
+    print(f"  parse errors {parse_errors:.2f} a turn, {rounds:.1f} rounds a debate")
+    print(f"  iteration time {total:.2f} s, inside the model {model:.2f} s, outside {total - model:.2f} s")
+    print(f"  share outside the model: {share:.1%} (target <= 5%) {verdict}")
     service.close()
 
 
@@ -352,42 +477,81 @@ def bench_overhead(iterations: int) -> None:
 
 
 def bench_prefix() -> None:
-    print(f"\nprefix reuse: one parallel debate, 3 agents x 3 rounds, {MODEL}")
+    print("\nprefix reuse: one parallel debate of the responder, 3 agents x 3 rounds")
     for label, megabytes in (("prefix cache on", 256), ("prefix cache off", 0)):
         service = _service(prefix_cache_mb=megabytes)
         trainer = _responder(service)
         client = trainer.save_weights_and_get_sampling_client().result()
-        setup = _debate_setup("parallel", trainer.get_tokenizer(), 64)
-        client.snapshot.prefix_cache.clear()
+        setup = _debate_setup("parallel", trainer.get_tokenizer(), 96)
         cache = client.snapshot.prefix_cache
+        cache.clear()
         cache.hit_tokens = cache.computed_tokens = 0
         episode = _run_debate(client, setup, seed=3)
+        _check_full_length(episode, "prefix")
         final = sum(
             len(trajectory.transitions[-1].observation) + len(trajectory.transitions[-1].action)
             for trajectory in episode.trajectories
         )
         computed = cache.computed_tokens
+        ratio = computed / final
+        verdict = ""
+        if megabytes:
+            figure = "prompt tokens computed / final transcript"
+            verdict = " (target <= 1.2x) " + _judge("prefix", figure, ratio, at_most=1.2)
         print(
-            f"  {label:<17} prompt tokens computed {computed:6d}, reused {cache.hit_tokens:6d}, "
-            f"final transcript {final:6d}: {computed / final:.2f}x"
+            f"  {label:<17} prompt tokens computed {computed:5d}, reused {cache.hit_tokens:5d}, "
+            f"final transcripts {final:5d}: {ratio:.2f}x{verdict}"
         )
         service.close()
 
 
+# ------------------------------------------------------------------ main
+
+
+def _summary() -> None:
+    if not RESULTS:
+        return
+    print("\nsummary")
+    width = max(len(r.figure) for r in RESULTS)
+    for r in RESULTS:
+        unit = "%" if r.part == "overhead" else "x"
+        value = f"{r.ratio:.1f}%" if unit == "%" else f"{r.ratio:.2f}x"
+        target = r.target.replace("x", "%") if unit == "%" else r.target
+        print(f"  {r.part:<9} {r.figure:<{width}}  {value:>7}  target {target:<8} {'PASS' if r.passed else 'MISS'}")
+
+
 def main(argv: list[str]) -> int:
+    import torch
+
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("parts", nargs="*", choices=["sampler", "debate", "overhead", "prefix"], default=[])
-    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("parts", nargs="*", metavar="part", help=f"any of {', '.join(PARTS)} (default: all)")
+    parser.add_argument("--repeats", type=int, default=3, help="timed runs per figure, after one warm-up")
+    parser.add_argument("--iterations", type=int, default=4, help="RL iterations of the overhead part")
+    parser.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: the backend default)")
+    parser.add_argument("--responder-steps", type=int, default=100, help="training steps of the responder")
     args = parser.parse_args(argv)
-    parts = args.parts or ["sampler", "debate", "overhead", "prefix"]
-    if "sampler" in parts:
-        bench_sampler(args.repeats)
-    if "debate" in parts:
-        bench_debate(args.repeats)
-    if "overhead" in parts:
-        bench_overhead(iterations=4)
-    if "prefix" in parts:
-        bench_prefix()
+    unknown = sorted(set(args.parts) - set(PARTS))
+    if unknown:
+        parser.error(f"unknown parts {unknown}; the parts are {', '.join(PARTS)}")
+    parts = args.parts or list(PARTS)
+    _RESPONDER["steps"] = args.responder_steps
+    if args.threads:
+        SERVICE_OPTIONS["num_threads"] = args.threads
+    _service().close()  # applies the thread settings
+    print(
+        f"local backend benchmark: {MODEL}, torch {torch.__version__}, {torch.get_num_threads()} CPU threads, "
+        f"parts: {', '.join(parts)}"
+    )
+    steps: dict[str, Callable[[], None]] = {
+        "sampler": lambda: bench_sampler(args.repeats),
+        "debate": lambda: bench_debate(args.repeats),
+        "overhead": lambda: bench_overhead(args.iterations),
+        "prefix": bench_prefix,
+    }
+    for part in PARTS:
+        if part in parts:
+            steps[part]()
+    _summary()
     return 0
 
 

@@ -12,12 +12,12 @@ import pytest
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
-import numpy as np  # noqa: E402
-import torch  # noqa: E402
-from tinker import types  # noqa: E402
+import numpy as np
+import torch
+from tinker import types
 
-from debate_core.backends.local.service import LocalServiceClient  # noqa: E402
-from debate_core.backends.local.training import LocalTrainingClient  # noqa: E402
+from debate_core.backends.local.service import LocalServiceClient
+from debate_core.backends.local.training import LocalTrainingClient
 
 MICRO = "embedded:debate-micro"
 

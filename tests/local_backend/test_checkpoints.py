@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from safetensors.torch import load_file
 from tinker import types
 
 from debate_core.backends.local.checkpoints import CheckpointError
@@ -49,6 +50,23 @@ def test_state_round_trip_resumes_exactly(service: LocalServiceClient, trainer: 
     _train(fresh, 2)
     fresh.save_state("sync-fresh").result()
     assert not _same_weights(trainer, fresh)
+
+
+def test_checkpoint_files_are_safetensors_and_json(trainer: LocalTrainingClient) -> None:
+    _train(trainer, 2)
+    path = Path(trainer.save_state("formats").result().path)
+    meta = json.loads((path / "state.json").read_text())
+    assert meta["format"] == "debate-core-local/1" and meta["has_optimizer"] and meta["optimizer_steps"] == 2
+    assert meta["base_model"] == "embedded:debate-micro" and meta["finetune"]["lora_rank"] == 0
+    parameters = {name: p for name, p in trainer.module.named_parameters() if p.requires_grad}
+    weights = load_file(str(path / "weights.safetensors"))
+    assert set(weights) == set(meta["parameters"]) == set(parameters)
+    assert all(torch.equal(weights[name], p.detach()) for name, p in parameters.items())
+    moments = load_file(str(path / "optimizer.safetensors"))
+    assert set(moments) == {f"{kind}/{name}" for kind in ("exp_avg", "exp_avg_sq", "step") for name in parameters}
+    assert all(float(moments[f"step/{name}"]) == 2.0 for name in parameters)
+    assert all(bool((moments[f"exp_avg_sq/{name}"] >= 0).all()) for name in parameters)
+    assert json.loads((path / "tokenizer.json").read_text())["model"]["type"] == "BPE"
 
 
 def test_load_state_with_optimizer_on_a_live_client(service: LocalServiceClient, trainer: LocalTrainingClient) -> None:
@@ -98,5 +116,5 @@ def test_bad_checkpoints_fail_with_a_clear_message(service: LocalServiceClient, 
 def test_a_checkpoint_must_fit_the_model(service: LocalServiceClient, trainer: LocalTrainingClient) -> None:
     saved = trainer.save_state("micro").result()
     tiny = service.create_lora_training_client("embedded:debate-tiny", rank=0, seed=1).result()
-    with pytest.raises(CheckpointError, match="does not fit this model.*embedded:debate-micro"):
+    with pytest.raises(CheckpointError, match=r"does not fit this model.*embedded:debate-micro"):
         tiny.load_state(saved.path).result()

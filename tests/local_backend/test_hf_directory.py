@@ -49,6 +49,31 @@ def qwen3_dir(tmp_path_factory: pytest.TempPathFactory) -> str:
 
 
 @pytest.fixture(scope="module")
+def qwen2_dir(tmp_path_factory: pytest.TempPathFactory) -> str:
+    from transformers import Qwen2Config, Qwen2ForCausalLM
+
+    tokenizer, _ = build_embedded_tokenizer(1024)
+    config = Qwen2Config(
+        vocab_size=len(tokenizer),
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=512,
+        tie_word_embeddings=False,
+        eos_token_id=tokenizer.eos_token_id,
+    )
+    torch.manual_seed(0)
+    model = Qwen2ForCausalLM(config)
+    with torch.no_grad():  # biases start at zero: make them large, so a misplaced one shows
+        for module in model.modules():
+            if isinstance(module, torch.nn.Linear) and module.bias is not None:
+                module.bias.normal_(0.0, 0.5)
+    return _save(model, tmp_path_factory.mktemp("qwen2"))
+
+
+@pytest.fixture(scope="module")
 def gpt2_dir(tmp_path_factory: pytest.TempPathFactory) -> str:
     from transformers import GPT2Config, GPT2LMHeadModel
 
@@ -111,6 +136,15 @@ def test_full_finetuning_of_a_directory_model(service: LocalServiceClient, qwen3
     _check_sampler_agrees_with_training(client)
 
 
+def test_attention_biases_reach_the_fast_decoder(service: LocalServiceClient, qwen2_dir: str) -> None:
+    client = service.create_lora_training_client(qwen2_dir, rank=2, seed=0, train_mlp=False).result()
+    assert any(p.bias is not None for p in client.module.modules() if isinstance(p, torch.nn.Linear))
+    _train_a_little(client)
+    _check_sampler_agrees_with_training(client)
+    snapshot = client.save_weights_and_get_sampling_client().result()
+    assert isinstance(snapshot.snapshot.decoder, FastDecoder)
+
+
 def test_other_architectures_use_the_generic_decoder(service: LocalServiceClient, gpt2_dir: str) -> None:
     from transformers import AutoModelForCausalLM
 
@@ -133,5 +167,5 @@ def test_other_architectures_use_the_generic_decoder(service: LocalServiceClient
 def test_a_missing_model_is_a_clear_error(service: LocalServiceClient, tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="never downloads"):
         service.create_lora_training_client("Qwen/Qwen3-0.6B", rank=0).result()
-    with pytest.raises(ConfigError, match="no embedded model 'nope'.*embedded:debate-tiny"):
+    with pytest.raises(ConfigError, match=r"no embedded model 'nope'.*embedded:debate-tiny"):
         service.create_lora_training_client("embedded:nope", rank=0).result()

@@ -8,6 +8,7 @@ import math
 
 import numpy as np
 import pytest
+import torch
 
 from debate_core.backends.local.training import LocalTrainingClient
 
@@ -35,6 +36,26 @@ def test_cross_entropy_is_minus_weighted_sum_of_logprobs(trainer: LocalTrainingC
     # Without weights every target counts once.
     plain = trainer.forward([datum(tokens)], "cross_entropy").result()
     assert plain.metrics["loss:sum"] == pytest.approx(-lp.sum(), rel=1e-5)
+
+
+@pytest.mark.parametrize("loss_fn", ["cross_entropy", "importance_sampling", "ppo", "cispo"])
+def test_returned_logprobs_are_the_log_softmax_of_the_models_logits_at_the_targets(
+    trainer: LocalTrainingClient, loss_fn: str
+) -> None:
+    tokens = _tokens(trainer)
+    n = len(tokens) - 1
+    inputs = {} if loss_fn == "cross_entropy" else {"logprobs": np.full(n, -1.0), "advantages": np.ones(n)}
+    out = trainer.forward_backward([datum(tokens, **inputs)], loss_fn).result()  # type: ignore[arg-type]
+    with torch.no_grad():
+        logits = trainer.module(input_ids=torch.tensor([tokens[:-1]])).logits[0].double()
+    by_hand = torch.log_softmax(logits, dim=-1)[torch.arange(n), torch.tensor(tokens[1:])].numpy()
+    returned = out.loss_fn_outputs[0]["logprobs"]
+    assert returned.shape == [n]
+    np.testing.assert_allclose(returned.tolist(), by_hand, atol=1e-5)
+    if loss_fn == "cross_entropy":
+        assert out.metrics["loss:sum"] == pytest.approx(-by_hand.sum(), rel=1e-5)
+    elif loss_fn == "importance_sampling":  # q = -1, A = 1: -sum(exp(lp + 1))
+        assert out.metrics["loss:sum"] == pytest.approx(-np.exp(by_hand + 1.0).sum(), rel=1e-5)
 
 
 def test_losses_are_summed_over_datums_not_averaged(trainer: LocalTrainingClient) -> None:

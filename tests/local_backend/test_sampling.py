@@ -61,7 +61,7 @@ def test_a_stop_string_ends_at_the_token_that_completes_it(sampler: LocalSamplin
 
 def test_default_stop_is_the_end_of_sequence_token(trainer: LocalTrainingClient) -> None:
     tokenizer = trainer.get_tokenizer()
-    text = encode(trainer, "Say done.") + [tokenizer.eos_token_id]
+    text = [*encode(trainer, "Say done."), tokenizer.eos_token_id]
     for _ in range(60):
         trainer.forward_backward([datum(text)], "cross_entropy")
         trainer.optim_step(types.AdamParams(learning_rate=2e-2))

@@ -18,8 +18,8 @@ from .conftest import assert_same_gradients, datum, encode, gradients
 
 
 def test_grouping_keeps_one_own_token_per_member() -> None:
-    a = list(range(40)) + [1, 2]
-    b = list(range(40)) + [3]
+    a = [*range(40), 1, 2]
+    b = [*range(40), 3]
     c = list(range(40))
     d = [7] * 50
     groups = group_by_prefix([a, b, c, d], min_shared=32)
@@ -58,7 +58,7 @@ def test_shared_prefixes_give_the_same_losses_and_gradients(
 ) -> None:
     data = _data(trainer)
     if loss_fn == "cross_entropy":
-        data = [datum(d.model_input.to_ints() + [d.loss_fn_inputs["target_tokens"].tolist()[-1]]) for d in data]
+        data = [datum([*d.model_input.to_ints(), d.loss_fn_inputs["target_tokens"].tolist()[-1]]) for d in data]
     settings = service.settings
     try:
         shared = trainer.forward_backward(data, loss_fn).result()

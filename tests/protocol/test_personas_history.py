@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import attrs
 import pytest
 
 from debate_core.builtin.history import debate_history_policies
@@ -113,3 +114,32 @@ def test_later_rounds_ask_for_meta_judging() -> None:
     assert "not two other agents to compare" in two_agents
     alone = instructions(1, 3, [], [])  # the `none` history: nobody in view
     assert "Nobody else has answered yet" in alone
+
+
+def test_the_question_ends_the_first_user_message_and_only_that_one() -> None:
+    from debate_core.protocol.interfaces import HistoryEntry
+    from debate_core.protocol.observations import OwnTurn, build_messages
+
+    entry = HistoryEntry(round=1, agent=0, solution="s0", evaluation="e0", comparison="N/A", consensus_reason="r0")
+    first = build_messages(
+        question="What is 6 * 7?",
+        system_prompt="sys",
+        agent=1,
+        entries=[entry],
+        turn_indices=[0],
+        own_turns={},
+        instructions="Round 1 of 2. You are Agent 1.",
+    )
+    assert [m.role for m in first] == ["system", "user"]
+    assert first[1].content.startswith("Responses of the other agents:")
+    assert first[1].content.endswith("Round 1 of 2. You are Agent 1.\n\nQuestion:\nWhat is 6 * 7?")
+    later = build_messages(
+        question="What is 6 * 7?",
+        system_prompt="sys",
+        agent=1,
+        entries=[attrs.evolve(entry, agent=1)],
+        turn_indices=[0],
+        own_turns={1: OwnTurn(instructions="Round 1 of 2. You are Agent 1.", text="<solution>42</solution>", visible_turns=0)},
+        instructions="Round 2 of 2.",
+    )
+    assert later[1].content.endswith("Question:\nWhat is 6 * 7?") and later[-1].content == "Round 2 of 2."

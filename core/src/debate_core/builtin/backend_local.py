@@ -29,7 +29,12 @@ class LocalBackendOptions:
     state_directory: str | None = None
     """Where ``save_state(name)`` writes plain names; the trainer points it into the run directory."""
     init_seed: int = 0
-    """Seed of the embedded models' random initial weights (the "base model" every run starts from)."""
+    """Seed of the embedded models' random initial weights (with ``base_weights = "random"``, or for a
+    model the package ships no pretrained weights for)."""
+    base_weights: Literal["auto", "pretrained", "random"] = "auto"
+    """Embedded models' base weights: ``auto`` loads the pretrained weights the package ships for the
+    model (``debate-tiny``: pre-trained offline to read and copy text) when there are any, else the seeded
+    random initialisation; ``pretrained`` insists on them; ``random`` always starts from ``init_seed``."""
     full_finetune: bool = False
     """Train every weight even when ``model.lora_rank`` is above 0 (rank 0 always means full fine-tuning)."""
     max_batch_rows: int = attrs.field(default=64, validator=v.ge(1))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import math
 import signal
 import sys
 from collections.abc import Mapping
@@ -40,10 +41,31 @@ def format_evaluations(evaluations: Mapping[str, Mapping[str, float]]) -> list[s
             for name, value in metrics.items()
             if "/" in name
             and any(part in name.rsplit("/", 1)[-1] for part in HEADLINE)
-            and not name.endswith("judge_decidable_votes")
+            and not name.endswith(("judge_decidable_votes", "_se"))
         ]
         lines.append(f"  {label}: " + ("  ".join(shown) if shown else "(no graded metrics)"))
     return lines
+
+
+def format_changes(evaluations: Mapping[str, Mapping[str, float]]) -> list[str]:
+    """The change of each metric that has a standard error (``<name>_se``) from the first
+    evaluation to the last, with the standard error of the change (the two taken as independent)."""
+    labels = list(evaluations)
+    if len(labels) < 2:
+        return []
+    first, last = evaluations[labels[0]], evaluations[labels[-1]]
+    lines = []
+    for name, value in last.items():
+        error_name = f"{name}_se"
+        if error_name not in last or name not in first or error_name not in first:
+            continue
+        change = value - first[name]
+        error = math.hypot(last[error_name], first[error_name])
+        ratio = f"{change / error:+.1f} SE" if error > 0 else "no spread"
+        lines.append(
+            f"  {name.split('/', 1)[1]}: {first[name]:.3f} -> {value:.3f} ({change:+.3f}, SE {error:.3f}, {ratio})"
+        )
+    return [f"change from {labels[0]} to {labels[-1]}:", *lines] if lines else []
 
 
 def run(args: argparse.Namespace) -> int:
@@ -69,6 +91,9 @@ def run(args: argparse.Namespace) -> int:
     if outcome.evaluations:
         print("evaluations:")
         print("\n".join(format_evaluations(outcome.evaluations)))
+        changes = format_changes(outcome.evaluations)
+        if changes:
+            print("\n".join(changes))
     if outcome.stopped_by:
         print(
             f"stopped by {outcome.stopped_by}; checkpoint at step {outcome.last_checkpoint}. "

@@ -1,9 +1,10 @@
 """What an agent sees: its system prompt and a conversation built from the selected history.
 
 The conversation keeps the agent's own earlier responses as its own (assistant) messages,
-verbatim, and puts everything else in user messages: the first one holds the question, and
-each one holds the other agents' turns that came since the agent's previous turn (as the
-history policy shows them) followed by that turn's instructions. When the history policy
+verbatim, and puts everything else in user messages: each one holds the other agents' turns
+that came since the agent's previous turn (as the history policy shows them) followed by that
+turn's instructions, and the first one ends with the question, the last thing the agent reads
+before its first answer. When the history policy
 only ever adds turns (``all``), each prompt therefore extends the previous prompt and
 response, and the agent's whole debate is one training sequence.
 """
@@ -42,12 +43,12 @@ def format_entry(entry: HistoryEntry) -> str:
 
 def _user_message(question: str | None, others: Sequence[HistoryEntry], instructions: str) -> Message:
     parts: list[str] = []
-    if question is not None:
-        parts.append(f"Question:\n{question}")
     if others:
         heading = "Responses of the other agents:" if question is not None else "New responses since your last turn:"
         parts.append(heading + "\n\n" + "\n\n".join(format_entry(e) for e in others))
     parts.append(instructions)
+    if question is not None:
+        parts.append(f"Question:\n{question}")
     return Message("user", "\n\n".join(parts))
 
 

@@ -6,9 +6,9 @@ its carry or borrow, then the digits read back in the usual order. These strings
 ``<solution>`` of the warm-start's reference responses (``metadata["solution"]``).
 
     >>> worked_solution(57, "+", 8)
-    '7 + 8 = 15, 5 + 0 + 1 = 6. The answer is \\\\boxed{65}.'
+    '57 + 8: 7 + 8 = 15, 5 + 0 + 1 = 6. The answer is \\\\boxed{65}.'
     >>> worked_solution(52, "-", 8)
-    '12 - 8 = 4, 5 - 1 - 0 = 4. The answer is \\\\boxed{44}.'
+    '52 - 8: 12 - 8 = 4, 5 - 1 - 0 = 4. The answer is \\\\boxed{44}.'
 """
 
 from __future__ import annotations
@@ -70,4 +70,4 @@ def worked_solution(a: int, op: str, b: int) -> str | None:
         steps, answer = _multiplication(a, b), a * b
     else:
         return None
-    return f"{', '.join(steps)}. The answer is \\boxed{{{answer}}}."
+    return f"{a} {op} {b}: {', '.join(steps)}. The answer is \\boxed{{{answer}}}."

@@ -18,6 +18,7 @@ Conventions (documented in docs/training.md):
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 
@@ -129,7 +130,11 @@ def grade_debate(record: DebateRecord, grader: Grader, answer: str | None = None
 
 
 def verifiable_metrics(graded: Sequence[GradedDebate], prefix: str, k: int) -> dict[str, float]:
-    """``{prefix}/format``, ``correct``, ``pass@k``, ``avg@k``, ``cons@k``, ``judge_accuracy`` (seed 002 §3.1)."""
+    """``{prefix}/format``, ``correct``, ``pass@k``, ``avg@k``, ``cons@k``, ``judge_accuracy`` (seed 002 §3.1).
+
+    ``correct_se`` is the standard error of ``correct`` with problems as the unit (the responses
+    to one problem are not independent); ``judge_accuracy_se`` the binomial one over decidable votes.
+    """
     if not graded:
         return {}
     responses = [g for d in graded for g in d.turn_grades]
@@ -139,6 +144,7 @@ def verifiable_metrics(graded: Sequence[GradedDebate], prefix: str, k: int) -> d
     out = {
         f"{prefix}/format": _mean([float(g.formatted) for g in responses]),
         f"{prefix}/correct": _mean([float(g.correct) for g in responses]),
+        f"{prefix}/correct_se": _clustered_standard_error(graded),
         f"{prefix}/pass@{k}": _mean([d.pass_at_k for d in graded]),
         f"{prefix}/avg@{k}": _mean([d.avg_at_k for d in graded]),
         f"{prefix}/cons@{k}": _mean([d.cons_at_k for d in graded]),
@@ -146,8 +152,22 @@ def verifiable_metrics(graded: Sequence[GradedDebate], prefix: str, k: int) -> d
         f"{prefix}/judge_ties": float(judge.ties),
     }
     if judge.decidable:
-        out[f"{prefix}/judge_accuracy"] = judge.agreed / judge.decidable
+        accuracy = judge.agreed / judge.decidable
+        out[f"{prefix}/judge_accuracy"] = accuracy
+        out[f"{prefix}/judge_accuracy_se"] = math.sqrt(accuracy * (1.0 - accuracy) / judge.decidable)
     return out
+
+
+def _clustered_standard_error(graded: Sequence[GradedDebate]) -> float:
+    """Standard error of the response-weighted mean correctness, clustered by problem."""
+    sizes = [len(d.turn_grades) for d in graded]
+    total = sum(sizes)
+    if len(graded) < 2 or total == 0:
+        return 0.0
+    overall = sum(float(g.correct) for d in graded for g in d.turn_grades) / total
+    residuals = [sum(float(g.correct) - overall for g in d.turn_grades) for d in graded]
+    n = len(graded)
+    return math.sqrt(n / (n - 1) * sum(r * r for r in residuals)) / total
 
 
 def _mean(values: Sequence[float]) -> float:

@@ -275,16 +275,24 @@ def forward(
     if group > 1:
         # Queries of one kv group side by side: [B, 1, S*G, span] broadcast over kv heads.
         allowed = allowed.unsqueeze(2).expand(batch, steps, group, span).reshape(batch, steps * group, span)
-    mask = allowed.unsqueeze(1)
+    # An additive float mask, made once: SDPA would convert a boolean one in every layer.
+    mask = torch.zeros(allowed.shape, dtype=x.dtype, device=x.device).masked_fill_(~allowed, float("-inf"))
+    mask = mask.unsqueeze(1)
     rows = torch.arange(batch, device=tokens.device).unsqueeze(1)
     q_size, kv_size = heads * dim, kv_heads * dim
+    intermediate = weights.layers[0].down.shape[1] if weights.layers else 0
 
     for layer, keys, values in zip(weights.layers, cache.keys, cache.values, strict=True):
         h = F.rms_norm(x, (hidden_size,), layer.input_norm, eps)
-        qkv = F.linear(h, layer.qkv, layer.qkv_bias)
-        q = qkv[..., :q_size].view(batch, steps, heads, dim)
-        k = qkv[..., q_size : q_size + kv_size].view(batch, steps, kv_heads, dim)
-        v = qkv[..., q_size + kv_size :].view(batch, steps, kv_heads, dim)
+        # Row slices of the fused matrices are contiguous, and so are their outputs: elementwise
+        # work (norms, rotary, SiLU) on strided column slices of one fused output is several
+        # times slower on a CPU, which dominates a long prefill.
+        q = F.linear(h, layer.qkv[:q_size], _part(layer.qkv_bias, 0, q_size)).view(batch, steps, heads, dim)
+        k_rows = slice(q_size, q_size + kv_size)
+        k = F.linear(h, layer.qkv[k_rows], _part(layer.qkv_bias, q_size, q_size + kv_size))
+        k = k.view(batch, steps, kv_heads, dim)
+        v = F.linear(h, layer.qkv[q_size + kv_size :], _part(layer.qkv_bias, q_size + kv_size, None))
+        v = v.view(batch, steps, kv_heads, dim)
         if layer.q_norm is not None and layer.k_norm is not None:
             q = F.rms_norm(q, (dim,), layer.q_norm, eps)
             k = F.rms_norm(k, (dim,), layer.k_norm, eps)
@@ -300,12 +308,17 @@ def forward(
         attended = attended.reshape(batch, steps, q_size)
         x = x + F.linear(attended, layer.out, layer.out_bias)
         h = F.rms_norm(x, (hidden_size,), layer.post_norm, eps)
-        gate, up = F.linear(h, layer.gate_up).chunk(2, dim=-1)
-        x = x + F.linear(F.silu(gate) * up, layer.down)
+        gate = F.linear(h, layer.gate_up[:intermediate])
+        up = F.linear(h, layer.gate_up[intermediate:])
+        x = x + F.linear(F.silu(gate).mul_(up), layer.down)
 
     if output_rows is not None:
         x = x[output_rows]
     return F.rms_norm(x, (hidden_size,), weights.final_norm, eps)
+
+
+def _part(bias: torch.Tensor | None, start: int, end: int | None) -> torch.Tensor | None:
+    return None if bias is None else bias[start:end]
 
 
 def logits_of(weights: DecoderWeights, hidden: torch.Tensor) -> torch.Tensor:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import atexit
 import queue
 import threading
+import time
 import weakref
 from collections import deque
 from collections.abc import Callable
@@ -125,9 +126,12 @@ class OrderedWorker:
             call, future = item
             if not future.set_running_or_notify_cancel():
                 continue
+            started = time.perf_counter()
             try:
                 result = call()
             except BaseException as exc:
+                self.busy_intervals.append((started, time.perf_counter()))
                 future.set_exception(exc)
             else:
+                self.busy_intervals.append((started, time.perf_counter()))
                 future.set_result(result)

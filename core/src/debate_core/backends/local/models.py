@@ -97,6 +97,33 @@ def embedded_spec(base_model: str) -> EmbeddedModelSpec:
     return specs[name]
 
 
+def _load_pretrained(module: torch.nn.Module, name: str, tokenizer_json: str, *, required: bool) -> None:
+    """Load the package's pretrained base weights of embedded model ``name`` into ``module``."""
+    from safetensors import safe_open
+
+    from debate_core.backends.local.pretrain import pretrained_file, tokenizer_hash
+
+    resource = pretrained_file(name)
+    if not resource.is_file():
+        if required:
+            raise ConfigError(
+                f"backend.options.base_weights: the package ships no pretrained weights for {EMBEDDED_PREFIX}{name}; "
+                f"use base_weights = 'random', or make them with: python -m debate_core.backends.local.pretrain {name}"
+            )
+        return
+    with resources.as_file(resource) as path, safe_open(str(path), framework="pt") as weights:
+        expected = (weights.metadata() or {}).get("tokenizer_sha256_16")
+        if expected != tokenizer_hash(tokenizer_json):
+            raise ConfigError(
+                f"the pretrained weights of {EMBEDDED_PREFIX}{name} were made with another tokenizer "
+                f"({expected}); rebuild them with: python -m debate_core.backends.local.pretrain {name}"
+            )
+        state = {key: weights.get_tensor(key).float() for key in weights.keys()}  # noqa: SIM118
+    if "lm_head.weight" not in state:
+        state["lm_head.weight"] = state["model.embed_tokens.weight"]
+    module.load_state_dict(state, strict=True)
+
+
 def embedded_config(spec: EmbeddedModelSpec, vocab_size: int, eos_token_id: int, pad_token_id: int) -> Any:
     """The ``transformers`` ``Qwen3Config`` of an embedded model."""
     from transformers import Qwen3Config
@@ -124,11 +151,15 @@ def load_base(
     dtype: torch.dtype,
     init_seed: int,
     tokenizer_json: str | None = None,
+    base_weights: str = "auto",
 ) -> tuple[torch.nn.Module, Any, str | None]:
     """The base model, its tokenizer, and the embedded tokenizer's JSON text (``None`` for directories).
 
     ``tokenizer_json`` (from a checkpoint) replaces the freshly trained embedded tokenizer,
-    so a checkpoint restores with the exact vocabulary it was trained with.
+    so a checkpoint restores with the exact vocabulary it was trained with. ``base_weights``
+    (embedded models): ``auto`` loads the pretrained weights the package ships for the model
+    when there are any, else the seeded random initialisation; ``pretrained`` insists on them;
+    ``random`` always starts from ``init_seed``.
     """
     if is_embedded(base_model):
         spec = embedded_spec(base_model)
@@ -142,6 +173,8 @@ def load_base(
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(init_seed)
             module = Qwen3ForCausalLM(config)
+        if base_weights != "random":
+            _load_pretrained(module, spec.name, tokenizer_json, required=base_weights == "pretrained")
         return module.to(device=device, dtype=dtype), tokenizer, tokenizer_json
     path = Path(base_model).expanduser()
     if not path.is_dir():

@@ -36,6 +36,7 @@ class LocalSettings:
     num_threads: int = 0
     state_directory: str | None = None
     init_seed: int = 0
+    base_weights: str = "auto"
     full_finetune: bool = False
     max_batch_rows: int = 64
     prefix_cache_mb: int = 256
@@ -150,6 +151,7 @@ class LocalServiceClient:
             dtype=self.dtype,
             init_seed=self.settings.init_seed,
             tokenizer_json=tokenizer_json,
+            base_weights=self.settings.base_weights,
         )
         module = prepare_for_training(module, mode, lora_seed=seed)
         return LoadedModel(
@@ -180,7 +182,11 @@ class LocalServiceClient:
                 client.close()
         assert base_model is not None
         module, tokenizer, _ = load_base(
-            base_model, device=self.device, dtype=self.dtype, init_seed=self.settings.init_seed
+            base_model,
+            device=self.device,
+            dtype=self.dtype,
+            init_seed=self.settings.init_seed,
+            base_weights=self.settings.base_weights,
         )
         module.eval()
         for parameter in module.parameters():
