@@ -33,7 +33,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import atexit
 import json
+import shutil
 import statistics
 import sys
 import tempfile
@@ -260,15 +262,16 @@ class _Canned:
         return SampledAction(self.tokens, tuple(0.0 for _ in self.tokens), RESPONSE, "stop")
 
 
-_RESPONDER: dict[str, Any] = {"steps": 100}
+_RESPONDER: dict[str, Any] = {"max_steps": 600}
 RESPONDER_LR = 3e-3
 RESPONDER_BATCH = 2
+RESPONDER_CHECK_EVERY = 50
 
 
 def _responder_path() -> str:
     """The responder's checkpoint (trained on first use, once per process)."""
     if "path" not in _RESPONDER:
-        _RESPONDER["path"] = _train_responder(_RESPONDER["steps"])
+        _RESPONDER["path"] = _train_responder(_RESPONDER["max_steps"])
     return str(_RESPONDER["path"])
 
 
@@ -277,10 +280,12 @@ def _responder(service: Any) -> Any:
     return service.create_training_client_from_state(_responder_path()).result()
 
 
-def _train_responder(steps: int) -> str:
+def _train_responder(max_steps: int) -> str:
     """Train ``MODEL`` to answer ``RESPONSE`` to the prompts of every round (sequential and
-    parallel turns, plain and default personas, a few arithmetic questions); returns the
-    checkpoint path."""
+    parallel turns, plain and default personas, the benchmark's question and two others);
+    returns the checkpoint path. Every ``RESPONDER_CHECK_EVERY`` steps it plays the benchmark's
+    sequential and parallel debates greedily, and stops once every answer is ``RESPONSE``
+    exactly (on other questions, as in the RL iterations, it is right almost always)."""
     import numpy as np
     from tinker import types
 
@@ -289,6 +294,7 @@ def _train_responder(steps: int) -> str:
 
     started = time.perf_counter()
     directory = tempfile.mkdtemp(prefix="debate-bench-responder-")
+    atexit.register(shutil.rmtree, directory, ignore_errors=True)
     service = _service(state_directory=directory)
     trainer = service.create_lora_training_client(MODEL, rank=0, seed=0).result()
     tokenizer = trainer.get_tokenizer()
@@ -296,8 +302,7 @@ def _train_responder(steps: int) -> str:
     data = []
     for coordinator, personas in (("sequential", "plain"), ("parallel", "plain"), ("parallel", "default")):
         setup = _debate_setup(coordinator, tokenizer, 96, personas)
-        for i in range(2):
-            a, b = 13 * i + 40, 7 * i + 3
+        for i, (a, b) in enumerate(((57, 8), (40, 3), (53, 10))):  # the first is the benchmark debates' question
             problem = Problem(id=f"warm-{i}", question=f"What is {a} + {b}?", answer=str(a + b))
             episode = asyncio.run(run_debate(problem, setup, [canned] * 3, seed=i))
             for trajectory in episode.trajectories:
@@ -312,19 +317,33 @@ def _train_responder(steps: int) -> str:
                     )
     rng = np.random.default_rng(0)
     loss, batch = 0.0, RESPONDER_BATCH
-    for step in range(steps):
-        chosen = [data[i] for i in rng.choice(len(data), size=batch, replace=False)]
-        output = trainer.forward_backward(chosen, "cross_entropy")
-        learning_rate = RESPONDER_LR * (1 - 0.9 * step / steps)  # linear decay to a tenth
-        trainer.optim_step(types.AdamParams(learning_rate=learning_rate))
+    steps, exact = 0, False
+    while steps < max_steps and not exact:
+        for _ in range(RESPONDER_CHECK_EVERY):
+            chosen = [data[i] for i in rng.choice(len(data), size=batch, replace=False)]
+            output = trainer.forward_backward(chosen, "cross_entropy")
+            trainer.optim_step(types.AdamParams(learning_rate=RESPONDER_LR))
+            steps += 1
         loss = output.result().metrics["loss:sum"] / (batch * len(canned.tokens))
+        client = trainer.save_weights_and_get_sampling_client().result()
+        exact = all(
+            _answers_exactly(_run_debate(client, _debate_setup(name, tokenizer, 96), seed=0))
+            for name in ("sequential", "parallel")
+        )
     path = trainer.save_state("responder").result().path
     service.close()
     print(
         f"\n(responder: {MODEL} trained {steps} cross-entropy steps of {batch} debate prompts to answer a fixed "
-        f"well-formed response, final loss {loss:.3f}/token, {time.perf_counter() - started:.0f} s)"
+        f"well-formed response, final loss {loss:.3f}/token, {time.perf_counter() - started:.0f} s; "
+        + ("its benchmark debates answer it exactly)" if exact else "WARNING: its benchmark debates still differ)")
     )
     return path
+
+
+def _answers_exactly(episode: Any) -> bool:
+    record = episode.record
+    full = not record.aborted and record.rounds_played == record.max_rounds
+    return full and all(turn.text == RESPONSE for turn in record.turns)
 
 
 def _sampled(episode: Any) -> int:
@@ -528,13 +547,13 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--repeats", type=int, default=3, help="timed runs per figure, after one warm-up")
     parser.add_argument("--iterations", type=int, default=4, help="RL iterations of the overhead part")
     parser.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: the backend default)")
-    parser.add_argument("--responder-steps", type=int, default=100, help="training steps of the responder")
+    parser.add_argument("--responder-steps", type=int, default=600, help="training steps of the responder at most")
     args = parser.parse_args(argv)
     unknown = sorted(set(args.parts) - set(PARTS))
     if unknown:
         parser.error(f"unknown parts {unknown}; the parts are {', '.join(PARTS)}")
     parts = args.parts or list(PARTS)
-    _RESPONDER["steps"] = args.responder_steps
+    _RESPONDER["max_steps"] = args.responder_steps
     if args.threads:
         SERVICE_OPTIONS["num_threads"] = args.threads
     _service().close()  # applies the thread settings

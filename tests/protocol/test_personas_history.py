@@ -139,7 +139,9 @@ def test_the_question_ends_the_first_user_message_and_only_that_one() -> None:
         agent=1,
         entries=[attrs.evolve(entry, agent=1)],
         turn_indices=[0],
-        own_turns={1: OwnTurn(instructions="Round 1 of 2. You are Agent 1.", text="<solution>42</solution>", visible_turns=0)},
+        own_turns={
+            1: OwnTurn(instructions="Round 1 of 2. You are Agent 1.", text="<solution>42</solution>", visible_turns=0)
+        },
         instructions="Round 2 of 2.",
     )
     assert later[1].content.endswith("Question:\nWhat is 6 * 7?") and later[-1].content == "Round 2 of 2."

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import re
 
 import pytest
 from hypothesis import given
@@ -15,8 +16,9 @@ from debate_core.tasks.errors import DatasetError
 
 
 def _evaluate(question: str) -> int:
-    a, op, b = question.removeprefix("What is ").removesuffix("?").split()
-    x, y = int(a), int(b)
+    match = re.fullmatch(r"What is (\d+)([-+*])(\d+)\?", question)
+    assert match, question
+    x, op, y = int(match.group(1)), match.group(2), int(match.group(3))
     return x + y if op == "+" else x - y if op == "-" else x * y
 
 

@@ -11,12 +11,12 @@ from debate_core.tasks.answers import extract_last_boxed as last_boxed
 from debate_core.tasks.arithmetic import ArithmeticDataset, ArithmeticOptions
 from debate_core.tasks.worked_solutions import worked_solution
 
-STEP = re.compile(r"^(\d+(?: [-+*] \d+)+) = (\d+)$")
+STEP = re.compile(r"^(\d+(?:[-+*]\d+)+)=(\d+)$")
 
 
 def steps_of(solution: str) -> list[str]:
     body = solution.split(". The answer is", 1)[0]
-    return body.split(", ")
+    return body.split(": ", 1)[1].split(", ")
 
 
 def check_steps(solution: str) -> None:
@@ -50,9 +50,9 @@ def test_multiplication_by_one_digit(a: int, b: int) -> None:
 
 
 def test_the_columns_carry_and_borrow_as_taught() -> None:
-    assert worked_solution(57, "+", 8) == "7 + 8 = 15, 5 + 0 + 1 = 6. The answer is \\boxed{65}."
-    assert worked_solution(57, "-", 8) == "17 - 8 = 9, 5 - 1 - 0 = 4. The answer is \\boxed{49}."
-    assert worked_solution(57, "*", 8) == "7 * 8 = 56, 5 * 8 + 5 = 45. The answer is \\boxed{456}."
+    assert worked_solution(57, "+", 8) == "57+8: 7+8=15, 5+0+1=6. The answer is \\boxed{65}."
+    assert worked_solution(57, "-", 8) == "57-8: 17-8=9, 5-1-0=4. The answer is \\boxed{49}."
+    assert worked_solution(57, "*", 8) == "57*8: 7*8=56, 5*8+5=45. The answer is \\boxed{456}."
 
 
 def test_no_worked_solution_where_the_method_does_not_apply() -> None:

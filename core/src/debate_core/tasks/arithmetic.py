@@ -86,8 +86,8 @@ def _answer(a: int, op: Operation, b: int) -> int:
 
 
 def question_text(a: int, op: Operation, b: int) -> str:
-    """The question as the agents read it."""
-    return f"What is {a} {op} {b}?"
+    """The question as the agents read it (no spaces around the operator; see ``worked_solutions``)."""
+    return f"What is {a}{op}{b}?"
 
 
 def make_problem(a: int, op: Operation, b: int, problem_id: str, difficulty: int, *, worked: bool = False) -> Problem:

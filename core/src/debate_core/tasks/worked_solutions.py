@@ -1,14 +1,17 @@
 """Column-by-column worked solutions of arithmetic problems, the reference text of the warm-start.
 
 A small model cannot add two-digit numbers in one token step, but it learns quickly to do it
-one column at a time, the way it is taught in school: units first, each column written out with
-its carry or borrow, then the digits read back in the usual order. These strings become the
+one column at a time, the way it is taught in school: the problem restated, units first, each
+column written out with its carry or borrow, then the digits read back in the usual order.
+Operators are written without spaces, as in the questions (``57+8``): the embedded tokenizer
+makes a space before a digit its own token, and a model copying digits from its context finds
+them far more easily after a distinctive ``+`` than after a space that is everywhere. These strings become the
 ``<solution>`` of the warm-start's reference responses (``metadata["solution"]``).
 
     >>> worked_solution(57, "+", 8)
-    '57 + 8: 7 + 8 = 15, 5 + 0 + 1 = 6. The answer is \\\\boxed{65}.'
+    '57+8: 7+8=15, 5+0+1=6. The answer is \\\\boxed{65}.'
     >>> worked_solution(52, "-", 8)
-    '52 - 8: 12 - 8 = 4, 5 - 1 - 0 = 4. The answer is \\\\boxed{44}.'
+    '52-8: 12-8=4, 5-1-0=4. The answer is \\\\boxed{44}.'
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ def _addition(a: int, b: int) -> list[str]:
         if carry:
             terms.append(carry)
         total = sum(terms)
-        steps.append(f"{' + '.join(map(str, terms))} = {total}")
+        steps.append(f"{'+'.join(map(str, terms))}={total}")
         carry = total // 10
     return steps
 
@@ -41,8 +44,8 @@ def _subtraction(a: int, b: int) -> list[str]:
         bottom = right[column] if column < len(right) else 0
         borrows_here = 1 if digit - borrow < bottom else 0
         top = digit + 10 * borrows_here
-        paid = " - 1" if borrow else ""
-        steps.append(f"{top}{paid} - {bottom} = {top - borrow - bottom}")
+        paid = "-1" if borrow else ""
+        steps.append(f"{top}{paid}-{bottom}={top - borrow - bottom}")
         borrow = borrows_here
     return steps
 
@@ -52,7 +55,7 @@ def _multiplication(a: int, b: int) -> list[str]:
     carry = 0
     for digit in _digits(a):
         product = digit * b + carry
-        steps.append(f"{digit} * {b}" + (f" + {carry}" if carry else "") + f" = {product}")
+        steps.append(f"{digit}*{b}" + (f"+{carry}" if carry else "") + f"={product}")
         carry = product // 10
     return steps
 
@@ -70,4 +73,4 @@ def worked_solution(a: int, op: str, b: int) -> str | None:
         steps, answer = _multiplication(a, b), a * b
     else:
         return None
-    return f"{a} {op} {b}: {', '.join(steps)}. The answer is \\boxed{{{answer}}}."
+    return f"{a}{op}{b}: {', '.join(steps)}. The answer is \\boxed{{{answer}}}."

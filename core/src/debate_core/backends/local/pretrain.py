@@ -53,16 +53,17 @@ def _digit_fact(rng: random.Random) -> str:
     kind = rng.random()
     if kind < 0.45:
         carry = rng.random() < 0.3
-        return f"{a} + {b} + 1 = {a + b + 1}" if carry else f"{a} + {b} = {a + b}"
+        return f"{a}+{b}+1={a + b + 1}" if carry else f"{a}+{b}={a + b}"
     if kind < 0.75:
-        return f"{a * 1 + 10} - {b} = {a + 10 - b}" if a < b else f"{a} - {b} = {a - b}"
-    return f"{a} * {b} = {a * b}"
+        return f"{a + 10}-{b}={a + 10 - b}" if a < b else f"{a}-{b}={a - b}"
+    return f"{a}*{b}={a * b}"
 
 
 def _number_string(rng: random.Random) -> str:
     kind = rng.random()
     if kind < 0.4:
-        return f"{rng.randint(0, 999)} {rng.choice('+-*')} {rng.randint(0, 999)}"
+        gap = rng.choice(("", " "))
+        return f"{rng.randint(0, 999)}{gap}{rng.choice('+-*')}{gap}{rng.randint(0, 999)}"
     if kind < 0.7:
         return " ".join(str(rng.randint(0, 9)) for _ in range(rng.randint(2, 6)))
     return ", ".join(str(rng.randint(0, 9999)) for _ in range(rng.randint(1, 3)))
