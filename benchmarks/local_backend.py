@@ -25,8 +25,9 @@ to answer one fixed, well-formed response that never agrees (``RESPONSE``) to ev
 prompt: the "responder". Its debates run the real sampler on real prompts; only the text is
 canned. The RL iterations of ``overhead`` start from it.
 
-Timings are the best of ``--repeats`` runs after a warm-up: the run least disturbed by other
-load on a shared machine. Read the ratios; absolute figures drift with the machine.
+Timings are the best of ``--repeats`` runs after a warm-up (the run least disturbed by other
+load on a shared machine); ratios are the median of the ratios of runs made back to back.
+Read the ratios; absolute figures drift with the machine.
 """
 
 from __future__ import annotations
@@ -175,7 +176,10 @@ def bench_sampler(repeats: int) -> None:
     weights = extract_weights(module)
     client = trainer.save_weights_and_get_sampling_client().result()
     new_tokens, length = 64, 256
-    print(f"\nsampler: {MODEL}, {length}-token prompts, {new_tokens} new tokens a row, tokens/s (best of {repeats})")
+    print(
+        f"\nsampler: {MODEL}, {length}-token prompts, {new_tokens} new tokens a row, tokens/s (best of {repeats}; "
+        f"ratios: median over {repeats} back-to-back rounds)"
+    )
     header = f"{'batch':>6}{'bare loop':>11}{'sampler':>9}{'generate':>10}   "
     print(header + f"{'vs bare (>= 0.9x)':<19}vs generate (>= 1.5x)")
     torch.manual_seed(0)
@@ -193,7 +197,9 @@ def bench_sampler(repeats: int) -> None:
                 for key, value in measured.items():
                     times[key].append(value)
         rate = {k: batch * new_tokens / _best(v) for k, v in times.items()}
-        vs_bare, vs_generate = rate["sampler"] / rate["bare"], rate["sampler"] / rate["generate"]
+        # Ratios of the runs made back to back (less exposed to drifting load than ratios of bests).
+        vs_bare = statistics.median(b / s for b, s in zip(times["bare"], times["sampler"], strict=True))
+        vs_generate = statistics.median(g / s for g, s in zip(times["generate"], times["sampler"], strict=True))
         bare_verdict = _judge("sampler", f"batch {batch}: sampler / bare loop", vs_bare, at_least=0.9)
         generate_verdict = _judge("sampler", f"batch {batch}: sampler / generate", vs_generate, at_least=1.5)
         print(
@@ -364,26 +370,28 @@ def bench_debate(repeats: int) -> None:
     trainer = _responder(service)
     client = trainer.save_weights_and_get_sampling_client().result()
     tokenizer = trainer.get_tokenizer()
-    print(f"\ndebate: one debate, 3 agents x 3 rounds, the responder at temperature 0, wall time (best of {repeats})")
-    results = {}
-    for name in ("sequential", "parallel"):
-        setup = _debate_setup(name, tokenizer, 96)
-        _run_debate(client, setup, seed=99)  # warm-up
-        seconds, tokens, rounds = [], [], []
-        for r in range(repeats):
+    print(
+        f"\ndebate: one debate, 3 agents x 3 rounds, the responder at temperature 0, wall time "
+        f"(best of {repeats}; ratio: median over {repeats} back-to-back pairs)"
+    )
+    setups = {name: _debate_setup(name, tokenizer, 96) for name in ("sequential", "parallel")}
+    seconds: dict[str, list[float]] = {name: [] for name in setups}
+    episodes: dict[str, Any] = {}
+    for r in range(repeats + 1):
+        for name, setup in setups.items():
             client.snapshot.prefix_cache.clear()  # a new debate: nothing of it is cached yet
             start = time.perf_counter()
             episode = _run_debate(client, setup, seed=r)
-            seconds.append(time.perf_counter() - start)
-            tokens.append(_sampled(episode))
-            rounds.append(episode.record.rounds_played)
-            _check_full_length(episode, name)
-        results[name] = _best(seconds)
+            if r:  # the first pair warms up
+                seconds[name].append(time.perf_counter() - start)
+                episodes[name] = episode
+                _check_full_length(episode, name)
+    for name, episode in episodes.items():
         print(
-            f"  {name:<11} {results[name]:6.2f} s   {statistics.median(tokens):4.0f} sampled tokens, "
-            f"{min(rounds)} rounds"
+            f"  {name:<11} {_best(seconds[name]):6.2f} s   {_sampled(episode):4d} sampled tokens, "
+            f"{episode.record.rounds_played} rounds"
         )
-    ratio = results["parallel"] / results["sequential"]
+    ratio = statistics.median(p / s for p, s in zip(seconds["parallel"], seconds["sequential"], strict=True))
     verdict = _judge("debate", "parallel / sequential wall time", ratio, at_most=0.5)
     print(f"  parallel / sequential wall time: {ratio:.2f}x (target <= 0.5x) {verdict}")
     service.close()
@@ -456,7 +464,7 @@ def bench_overhead(iterations: int) -> None:
         "logging.num_groups_to_log=0",
     ]
     if SERVICE_OPTIONS.get("num_threads"):
-        overrides.append(f"backend.options.num_threads={SERVICE_OPTIONS['num_threads']}")
+        overrides += ["backend.name=local", f"backend.options.num_threads={SERVICE_OPTIONS['num_threads']}"]
     config = load_run_config(None, overrides)
     registry = get_registry()
     spec = registry.resolve("backend", "local")
@@ -544,7 +552,7 @@ def main(argv: list[str]) -> int:
 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("parts", nargs="*", metavar="part", help=f"any of {', '.join(PARTS)} (default: all)")
-    parser.add_argument("--repeats", type=int, default=3, help="timed runs per figure, after one warm-up")
+    parser.add_argument("--repeats", type=int, default=5, help="timed runs per figure, after one warm-up")
     parser.add_argument("--iterations", type=int, default=4, help="RL iterations of the overhead part")
     parser.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: the backend default)")
     parser.add_argument("--responder-steps", type=int, default=600, help="training steps of the responder at most")

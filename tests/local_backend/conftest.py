@@ -1,5 +1,5 @@
 """Fixtures for the local backend's tests: one service client per session, and a fresh
-``embedded:debate-micro`` training client (about 0.1M parameters) per test."""
+``embedded:debate-micro`` training client (about 50k parameters) per test."""
 
 from __future__ import annotations
 

@@ -103,3 +103,40 @@ def test_checklist_passes_fails_and_explains() -> None:
     assert attrs.asdict(results[0])["value"] == 0.02
     broken = run_checklist({"eval_d/debate/parse_error": 1.0}, "d", 3)
     assert broken[1].status == "fail" and "100% of debate turns broke the output contract" in broken[1].advice
+
+
+def test_runners_are_never_shared_between_configs_that_reuse_an_id() -> None:
+    """Evaluation builds temporary configs (one agent for direct answers, a temperature): a
+    runner cache keyed by ``id`` alone handed a freed config's runner to the next one."""
+    import weakref
+
+    from debate_core.training.parts import RunParts
+
+    class Config:
+        pass
+
+    built: list[int] = []
+
+    def runner_for(config: object) -> object:
+        built.append(id(config))
+        ref = weakref.ref(config)
+        return lambda *a, **k: ref()
+
+    parts = RunParts(
+        config=Config(),
+        runner_for=runner_for,  # type: ignore[arg-type]
+        make_policy=None,  # type: ignore[arg-type]
+        reward=None,  # type: ignore[arg-type]
+        reward_name="r",
+        grader=None,
+        grader_name="none",
+        stages=[],
+        eval_dataset=None,  # type: ignore[arg-type]
+        write_transcript=None,  # type: ignore[arg-type]
+    )
+    seen = []
+    for _ in range(50):
+        temporary = [Config()]  # freed at the end of each loop: its id is reused
+        seen.append(parts.runner(temporary[0])() is temporary[0])
+    assert all(seen) and len(built) == 50
+    assert parts.runner() is parts.runner() and built[-1] == id(parts.config)

@@ -104,15 +104,20 @@ class RunParts:
     stages: list[Stage]
     eval_dataset: NamedDataset
     write_transcript: TranscriptWriter
-    _runners: dict[int, DebateRunner] = attrs.field(factory=dict)
+    _runners: dict[int, tuple[Any, DebateRunner]] = attrs.field(factory=dict)
 
     def runner(self, config: Any | None = None) -> DebateRunner:
-        """The runner for ``config`` (the run's own by default), built once."""
+        """The runner for ``config`` (the run's own by default), built once per config object.
+
+        The cache holds the config itself beside its runner: an ``id`` alone would be reused by a
+        later config once a temporary one (evaluation's, say) has been freed.
+        """
         config = self.config if config is None else config
-        key = id(config)
-        if key not in self._runners:
-            self._runners[key] = self.runner_for(config)
-        return self._runners[key]
+        cached = self._runners.get(id(config))
+        if cached is None or cached[0] is not config:
+            cached = (config, self.runner_for(config))
+            self._runners[id(config)] = cached
+        return cached[1]
 
     def score(self, record: DebateRecord, problem: Problem) -> RewardResult:
         """The reward plugin's result; a raising plugin becomes a ``ComponentFailure`` naming it and the debate."""
