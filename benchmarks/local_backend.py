@@ -19,11 +19,13 @@ table closes the run.
   length, with the prefix cache (target <= 1.2x, our reading of "close to 1x") and without it.
 
 The debate, overhead and prefix parts need debates that parse and run all their rounds, which
-an untrained embedded model does not do (its first answer is a parse error and the debate
-aborts). So the script first trains ``embedded:debate-tiny`` for a few dozen cross-entropy steps
-to answer one fixed, well-formed response that never agrees (``RESPONSE``) to every debate
-prompt: the "responder". Its debates run the real sampler on real prompts; only the text is
-canned. The RL iterations of ``overhead`` start from it.
+a model not trained on the output format does not do (its first answer is a parse error and
+the debate aborts). So the script first trains ``embedded:debate-tiny`` with cross-entropy, in
+batches of 2 debate prompts, until its greedy benchmark debates answer one fixed, well-formed
+response that never agrees (``RESPONSE``) exactly (50 steps from the pretrained base weights,
+about 250 from random ones; ``--responder-steps`` at most): the "responder". Its debates run
+the real sampler on real prompts; only the text is canned. The RL iterations of ``overhead``
+start from it.
 
 Timings are the best of ``--repeats`` runs after a warm-up (the run least disturbed by other
 load on a shared machine); ratios are the median of the ratios of runs made back to back.

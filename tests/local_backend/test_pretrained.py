@@ -60,6 +60,6 @@ def test_pretraining_sequences_repeat_what_they_show() -> None:
 
 def test_pretraining_records_its_recipe_and_tokenizer() -> None:
     weights, metadata = pretrain.pretrain("debate-micro", steps=12, batch_size=4, length=48, log_every=0)
-    tokenizer, tokenizer_json = build_embedded_tokenizer(models.embedded_spec("embedded:debate-micro").vocab_size)
+    _, tokenizer_json = build_embedded_tokenizer(models.embedded_spec("embedded:debate-micro").vocab_size)
     assert metadata["tokenizer_sha256_16"] == pretrain.tokenizer_hash(tokenizer_json)
     assert metadata["steps"] == "12" and "model.embed_tokens.weight" in weights
