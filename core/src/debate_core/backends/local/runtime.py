@@ -1,8 +1,8 @@
 """Process-wide torch settings for the local backend: device, dtype and CPU threads.
 
 Applied once, when the first service client is built. On a small CPU the defaults matter:
-denormal floats late in training slowed one run 2.5x (the worker threads flush them to zero), and torch's default of one
-inter-op pool per core only adds contention on two cores.
+denormal floats late in training slowed one run 2.5x (the worker threads flush them to zero),
+and torch's default of one inter-op pool per core only adds contention on two cores.
 """
 
 from __future__ import annotations
