@@ -8,9 +8,11 @@ text the package itself ships: windows of ``data/corpus.txt`` language-modelled,
 of the window and strings of numbers repeated later in the sequence, so that the model learns
 to read and copy from its context, and the facts of the one-digit tables (``7 + 8 = 15``), as a
 pretrained language model knows them. It never sees a multi-digit problem worked column by
-column, nor a question of the arithmetic dataset answered: that is what the warm-start and RL teach.
+column: that, and the output contract in earnest, is what the warm-start and RL teach. (The
+corpus, which is also the tokenizer's training text, holds sample debate transcripts with a few
+dozen arithmetic questions written with spaces, six of them two-digit plus one-digit.)
 
-    python -m debate_core.backends.local.pretrain debate-tiny --steps 1200
+    python -m debate_core.backends.local.pretrain debate-tiny --steps 1500 --batch-size 12 --length 192
 
 writes ``data/pretrained/debate-tiny.safetensors`` (weights, plus the recipe and the
 tokenizer's hash in the file's metadata). ``embedded:debate-tiny`` loads it as its base model
