@@ -38,7 +38,8 @@ class FieldMapping:
     id_field: str | None = attrs.field(default=None, converter=none_if_empty)
     """``None``: ids are the source name and the record's position."""
     answer_regex: str | None = attrs.field(default=None, converter=none_if_empty, validator=check_regex)
-    """Applied to the answer text; the first group (or the whole match) is the answer."""
+    """Applied to the answer text; the first group (or the whole match) is the answer, e.g.
+    ``'####\\s*(.+)$'`` for GSM8K's answer field."""
 
     def problem(self, record: Any, where: str, default_id: str) -> Problem:
         """The problem in one record; ``where`` (file and line) prefixes every error."""
@@ -81,3 +82,21 @@ def _lookup(record: Mapping[str, Any], dotted: str, where: str) -> Any:
             keys = ", ".join(sorted(map(str, node))) if isinstance(node, Mapping) else type(node).__name__
             raise DatasetError(f"{where}: no field '{dotted}' ({path} has: {keys})")
     return node
+
+
+@attrs.frozen(kw_only=True)
+class RecordSourceOptions(FieldMapping):
+    """Options shared by the datasets that read records (``jsonl``, ``huggingface``): the field
+    mapping, and how many problems to take."""
+
+    limit: int | None = attrs.field(default=None, validator=attrs.validators.optional(attrs.validators.ge(1)))
+    """At most this many problems per split (the first ones)."""
+
+    def mapping(self) -> FieldMapping:
+        """The field mapping alone."""
+        return FieldMapping(
+            question_field=self.question_field,
+            answer_field=self.answer_field,
+            id_field=self.id_field,
+            answer_regex=self.answer_regex,
+        )

@@ -7,16 +7,15 @@ from collections.abc import Sequence
 from typing import Any
 
 import attrs
-from attrs import validators as v
 
 from debate_core.protocol.tasks import Problem
 from debate_core.tasks.errors import DatasetError
-from debate_core.tasks.fields import FieldMapping, check_regex, none_if_empty
+from debate_core.tasks.fields import RecordSourceOptions, none_if_empty
 from debate_core.tasks.splits import check_split
 
 
 @attrs.frozen(kw_only=True)
-class HuggingFaceOptions:
+class HuggingFaceOptions(RecordSourceOptions):
     """Options of the ``huggingface`` dataset."""
 
     path: str
@@ -25,20 +24,6 @@ class HuggingFaceOptions:
     """The dataset's configuration (``main`` for GSM8K)."""
     train_split: str = "train"
     test_split: str | None = attrs.field(default="test", converter=none_if_empty)
-    question_field: str = "question"
-    answer_field: str | None = attrs.field(default="answer", converter=none_if_empty)
-    """The answer's field; ``""`` for prompts without a ground truth."""
-    id_field: str | None = attrs.field(default=None, converter=none_if_empty)
-    answer_regex: str | None = attrs.field(default=None, converter=none_if_empty, validator=check_regex)
-    limit: int | None = attrs.field(default=None, validator=v.optional(v.ge(1)))
-
-    def mapping(self) -> FieldMapping:
-        return FieldMapping(
-            question_field=self.question_field,
-            answer_field=self.answer_field,
-            id_field=self.id_field,
-            answer_regex=self.answer_regex,
-        )
 
 
 def _load_rows(options: HuggingFaceOptions, split_name: str) -> Any:

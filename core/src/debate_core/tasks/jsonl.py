@@ -13,12 +13,12 @@ from attrs import validators as v
 
 from debate_core.protocol.tasks import Problem
 from debate_core.tasks.errors import DatasetError
-from debate_core.tasks.fields import FieldMapping, check_regex, none_if_empty
+from debate_core.tasks.fields import FieldMapping, RecordSourceOptions, none_if_empty
 from debate_core.tasks.splits import check_split
 
 
 @attrs.frozen(kw_only=True)
-class JsonlOptions:
+class JsonlOptions(RecordSourceOptions):
     """Options of the ``jsonl`` dataset. Relative paths are relative to the working directory."""
 
     path: str
@@ -26,22 +26,6 @@ class JsonlOptions:
     test_path: str | None = attrs.field(default=None, converter=none_if_empty)
     """A separate test file; otherwise the last ``test_fraction`` of ``path`` is held out."""
     test_fraction: float = attrs.field(default=0.0, validator=[v.ge(0.0), v.lt(1.0)])
-    question_field: str = "question"
-    answer_field: str | None = attrs.field(default="answer", converter=none_if_empty)
-    """The answer's field; ``""`` for prompts without a ground truth."""
-    id_field: str | None = attrs.field(default=None, converter=none_if_empty)
-    answer_regex: str | None = attrs.field(default=None, converter=none_if_empty, validator=check_regex)
-    """E.g. ``'####\\s*(.+)$'`` for GSM8K's answer field."""
-    limit: int | None = attrs.field(default=None, validator=v.optional(v.ge(1)))
-    """At most this many problems per split (the first ones)."""
-
-    def mapping(self) -> FieldMapping:
-        return FieldMapping(
-            question_field=self.question_field,
-            answer_field=self.answer_field,
-            id_field=self.id_field,
-            answer_regex=self.answer_regex,
-        )
 
 
 def read_jsonl(path: Path, mapping: FieldMapping) -> list[Problem]:
