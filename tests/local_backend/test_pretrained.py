@@ -50,7 +50,7 @@ def test_weights_made_with_another_tokenizer_are_refused(tmp_path: Path, monkeyp
         _weights("auto")
 
 
-def test_pretraining_sequences_repeat_what_they_show() -> None:
+def test_pretraining_batches_are_seeded_and_exactly_as_long_as_asked() -> None:
     tokenizer, _ = build_embedded_tokenizer(models.embedded_spec("embedded:debate-tiny").vocab_size)
     data = pretrain.PretrainingData(tokenizer, seed=3)
     batch = data.batch(4, 96)

@@ -18,6 +18,7 @@ so evaluations during one run are paired comparisons.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
@@ -112,8 +113,15 @@ class Evaluator:
             (lambda e: progress.debate_done(sampled_tokens(e))) if progress is not None else None,
         )
 
-    def _config(self) -> Any:
+    @functools.cached_property
+    def _debate_config(self) -> Any:
+        """The run config at the evaluation's temperature, derived once, so that every
+        evaluation of the run reuses the same debate runner."""
         return with_temperature(self.parts.config, self.settings.temperature)
+
+    @functools.cached_property
+    def _direct_config(self) -> Any:
+        return direct_config(self._debate_config)
 
     def _samples(self) -> int:
         return int(self.settings.num_samples or self.parts.config.debate.num_agents)
@@ -125,7 +133,7 @@ class Evaluator:
             for i, p in enumerate(problems)
             for s in range(k)
         ]
-        episodes = await self._run(direct_config(self._config()), jobs, f"{label} direct")
+        episodes = await self._run(self._direct_config, jobs, f"{label} direct")
         prefix = f"{self.prefix}/direct"
         records = [e.record for e in episodes]
         out = {f"{prefix}/parse_error": turn_metrics(records)["parse_error"]}
@@ -148,7 +156,7 @@ class Evaluator:
         return out
 
     async def _debate(self, problems: list[Problem], policy: AgentPolicy, label: str) -> dict[str, float]:
-        config = self._config()
+        config = self._debate_config
         n = config.debate.num_agents
         jobs = [
             DebateJob(p, (policy,) * n, derive_seed(self.seed, "eval-debate", i), f"eval-debate-{i}")
@@ -175,7 +183,7 @@ class Evaluator:
     async def _role_averaged(
         self, problems: list[Problem], policy: AgentPolicy, opponent: AgentPolicy, label: str
     ) -> dict[str, float]:
-        config = self._config()
+        config = self._debate_config
         n = config.debate.num_agents
         jobs = [
             DebateJob(

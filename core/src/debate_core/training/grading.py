@@ -160,8 +160,7 @@ def verifiable_metrics(graded: Sequence[GradedDebate], prefix: str, k: int) -> d
 
 def _clustered_standard_error(graded: Sequence[GradedDebate]) -> float:
     """Standard error of the response-weighted mean correctness, clustered by problem."""
-    sizes = [len(d.turn_grades) for d in graded]
-    total = sum(sizes)
+    total = sum(len(d.turn_grades) for d in graded)
     if len(graded) < 2 or total == 0:
         return 0.0
     overall = sum(float(g.correct) for d in graded for g in d.turn_grades) / total
