@@ -245,7 +245,7 @@ def _debate_setup(coordinator: str, tokenizer: Any, max_tokens: int, personas: s
     overrides = [*_debate_config(coordinator, max_tokens, personas), "debate.temperature=0.0"]
     if personas == "default":
         overrides.append("debate.personas.options.use_persona_temperatures=false")
-    return build_debate_setup(load_run_config(None, overrides), get_registry(), tokenizer)
+    return build_debate_setup(load_run_config(None, overrides, registry=get_registry()), get_registry(), tokenizer)
 
 
 def _run_debate(client: Any, setup: Any, seed: int, question: str = "What is 57 + 8?", answer: str = "65") -> Any:
@@ -467,7 +467,7 @@ def bench_overhead(iterations: int) -> None:
     ]
     if SERVICE_OPTIONS.get("num_threads"):
         overrides += ["backend.name=local", f"backend.options.num_threads={SERVICE_OPTIONS['num_threads']}"]
-    config = load_run_config(None, overrides)
+    config = load_run_config(None, overrides, registry=get_registry())
     registry = get_registry()
     spec = registry.resolve("backend", "local")
     object.__setattr__(spec, "build", from_responder)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from debate_core.config_reference import config_reference_markdown
+from debate_core.config.reference import config_reference_markdown
 
 page = Path(__file__).with_name("config-reference.md")
 if page.read_text() != config_reference_markdown():

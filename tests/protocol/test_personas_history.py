@@ -7,6 +7,7 @@ import pytest
 
 from debate_core.builtin.history import debate_history_policies
 from debate_core.builtin.personas import debate_persona_sets
+from debate_core.config.structuring import structure
 from debate_core.protocol.history_policies import (
     CLIP_MARKER,
     AllRounds,
@@ -19,7 +20,6 @@ from debate_core.protocol.history_policies import (
 from debate_core.protocol.instructions import turn_instructions
 from debate_core.protocol.personas import DefaultPersonas, DefaultPersonasOptions, PlainPersonas
 from debate_core.protocol.records import ParsedResponse, Turn
-from debate_core.structuring import structure
 
 NAMES = ["Methodical Analyst", "Creative Problem-Solver", "Devil's Advocate", "Synthesizer", "First Principles Thinker"]
 

@@ -40,7 +40,7 @@ history = { name = "last_k", options = { rounds = 1, max_chars_per_field = 50 } 
 def test_build_debate_setup_reads_the_debate_section(tmp_path: Path) -> None:
     path = tmp_path / "run.toml"
     path.write_text(RUN_FILE, encoding="utf-8")
-    setup = build_debate_setup(load_run_config(path), get_registry(), ByteTokenizer())
+    setup = build_debate_setup(load_run_config(path, registry=get_registry()), get_registry(), ByteTokenizer())
     assert (setup.num_agents, setup.max_rounds, setup.max_tokens, setup.temperature) == (2, 2, 300, 0.5)
     assert isinstance(setup.coordinator, ParallelCoordinator) and setup.coordinator.hide_comparisons
     assert isinstance(setup.persona_set, PlainPersonas) and isinstance(setup.parser, XmlParser)
@@ -51,8 +51,8 @@ def test_build_debate_setup_reads_the_debate_section(tmp_path: Path) -> None:
 def test_bad_component_options_name_the_key_path() -> None:
     overrides = ["debate.history.name=last_k", "debate.history.options.rounds=0"]
     with pytest.raises(ConfigError, match=r"debate.history.options.rounds: must be at least 1"):
-        load_run_config(None, overrides)
-    config = load_run_config(None, overrides, check_components=False)
+        load_run_config(None, overrides, registry=get_registry())
+    config = load_run_config(None, overrides, registry=None)
     with pytest.raises(ConfigError, match=r"debate.history.options.rounds: must be at least 1"):
         build_debate_setup(config, get_registry(), ByteTokenizer())
 

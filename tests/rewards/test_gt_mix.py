@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import given
 
+from debate_core.config.structuring import structure
 from debate_core.errors import ComponentFailure, ConfigError
 from debate_core.protocol.records import DebateRecord
 from debate_core.rewards.contract import GENERATOR_STREAM, JUDGE_STREAM, RewardResult
@@ -12,7 +13,6 @@ from debate_core.rewards.gt_mix import GtMixOptions, GtMixReward, build_gt_mix
 from debate_core.rewards.peer import PairwiseReward
 from debate_core.rewards.synthetic import TurnSpec, synthetic_debate
 from debate_core.rewards.v2 import V2Reward
-from debate_core.structuring import structure
 
 from .strategies import debates
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from debate_core.config.structuring import structure
 from debate_core.errors import ConfigError
-from debate_core.structuring import structure
 from debate_core.tasks.errors import DatasetError
 from debate_core.tasks.jsonl import JsonlDataset, JsonlOptions
 

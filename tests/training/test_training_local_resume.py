@@ -46,7 +46,7 @@ def test_local_backend_resume_is_exact(registry: Registry, tmp_path: Path) -> No
     from debate_core.config import load_run_config
 
     def train(directory: Path, *extra: str, resume: bool = False, signals: bool = False) -> Any:
-        config = load_run_config(None, [*OVERRIDES, *extra])
+        config = load_run_config(None, [*OVERRIDES, *extra], registry=registry)
         return asyncio.run(
             run_training(
                 config,

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from debate_core.config.sections import WarmstartSettings
 from debate_core.plugins import Registry
 from debate_core.protocol.episode import run_debate
 from debate_core.protocol.scripted import ByteTokenizer, scripted_setup
@@ -15,7 +16,6 @@ from debate_core.training.loop import run_training
 from debate_core.training.parts import NamedDataset
 from debate_core.training.progress import Progress
 from debate_core.training.run_dir import RunDirectory
-from debate_core.training.settings import WarmstartSettings
 from debate_core.training.warmstart import WarmstartData, WarmstartError, render_response, warmstart_datums
 from tests.training.trainer_harness import SERVICES, TinySums, TinySumsOptions, make_config, read_metrics
 

@@ -223,7 +223,7 @@ BASE_OVERRIDES = (
 
 
 def make_config(*overrides: str) -> RunConfig:
-    return load_run_config(None, [*BASE_OVERRIDES, *overrides])
+    return load_run_config(None, [*BASE_OVERRIDES, *overrides], registry=get_registry())
 
 
 def read_metrics(path: Path) -> list[dict[str, Any]]:

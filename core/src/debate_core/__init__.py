@@ -18,6 +18,7 @@ from debate_core.components import (
     RendererSpec,
     RewardSpec,
 )
+from debate_core.config.choices import ComponentChoice
 from debate_core.hookspecs import hookimpl
 from debate_core.protocol.records import (
     AuthoredComparison,
@@ -36,6 +37,7 @@ __all__ = [
     "AuthoredComparison",
     "BackendSpec",
     "Comparison",
+    "ComponentChoice",
     "ComponentSpec",
     "CoordinatorSpec",
     "DatasetSpec",

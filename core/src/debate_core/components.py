@@ -13,14 +13,11 @@ from typing import Any, ClassVar, Generic, TypeVar
 
 import attrs
 
+from debate_core.config.choices import normalise_name
+
 T = TypeVar("T")
 
 _NAME_PATTERN = re.compile(r"^[a-z][a-z0-9_]*$")
-
-
-def normalise_name(name: str) -> str:
-    """Lower-case a component name and turn ``-``, ``.`` and spaces into ``_``."""
-    return re.sub(r"[-.\s]+", "_", name.strip().lower())
 
 
 def _check_name(instance: object, attribute: attrs.Attribute[str], value: str) -> None:

@@ -26,8 +26,10 @@ import pluggy
 
 from debate_core import hookspecs
 from debate_core.components import KINDS, SPEC_TYPES, ComponentSpec
+from debate_core.config.choices import normalise_name
+from debate_core.config.environment import env_flag
+from debate_core.config.structuring import structure
 from debate_core.errors import ConflictingPluginsError, PluginError, UnknownComponentError
-from debate_core.structuring import structure
 
 CORE_DISTRIBUTION = "debate-core"
 STRICT_ENV = "DEBATE_STRICT_PLUGINS"
@@ -52,10 +54,6 @@ def kind_label(kind: str, plural: bool = False) -> str:
     if not plural:
         return words
     return words[:-1] + "ies" if words.endswith("y") else words + "s"
-
-
-def _flag(name: str) -> bool:
-    return os.environ.get(name, "").strip().lower() not in ("", "0", "false", "no")
 
 
 @attrs.frozen
@@ -177,8 +175,6 @@ class Registry:
                 names and the closest match.
             ConflictingPluginsError: two plugins provide it; the message names both.
         """
-        from debate_core.components import normalise_name
-
         self._check_kind(kind)
         key = normalise_name(name)
         found = self._collect()[kind]
@@ -312,8 +308,8 @@ def _new_manager() -> pluggy.PluginManager:
 
 def load_registry() -> Registry:
     """Load every enabled entry point of the ``debate`` group into a new registry."""
-    strict = _flag(STRICT_ENV)
-    builtins_only = _flag(DISABLE_AUTOLOAD_ENV)
+    strict = env_flag(STRICT_ENV)
+    builtins_only = env_flag(DISABLE_AUTOLOAD_ENV)
     only = {normalise_distribution(d) for d in os.environ.get(ONLY_ENV, "").split(",") if d.strip()}
     manager = _new_manager()
     sources: list[PluginSource] = []

@@ -174,7 +174,7 @@ CONTRACT_DEBATES: Mapping[str, Callable[[], DebateRecord]] = _case_debates()
 
 def _build_component(kind: str, name: str | None, spec: ComponentSpec[Any] | None, options: Mapping[str, Any]) -> Any:
     if spec is not None:
-        from debate_core.structuring import structure
+        from debate_core.config.structuring import structure
 
         if spec.options is None:
             return spec.build(None)

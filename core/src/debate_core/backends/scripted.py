@@ -16,7 +16,6 @@ raise, for the pipelining, retry and fault tests.
 from __future__ import annotations
 
 import asyncio
-import os
 import tempfile
 import zlib
 from collections.abc import Callable, Generator, Mapping, Sequence
@@ -26,6 +25,8 @@ from typing import Any, Generic, TypeVar
 import numpy as np
 import numpy.typing as npt
 from tinker import types
+
+from debate_core.files import atomic_file
 
 T = TypeVar("T")
 
@@ -320,9 +321,7 @@ class ScriptedTrainingClient:
         if error is not None:
             return ScriptedFuture(self._service.log, label, error=error)
         path = self._service.state_directory / f"{name}.npz"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".npz.tmp")
-        with os.fdopen(fd, "wb") as handle:
+        with atomic_file(path, "wb") as handle:
             np.savez(
                 handle,
                 weights=self.weights,
@@ -331,7 +330,6 @@ class ScriptedTrainingClient:
                 step=np.array(self.adam.step),
                 base_model=np.array(self.base_model),
             )
-        os.replace(tmp, path)
         return ScriptedFuture(self._service.log, label, types.SaveWeightsResponse(path=str(path)))
 
     def _load(self, path: str, with_optimizer: bool) -> None:

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import os
 import sys
 import traceback
 import warnings
 from collections.abc import Sequence
 from typing import TextIO
 
+from debate_core.config.environment import env_flag
 from debate_core.errors import DebateError
 
 COMMAND_MODULES: tuple[str, ...] = (
@@ -50,7 +50,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def debug_enabled() -> bool:
     """True when ``DEBATE_DEBUG=1``: errors keep their traceback."""
-    return os.environ.get("DEBATE_DEBUG", "") not in ("", "0")
+    return env_flag("DEBATE_DEBUG")
 
 
 def _show_warning(

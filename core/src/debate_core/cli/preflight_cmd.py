@@ -38,7 +38,7 @@ def run(args: argparse.Namespace) -> int:
     from debate_core.training.preflight import format_checklist, run_checklist
     from debate_core.training.progress import Progress
 
-    config = load_run_config(args.config, args.overrides)
+    config = load_run_config(args.config, args.overrides, registry=get_registry())
     settings = attrs.evolve(config.evaluation, modes=("direct", "debate"), role_averaged=False)
     if args.num_problems is not None:
         if args.num_problems < 1:

@@ -123,6 +123,7 @@ def run(args: argparse.Namespace) -> int:
     import asyncio
 
     from debate_core.config import load_run_config
+    from debate_core.files import atomic_write_text
     from debate_core.plugins import get_registry
     from debate_core.protocol.episode import build_debate_setup, run_debate
     from debate_core.protocol.final_answer import final_answer
@@ -131,7 +132,7 @@ def run(args: argparse.Namespace) -> int:
     from debate_core.protocol.transcripts import dumps_transcript, save_transcript
 
     overrides: Sequence[str] = [*args.overrides, *args.more_overrides]
-    config = load_run_config(args.config, overrides)
+    config = load_run_config(args.config, overrides, registry=get_registry())
     if args.questions is not None:
         problems = read_questions(args.questions)
     else:
@@ -171,21 +172,6 @@ def run(args: argparse.Namespace) -> int:
         if args.questions is None:
             save_transcript(records[0], args.out)
         else:
-            _write_lines(Path(args.out), [dumps_transcript(r, indent=None) for r in records])
+            atomic_write_text(Path(args.out), "".join(dumps_transcript(r, indent=None) + "\n" for r in records))
         print(f"Transcript written to {args.out}")
     return 0
-
-
-def _write_lines(path: Path, lines: list[str]) -> None:
-    import os
-    import tempfile
-
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write("".join(line + "\n" for line in lines))
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise

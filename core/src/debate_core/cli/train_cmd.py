@@ -75,7 +75,7 @@ def run(args: argparse.Namespace) -> int:
     from debate_core.training.progress import Progress
     from debate_core.training.run_dir import default_run_directory, existing_run_directory, fresh_run_directory
 
-    config = load_run_config(args.config, args.overrides)
+    config = load_run_config(args.config, args.overrides, registry=get_registry())
     registry = get_registry()
     if args.resume is not None:
         run_dir = existing_run_directory(args.resume)

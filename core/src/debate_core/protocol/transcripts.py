@@ -15,12 +15,12 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from debate_core.errors import TranscriptError
+from debate_core.files import atomic_write_text
 from debate_core.protocol.authorship import AuthoredComparisons, apply_authorship
 from debate_core.protocol.interfaces import OutputParser
 from debate_core.protocol.records import (
@@ -106,18 +106,7 @@ def dumps_transcript(record: DebateRecord, indent: int | None = 2) -> str:
 def save_transcript(record: DebateRecord, path: str | os.PathLike[str]) -> Path:
     """Write the transcript to ``path`` atomically (a temporary file renamed over it)."""
     target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    text = dumps_transcript(record) + "\n"
-    fd, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temporary, target)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+    atomic_write_text(target, dumps_transcript(record) + "\n")
     return target
 
 

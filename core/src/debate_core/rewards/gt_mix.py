@@ -17,7 +17,7 @@ import math
 import attrs
 from attrs import validators as v
 
-from debate_core.config_types import ComponentChoice
+from debate_core.config.choices import ComponentChoice
 from debate_core.errors import ComponentFailure, ConfigError
 from debate_core.protocol.records import DebateRecord, Turn
 from debate_core.rewards.contract import GENERATOR_STREAM, RewardFunction, RewardResult

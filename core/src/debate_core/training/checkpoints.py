@@ -11,10 +11,8 @@ checkpoint; resuming picks the newest manifest that reads back whole.
 from __future__ import annotations
 
 import json
-import os
 import random
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -23,6 +21,7 @@ import attrs
 import numpy as np
 
 from debate_core.errors import DebateError
+from debate_core.files import atomic_write_json
 
 FORMAT_VERSION = 1
 MANIFEST_PREFIX = "step_"
@@ -109,21 +108,6 @@ def restore_rng_state(captured: dict[str, Any]) -> None:
         torch.random.set_rng_state(torch.tensor(captured["torch"], dtype=torch.uint8))
         if "torch_cuda" in captured and torch.cuda.is_available():
             torch.cuda.set_rng_state_all([torch.tensor(s, dtype=torch.uint8) for s in captured["torch_cuda"]])
-
-
-def atomic_write_json(path: Path, data: Any) -> None:
-    """Write JSON through a temporary file in the same folder, fsync, then rename."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(data, handle, indent=1)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def manifest_path(directory: Path, step: int) -> Path:

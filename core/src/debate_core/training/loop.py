@@ -30,6 +30,7 @@ from tinker import types
 
 from debate_core.backends.session import BackendError, BackendSession, RetryPolicy, open_session_async
 from debate_core.errors import ComponentFailure, DebateError
+from debate_core.files import atomic_write_json
 from debate_core.protocol.interfaces import DebateEpisode
 from debate_core.protocol.tasks import Problem
 from debate_core.rewards.advantages import AdvantageOptions, DebateAdvantages, compute_advantages
@@ -37,7 +38,6 @@ from debate_core.rewards.contract import RewardResult
 from debate_core.training.checkpoints import (
     Checkpoint,
     DataPosition,
-    atomic_write_json,
     capture_rng_state,
     latest_checkpoint,
     restore_rng_state,

@@ -15,8 +15,6 @@
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -24,7 +22,7 @@ from typing import Any
 import attrs
 
 from debate_core.errors import DebateError
-from debate_core.training.checkpoints import atomic_write_json
+from debate_core.files import atomic_write_json, atomic_write_text
 
 
 class RunDirectoryError(DebateError):
@@ -107,12 +105,7 @@ class RunDirectory:
                 continue
             if isinstance(record, dict) and int(record.get("step", before_step)) < before_step:
                 kept.append(line)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".metrics.", suffix=".tmp")
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write("".join(line + "\n" for line in kept))
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
+        atomic_write_text(path, "".join(line + "\n" for line in kept))
         return len(kept)
 
 

@@ -24,7 +24,7 @@ from typing import Literal
 import attrs
 from attrs import validators as v
 
-from debate_core.config_types import ComponentChoice
+from debate_core import ComponentChoice
 from debate_core.errors import ConfigError
 from debate_core.protocol.records import DebateRecord, Turn
 from debate_core.rewards.contract import GENERATOR_STREAM, RewardFunction, RewardResult

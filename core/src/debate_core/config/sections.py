@@ -1,14 +1,17 @@
-"""The training-side sections of a run file: optimisation, warm-start, curriculum,
-evaluation and logging. ``debate_core.config`` assembles them into ``RunConfig``."""
+"""The sections of a run file, as frozen attrs classes, and ``RunConfig`` that holds them all.
+
+Every field has a default and a docstring (the string under it), from which
+``docs/config-reference.md`` is generated.
+"""
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 import attrs
 from attrs import validators as v
 
-from debate_core.config_types import ComponentChoice
+from debate_core.config.choices import ComponentChoice
 
 LOSS_OPTIONS: dict[str, frozenset[str]] = {
     "importance_sampling": frozenset(),
@@ -18,7 +21,9 @@ LOSS_OPTIONS: dict[str, frozenset[str]] = {
 """The ``loss_fn_config`` keys each policy-gradient loss of the Tinker API reads."""
 
 
-def _check_loss_config(instance: Any, attribute: attrs.Attribute[dict[str, float]], value: dict[str, float]) -> None:
+def _check_loss_config(
+    instance: TrainingSettings, attribute: attrs.Attribute[dict[str, float]], value: dict[str, float]
+) -> None:
     allowed = LOSS_OPTIONS.get(instance.loss_fn, frozenset())
     unknown = sorted(set(value) - allowed)
     if unknown:
@@ -30,6 +35,57 @@ def _check_loss_config(instance: Any, attribute: attrs.Attribute[dict[str, float
         raise ValueError(
             f"'loss_fn_config' needs 0 < clip_low_threshold <= 1 <= clip_high_threshold, got {low}, {high}"
         )
+
+
+@attrs.frozen(kw_only=True)
+class RunSettings:
+    """Identity and randomness of a run."""
+
+    name: str = "debate"
+    """A label for the run; the default run directory is ``runs/<name>``."""
+    seed: int = 0
+    """The one seed behind data order, persona assignment, weight init and sampling seeds."""
+
+
+@attrs.frozen(kw_only=True)
+class ModelSettings:
+    """The policy being trained, as the backend names it."""
+
+    base_model: str = "embedded:debate-tiny"
+    """A model name the backend understands: ``embedded:<name>`` or a local directory for ``local``,
+    a hosted model such as ``Qwen/Qwen3-8B`` for ``tinker``."""
+    lora_rank: int = attrs.field(default=0, validator=v.ge(0))
+    """LoRA rank; 0 trains every weight (``local`` only; ``tinker`` needs a rank of at least 1)."""
+    train_mlp: bool = True
+    """Adapt the MLP layers (LoRA)."""
+    train_attn: bool = True
+    """Adapt the attention layers (LoRA)."""
+    train_unembed: bool = True
+    """Adapt the unembedding layer (LoRA)."""
+
+
+@attrs.frozen(kw_only=True)
+class DebateSettings:
+    """The shape of one debate and the components that run it."""
+
+    num_agents: int = attrs.field(default=3, validator=v.ge(1))
+    """Agents per debate (N); all are the same policy with different personas."""
+    max_rounds: int = attrs.field(default=3, validator=v.ge(1))
+    """Rounds at most; a debate also ends when every agent of a round says YES to consensus."""
+    max_tokens: int = attrs.field(default=256, validator=v.ge(1))
+    """Sampled tokens per turn at most."""
+    temperature: float = attrs.field(default=1.0, validator=v.ge(0.0))
+    """Sampling temperature unless the agent's persona sets its own."""
+    coordinator: ComponentChoice = attrs.field(factory=lambda: ComponentChoice(name="sequential"))
+    """Turn protocol: ``sequential`` (seed 000) or ``parallel`` rounds (seed 002)."""
+    parser: ComponentChoice = attrs.field(factory=lambda: ComponentChoice(name="xml"))
+    """Output parser for the XML contract."""
+    personas: ComponentChoice = attrs.field(factory=lambda: ComponentChoice(name="default"))
+    """Persona set: system prompt and temperature per agent."""
+    history: ComponentChoice = attrs.field(factory=lambda: ComponentChoice(name="all"))
+    """History policy: which earlier rounds each prompt shows."""
+    renderer: ComponentChoice = attrs.field(factory=lambda: ComponentChoice(name="role_colon"))
+    """Renderer: messages to tokens, and the stop conditions."""
 
 
 @attrs.frozen(kw_only=True)
@@ -152,3 +208,26 @@ class LoggingSettings:
     """Full transcripts of this many debates per iteration go to RUN_DIR/transcripts/."""
     progress: Literal["auto", "bar", "lines", "off"] = "auto"
     """``auto``: a live bar on a terminal, plain lines otherwise."""
+
+
+@attrs.frozen(kw_only=True)
+class RunConfig:
+    """A whole run file. Every section and key has a default, so an empty file is valid."""
+
+    run: RunSettings = attrs.field(factory=RunSettings)
+    backend: ComponentChoice = attrs.field(factory=lambda: ComponentChoice(name="local"))
+    """Training backend: ``local`` (torch, this machine) or ``tinker`` (the Tinker service)."""
+    model: ModelSettings = attrs.field(factory=ModelSettings)
+    debate: DebateSettings = attrs.field(factory=DebateSettings)
+    reward: ComponentChoice = attrs.field(factory=lambda: ComponentChoice(name="win_rate"))
+    """Reward function scoring each finished debate."""
+    dataset: ComponentChoice = attrs.field(factory=lambda: ComponentChoice(name="arithmetic"))
+    """Questions for training and evaluation."""
+    grader: ComponentChoice = attrs.field(factory=lambda: ComponentChoice(name="boxed"))
+    """Checks solutions against the dataset's answers (``none`` for open-ended prompts)."""
+    training: TrainingSettings = attrs.field(factory=TrainingSettings)
+    warmstart: WarmstartSettings = attrs.field(factory=WarmstartSettings)
+    curriculum: tuple[CurriculumStage, ...] = ()
+    """Dataset stages trained in order; empty: train on ``dataset`` for ``training.num_iterations``."""
+    evaluation: EvaluationSettings = attrs.field(factory=EvaluationSettings)
+    logging: LoggingSettings = attrs.field(factory=LoggingSettings)

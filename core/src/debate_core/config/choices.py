@@ -1,13 +1,18 @@
-"""Small value types shared by every section of a run file."""
+"""A component picked by name in a run file, with the raw options its own class validates."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import attrs
 
-from debate_core.components import normalise_name
-from debate_core.structuring import converter
+from debate_core.config.structuring import converter
+
+
+def normalise_name(name: str) -> str:
+    """Lower-case a component name and turn ``-``, ``.`` and spaces into ``_``."""
+    return re.sub(r"[-.\s]+", "_", name.strip().lower())
 
 
 @attrs.frozen(kw_only=True)
