@@ -89,7 +89,7 @@ def _best(samples: list[float]) -> float:
 
 def _prompts(tokenizer: Any, count: int, length: int) -> list[list[int]]:
     """``count`` different prompts of exactly ``length`` tokens (debate-like text)."""
-    from debate_core.protocol.personas import DefaultPersonas
+    from debate_core.debate.personas import DefaultPersonas
 
     prompts = []
     for i in range(count):
@@ -239,8 +239,8 @@ def _debate_setup(coordinator: str, tokenizer: Any, max_tokens: int, personas: s
     """3 agents, 3 rounds, at temperature 0 (the same sampled tokens under either protocol),
     the other components as a run file's defaults."""
     from debate_core.config import load_run_config
+    from debate_core.debate.episode import build_debate_setup
     from debate_core.plugins import get_registry
-    from debate_core.protocol.episode import build_debate_setup
 
     overrides = [*_debate_config(coordinator, max_tokens, personas), "debate.temperature=0.0"]
     if personas == "default":
@@ -249,9 +249,9 @@ def _debate_setup(coordinator: str, tokenizer: Any, max_tokens: int, personas: s
 
 
 def _run_debate(client: Any, setup: Any, seed: int, question: str = "What is 57 + 8?", answer: str = "65") -> Any:
-    from debate_core.protocol.episode import run_debate
-    from debate_core.protocol.sampling_policy import SamplingClientPolicy
-    from debate_core.protocol.tasks import Problem
+    from debate_core.debate.episode import run_debate
+    from debate_core.debate.sampling_policy import SamplingClientPolicy
+    from debate_core.records import Problem
 
     policy = SamplingClientPolicy(client, setup.renderer)
     problem = Problem(id="bench", question=question, answer=answer)
@@ -265,7 +265,7 @@ class _Canned:
         self.tokens = tuple(tokenizer.encode(RESPONSE, add_special_tokens=False))
 
     async def sample(self, prompt: Any, *, stop: Any, temperature: float, max_tokens: int, seed: Any) -> Any:
-        from debate_core.protocol.interfaces import SampledAction
+        from debate_core.records import SampledAction
 
         return SampledAction(self.tokens, tuple(0.0 for _ in self.tokens), RESPONSE, "stop")
 
@@ -297,8 +297,8 @@ def _train_responder(max_steps: int) -> str:
     import numpy as np
     from tinker import types
 
-    from debate_core.protocol.episode import run_debate
-    from debate_core.protocol.tasks import Problem
+    from debate_core.debate.episode import run_debate
+    from debate_core.records import Problem
 
     started = time.perf_counter()
     directory = tempfile.mkdtemp(prefix="debate-bench-responder-")

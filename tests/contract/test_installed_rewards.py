@@ -12,7 +12,7 @@ import os
 import pytest
 
 from debate_core.plugins import get_registry
-from debate_core.rewards.contract import RewardFunction
+from debate_core.records import RewardFunction
 from debate_core.testing import RewardContract
 
 

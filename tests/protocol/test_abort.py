@@ -8,13 +8,11 @@ from collections.abc import Sequence
 
 import pytest
 
+from debate_core.debate.episode import DebateEpisode, run_debate
+from debate_core.debate.history_policies import AllRounds
+from debate_core.debate.scripted import scripted_setup
 from debate_core.errors import ComponentFailure
-from debate_core.protocol.episode import DebateEpisode, run_debate
-from debate_core.protocol.history_policies import AllRounds
-from debate_core.protocol.interfaces import HistoryEntry
-from debate_core.protocol.records import Turn
-from debate_core.protocol.scripted import scripted_setup
-from debate_core.protocol.tasks import Problem
+from debate_core.records import HistoryEntry, Problem, Turn
 
 from .helpers import RecordingPolicy, response
 
@@ -104,7 +102,7 @@ def test_cancelling_a_debate_cancels_every_agent() -> None:
 
 
 def test_a_policy_breaking_its_contract_is_a_component_failure() -> None:
-    from debate_core.protocol.interfaces import SampledAction
+    from debate_core.records import SampledAction
 
     class Mismatched(RecordingPolicy):
         async def sample(self, prompt, **kw):  # type: ignore[no-untyped-def]

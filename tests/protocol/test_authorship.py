@@ -5,8 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from debate_core.protocol.authorship import apply_authorship
-from debate_core.protocol.records import Comparison
+from debate_core.records import Comparison, apply_authorship
 
 
 def test_self_comparisons_are_dropped_and_counted() -> None:

@@ -8,12 +8,11 @@ from collections.abc import Sequence
 import attrs
 import pytest
 
-from debate_core.protocol.episode import run_debate, turn_seed
-from debate_core.protocol.history_policies import AllRounds, HistoryOptions
-from debate_core.protocol.personas import PlainPersonas
-from debate_core.protocol.records import SECTION_NAMES, DebateRecord
-from debate_core.protocol.scripted import ByteTokenizer, ScriptedPolicy, run_scripted_debate, run_sync, scripted_setup
-from debate_core.protocol.tasks import Grade, Problem
+from debate_core.debate.episode import run_debate, turn_seed
+from debate_core.debate.history_policies import AllRounds, HistoryOptions
+from debate_core.debate.personas import PlainPersonas
+from debate_core.debate.scripted import ByteTokenizer, ScriptedPolicy, run_scripted_debate, run_sync, scripted_setup
+from debate_core.records import SECTION_NAMES, DebateRecord, Grade, Problem
 
 from .helpers import RecordingPolicy, response
 
@@ -236,7 +235,7 @@ def test_max_tokens_cuts_the_response_and_fails_the_turn() -> None:
 
 
 def test_scripted_debate_helper_works_inside_a_running_loop() -> None:
-    from debate_core.protocol.scripted import scripted_debate
+    from debate_core.debate.scripted import scripted_debate
 
     async def main() -> DebateRecord:
         return scripted_debate([response("x")] * 2, 2, "parallel")

@@ -9,16 +9,16 @@ from __future__ import annotations
 
 import pytest
 
-from debate_core.protocol.history_policies import (
+from debate_core.debate.history_policies import (
     AllRounds,
     HistoryOptions,
     LastRounds,
     LastRoundsOptions,
     NoHistory,
 )
-from debate_core.protocol.interfaces import HistoryPolicy
-from debate_core.protocol.rendering import ChatTemplateOptions, ChatTemplateRenderer
-from debate_core.protocol.scripted import run_scripted_debate, run_sync, scripted_setup
+from debate_core.debate.rendering import ChatTemplateOptions, ChatTemplateRenderer
+from debate_core.debate.scripted import run_scripted_debate, run_sync, scripted_setup
+from debate_core.records import HistoryPolicy
 
 from .helpers import QwenLikeTokenizer, count_sequences, response
 
@@ -57,7 +57,7 @@ def test_sequences_per_agent_in_a_3x3_debate(name: str, protocol: str, renderer:
 
 
 def test_count_sequences_detects_a_non_extension() -> None:
-    from debate_core.protocol.interfaces import Transition
+    from debate_core.records import Transition
 
     def tr(obs: tuple[int, ...], act: tuple[int, ...]) -> Transition:
         return Transition(0, 0, obs, act, (0.0,) * len(act), (None,) * len(act))

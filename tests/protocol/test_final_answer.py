@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import attrs
 
-from debate_core.protocol.final_answer import final_answer, vote_tally
-from debate_core.protocol.scripted import scripted_debate
-from debate_core.protocol.tasks import Grade
+from debate_core.debate.final_answer import final_answer, vote_tally
+from debate_core.debate.scripted import scripted_debate
+from debate_core.records import Grade
 
 from .helpers import response
 

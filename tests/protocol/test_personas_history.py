@@ -8,7 +8,7 @@ import pytest
 from debate_core.builtin.history import debate_history_policies
 from debate_core.builtin.personas import debate_persona_sets
 from debate_core.config.structuring import structure
-from debate_core.protocol.history_policies import (
+from debate_core.debate.history_policies import (
     CLIP_MARKER,
     AllRounds,
     HistoryOptions,
@@ -17,9 +17,9 @@ from debate_core.protocol.history_policies import (
     NoHistory,
     clip_field,
 )
-from debate_core.protocol.instructions import turn_instructions
-from debate_core.protocol.personas import DefaultPersonas, DefaultPersonasOptions, PlainPersonas
-from debate_core.protocol.records import ParsedResponse, Turn
+from debate_core.debate.instructions import turn_instructions
+from debate_core.debate.personas import DefaultPersonas, DefaultPersonasOptions, PlainPersonas
+from debate_core.records import ParsedResponse, Turn
 
 NAMES = ["Methodical Analyst", "Creative Problem-Solver", "Devil's Advocate", "Synthesizer", "First Principles Thinker"]
 
@@ -117,8 +117,8 @@ def test_later_rounds_ask_for_meta_judging() -> None:
 
 
 def test_the_question_ends_the_first_user_message_and_only_that_one() -> None:
-    from debate_core.protocol.interfaces import HistoryEntry
-    from debate_core.protocol.observations import OwnTurn, build_messages
+    from debate_core.debate.observations import OwnTurn, build_messages
+    from debate_core.records import HistoryEntry
 
     entry = HistoryEntry(round=1, agent=0, solution="s0", evaluation="e0", comparison="N/A", consensus_reason="r0")
     first = build_messages(

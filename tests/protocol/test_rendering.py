@@ -7,15 +7,15 @@ from typing import Any
 import pytest
 
 from debate_core.builtin.renderers import debate_renderers
-from debate_core.protocol.interfaces import Message, StopCondition
-from debate_core.protocol.rendering import (
+from debate_core.debate.rendering import (
     CONTRACT_STOP,
     ChatTemplateOptions,
     ChatTemplateRenderer,
     RoleColonOptions,
     RoleColonRenderer,
 )
-from debate_core.protocol.scripted import ByteTokenizer, scripted_setup
+from debate_core.debate.scripted import ByteTokenizer, scripted_setup
+from debate_core.records import Message, StopCondition
 
 from .helpers import QWEN_LIKE_TEMPLATE, QwenLikeTokenizer
 
@@ -120,8 +120,8 @@ def _bpe_tokenizer() -> Any:
 
 @pytest.mark.parametrize("name", ["hf_chat_template", "role_colon"])
 def test_real_bpe_tokenizer_debate_is_one_sequence_per_agent(name: str) -> None:
-    from debate_core.protocol.history_policies import AllRounds
-    from debate_core.protocol.scripted import run_scripted_debate, run_sync
+    from debate_core.debate.history_policies import AllRounds
+    from debate_core.debate.scripted import run_scripted_debate, run_sync
 
     from .helpers import count_sequences, response
 

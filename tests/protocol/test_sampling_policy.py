@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 from tinker import types
 
-from debate_core.protocol.interfaces import StopCondition
-from debate_core.protocol.rendering import RoleColonRenderer
-from debate_core.protocol.sampling_policy import SamplingClientPolicy, resolve_future
-from debate_core.protocol.scripted import ByteTokenizer
+from debate_core.debate.rendering import RoleColonRenderer
+from debate_core.debate.sampling_policy import SamplingClientPolicy, resolve_future
+from debate_core.debate.scripted import ByteTokenizer
+from debate_core.records import StopCondition
 
 TOK = ByteTokenizer()
 

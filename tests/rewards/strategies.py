@@ -6,7 +6,7 @@ import random
 
 from hypothesis import strategies as st
 
-from debate_core.protocol.records import DebateRecord
+from debate_core.records import DebateRecord
 from debate_core.rewards.synthetic import random_debate
 
 

@@ -7,8 +7,7 @@ from hypothesis import given
 
 from debate_core.config.structuring import structure
 from debate_core.errors import ComponentFailure, ConfigError
-from debate_core.protocol.records import DebateRecord
-from debate_core.rewards.contract import GENERATOR_STREAM, JUDGE_STREAM, RewardResult
+from debate_core.records import GENERATOR_STREAM, JUDGE_STREAM, DebateRecord, RewardResult
 from debate_core.rewards.gt_mix import GtMixOptions, GtMixReward, build_gt_mix
 from debate_core.rewards.peer import PairwiseReward
 from debate_core.rewards.synthetic import TurnSpec, synthetic_debate

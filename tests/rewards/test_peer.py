@@ -8,10 +8,9 @@ import pytest
 from hypothesis import given
 
 from debate_core.builtin.rewards_peer import debate_rewards
-from debate_core.protocol.records import AuthoredComparison, DebateRecord
+from debate_core.records import AuthoredComparison, DebateRecord, tally_votes
 from debate_core.rewards.peer import PairwiseReward, win_minus_loss_rewards, win_rate_rewards
 from debate_core.rewards.synthetic import TurnSpec, synthetic_debate
-from debate_core.rewards.votes import tally_votes
 
 from .strategies import debates
 

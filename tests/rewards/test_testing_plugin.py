@@ -11,8 +11,7 @@ import pytest
 from debate_core.components import RewardSpec
 from debate_core.hookspecs import hookimpl
 from debate_core.plugins import get_registry
-from debate_core.protocol.records import DebateRecord, ParsedResponse, SectionSpan
-from debate_core.rewards.contract import RewardResult
+from debate_core.records import DebateRecord, ParsedResponse, RewardResult, SectionSpan
 from debate_core.testing import CONTRACT_DEBATES, ParserContract, RewardContract, TurnSpec
 
 pytest_plugins = ["pytester"]

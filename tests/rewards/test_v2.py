@@ -10,8 +10,7 @@ from hypothesis import strategies as st
 
 from debate_core.config.structuring import structure
 from debate_core.errors import ConfigError
-from debate_core.protocol.records import DebateRecord
-from debate_core.rewards.contract import GENERATOR_STREAM, JUDGE_STREAM
+from debate_core.records import GENERATOR_STREAM, JUDGE_STREAM, DebateRecord
 from debate_core.rewards.synthetic import TurnSpec, synthetic_debate
 from debate_core.rewards.v2 import V2Options, V2Reward
 

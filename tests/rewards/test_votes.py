@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import attrs
 
-from debate_core.protocol.records import Comparison
+from debate_core.records import Comparison, tally_votes
 from debate_core.rewards.synthetic import TurnSpec, synthetic_debate
-from debate_core.rewards.votes import tally_votes
 
 
 def test_authorship_rules_drop_and_count() -> None:

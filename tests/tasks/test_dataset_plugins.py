@@ -16,7 +16,7 @@ from debate_core.config import load_run_config, validate_components
 from debate_core.errors import ConfigError, ConflictingPluginsError, UnknownComponentError
 from debate_core.hookspecs import hookimpl
 from debate_core.plugins import get_registry
-from debate_core.protocol.tasks import Dataset, Problem
+from debate_core.records import Dataset, Problem
 from debate_core.tasks.arithmetic import ArithmeticDataset, ArithmeticOptions
 
 BUILTIN_DATASETS = {"arithmetic", "jsonl", "huggingface"}

@@ -8,7 +8,7 @@ import attrs
 import pytest
 
 from debate_core.plugins import Registry
-from debate_core.protocol.tasks import Grade
+from debate_core.records import Grade
 from debate_core.tasks.graders import build_boxed
 from debate_core.testing import build_debate
 from debate_core.training.evaluation import evaluate_policy

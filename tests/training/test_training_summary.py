@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from debate_core.cli.train_cmd import format_changes
-from debate_core.protocol.tasks import Grade
+from debate_core.records import Grade
 from debate_core.training.grading import GradedDebate, JudgeTally, verifiable_metrics
 
 RIGHT, WRONG = Grade(True, True, "7"), Grade(True, False, "8")

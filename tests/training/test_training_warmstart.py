@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from debate_core.config.sections import WarmstartSettings
+from debate_core.debate.episode import run_debate
+from debate_core.debate.scripted import ByteTokenizer, scripted_setup
 from debate_core.plugins import Registry
-from debate_core.protocol.episode import run_debate
-from debate_core.protocol.scripted import ByteTokenizer, scripted_setup
 from debate_core.tasks.graders import build_boxed
 from debate_core.training.loop import run_training
 from debate_core.training.parts import NamedDataset

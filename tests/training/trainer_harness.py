@@ -24,7 +24,7 @@ from debate_core.components import (
 from debate_core.config import RunConfig, load_run_config
 from debate_core.hookspecs import hookimpl
 from debate_core.plugins import Registry, get_registry
-from debate_core.protocol.tasks import Problem
+from debate_core.records import Problem
 
 SERVICES: list[ScriptedServiceClient] = []
 """Every scripted service client built in this process (tests inspect the last one)."""
@@ -165,7 +165,7 @@ class BrokenGrader:
 
 
 def flat_reward(debate: Any) -> Any:
-    from debate_core.rewards.contract import RewardResult
+    from debate_core.records import RewardResult
 
     return RewardResult(agent_rewards=[0.0] * debate.num_agents)
 

@@ -20,16 +20,16 @@ from debate_core.components import (
 )
 from debate_core.config.choices import ComponentChoice
 from debate_core.hookspecs import hookimpl
-from debate_core.protocol.records import (
+from debate_core.records import (
     AuthoredComparison,
     Comparison,
     DebateRecord,
     ParsedResponse,
     ParseError,
+    RewardResult,
     SectionSpan,
     Turn,
 )
-from debate_core.rewards.contract import RewardResult
 
 __version__ = "0.1.0"
 

@@ -41,7 +41,7 @@ def debate_output_parsers() -> Iterable[OutputParserSpec]:
 
     Returns:
         Specs whose ``build(options)`` returns an object with
-        ``parse(text: str) -> ParsedResponse`` (see ``debate_core.protocol.interfaces``).
+        ``parse(text: str) -> ParsedResponse`` (see ``debate_core.debate.interfaces``).
 
     Example::
 

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from debate_core.components import CoordinatorSpec
+from debate_core.debate.coordinators import ParallelCoordinator, ParallelOptions, SequentialCoordinator
 from debate_core.hookspecs import hookimpl
-from debate_core.protocol.coordinator import ParallelCoordinator, ParallelOptions, SequentialCoordinator
 
 
 def _build_sequential(_: None) -> SequentialCoordinator:

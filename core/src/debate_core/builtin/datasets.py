@@ -7,7 +7,7 @@ from debate_core.components import DatasetSpec
 from debate_core.hookspecs import hookimpl
 from debate_core.tasks.arithmetic import ArithmeticDataset, ArithmeticOptions
 from debate_core.tasks.huggingface import HuggingFaceDataset, HuggingFaceOptions
-from debate_core.tasks.jsonl import JsonlDataset, JsonlOptions
+from debate_core.tasks.jsonl import JsonlDataset, JsonlDatasetOptions
 
 
 @hookimpl
@@ -23,7 +23,7 @@ def debate_datasets() -> list[DatasetSpec]:
             name="jsonl",
             description="a local JSON Lines file with configurable question/answer fields",
             build=JsonlDataset,
-            options=JsonlOptions,
+            options=JsonlDatasetOptions,
         ),
         DatasetSpec(
             name="huggingface",

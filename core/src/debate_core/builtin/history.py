@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 from debate_core.components import HistoryPolicySpec
-from debate_core.hookspecs import hookimpl
-from debate_core.protocol.history_policies import (
+from debate_core.debate.history_policies import (
     AllRounds,
     HistoryOptions,
     LastRounds,
     LastRoundsOptions,
     NoHistory,
 )
+from debate_core.hookspecs import hookimpl
 
 
 @hookimpl

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from debate_core.components import OutputParserSpec
+from debate_core.debate.xml_parser import XmlParser
 from debate_core.hookspecs import hookimpl
-from debate_core.protocol.xml_parser import XmlParser
 
 
 def _build_xml(_: None) -> XmlParser:

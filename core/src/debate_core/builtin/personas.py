@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from debate_core.components import PersonaSetSpec
+from debate_core.debate.personas import DefaultPersonas, DefaultPersonasOptions, PlainPersonas
 from debate_core.hookspecs import hookimpl
-from debate_core.protocol.personas import DefaultPersonas, DefaultPersonasOptions, PlainPersonas
 
 
 def _build_plain(_: None) -> PlainPersonas:

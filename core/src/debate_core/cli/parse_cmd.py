@@ -43,7 +43,7 @@ def read_text(source: str) -> str:
 
 def _parser(name: str) -> Any:
     if name == "xml":
-        from debate_core.protocol.xml_parser import XmlParser
+        from debate_core.debate.xml_parser import XmlParser
 
         return XmlParser()
     from debate_core.plugins import get_registry
@@ -53,7 +53,7 @@ def _parser(name: str) -> Any:
 
 def parse_to_json(text: str, parser: Any, author: int | None = None, num_agents: int | None = None) -> dict[str, Any]:
     """What ``debate parse`` prints for one response."""
-    from debate_core.protocol.authorship import apply_authorship
+    from debate_core.records import apply_authorship
 
     response = parser.parse(text)
     data: dict[str, Any] = {

@@ -56,7 +56,7 @@ def _open_session(config: Any, registry: Any, checkpoint: str | None) -> Any:
 
 def read_questions(path: str) -> list[Any]:
     """The problems of a JSONL file; errors name the line."""
-    from debate_core.protocol.tasks import Problem
+    from debate_core.records import Problem
 
     try:
         lines = Path(path).read_text(encoding="utf-8").splitlines()
@@ -102,7 +102,7 @@ def format_transcript(record: Any) -> list[str]:
 
 def format_outcome(record: Any, answer: Any) -> list[str]:
     """Vote tally, consensus and final answer of a debate."""
-    from debate_core.protocol.final_answer import format_tally, vote_tally
+    from debate_core.debate.final_answer import format_tally, vote_tally
 
     lines = ["Votes:"] + [f"  {line}" for line in format_tally(vote_tally(record))]
     rounds = f"{record.rounds_played} of {record.max_rounds} rounds"
@@ -123,13 +123,13 @@ def run(args: argparse.Namespace) -> int:
     import asyncio
 
     from debate_core.config import load_run_config
+    from debate_core.debate.episode import build_debate_setup, run_debate
+    from debate_core.debate.final_answer import final_answer
+    from debate_core.debate.sampling_policy import SamplingClientPolicy
+    from debate_core.debate.transcripts import dumps_transcript, save_transcript
     from debate_core.files import atomic_write_text
     from debate_core.plugins import get_registry
-    from debate_core.protocol.episode import build_debate_setup, run_debate
-    from debate_core.protocol.final_answer import final_answer
-    from debate_core.protocol.sampling_policy import SamplingClientPolicy
-    from debate_core.protocol.tasks import Problem
-    from debate_core.protocol.transcripts import dumps_transcript, save_transcript
+    from debate_core.records import Problem
 
     overrides: Sequence[str] = [*args.overrides, *args.more_overrides]
     config = load_run_config(args.config, overrides, registry=get_registry())

@@ -39,10 +39,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 def score(transcript: str, reward_name: str, options: list[str]) -> dict[str, Any]:
     """The JSON object ``debate score`` prints."""
     from debate_core.config import apply_overrides
+    from debate_core.debate.transcripts import load_transcript
     from debate_core.plugins import get_registry
-    from debate_core.protocol.transcripts import load_transcript
     from debate_core.rewards.advantages import compute_advantages
-    from debate_core.rewards.shapes import check_result
+    from debate_core.rewards.result_checks import check_result
 
     raw_options: dict[str, Any] = {}
     for text in options:

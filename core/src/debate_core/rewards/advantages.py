@@ -23,9 +23,8 @@ from typing import Literal
 import attrs
 from attrs import validators as v
 
-from debate_core.protocol.records import DebateRecord
-from debate_core.rewards.contract import RewardResult
-from debate_core.rewards.shapes import check_result
+from debate_core.records import DebateRecord, RewardResult
+from debate_core.rewards.result_checks import check_result
 
 FAILED_TURN_REWARD = -1.0
 """The per-step reward of a turn that broke the output contract or the turn-taking (seed 000)."""

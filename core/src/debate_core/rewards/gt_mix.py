@@ -19,10 +19,9 @@ from attrs import validators as v
 
 from debate_core.config.choices import ComponentChoice
 from debate_core.errors import ComponentFailure, ConfigError
-from debate_core.protocol.records import DebateRecord, Turn
-from debate_core.rewards.contract import GENERATOR_STREAM, RewardFunction, RewardResult
-from debate_core.rewards.shapes import check_result
-from debate_core.rewards.votes import mean
+from debate_core.records import GENERATOR_STREAM, DebateRecord, RewardFunction, RewardResult, Turn
+from debate_core.rewards.result_checks import check_result
+from debate_core.stats import mean
 
 
 def _finite(instance: object, attribute: attrs.Attribute[float], value: float) -> None:

@@ -12,9 +12,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Literal
 
-from debate_core.protocol.records import AuthoredComparison, DebateRecord
-from debate_core.rewards.contract import RewardResult
-from debate_core.rewards.votes import VoteTally, mean, tally_votes
+from debate_core.records import AuthoredComparison, DebateRecord, RewardResult, VoteTally, tally_votes
+from debate_core.stats import mean
 
 PairwiseMode = Literal["win_rate", "win_minus_loss"]
 

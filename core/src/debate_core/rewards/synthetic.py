@@ -3,7 +3,7 @@
 A synthetic debate follows the fixed agent order of the built-in coordinators: turn ``k``
 (commit order) belongs to agent ``k % N`` in round ``k // N + 1``. Comparisons are given
 as raw ``(a, op, b)`` lines and go through the authorship rules of seed 000 exactly as a
-coordinator applies them (:func:`~debate_core.protocol.authorship.apply_authorship`): a line
+coordinator applies them (:func:`~debate_core.debate.authorship.apply_authorship`): a line
 naming its author is a self-comparison first, whatever the other id; of the rest, an id out
 of range or ``a == b`` is malformed. A failed turn (a parse error) contributes no votes and
 no counts, since its parse is not trusted.
@@ -17,8 +17,8 @@ from typing import Literal
 
 import attrs
 
-from debate_core.protocol.authorship import AuthoredComparisons, apply_authorship
-from debate_core.protocol.records import (
+from debate_core.records import (
+    AuthoredComparisons,
     Comparison,
     ComparisonOp,
     DebateRecord,
@@ -26,6 +26,7 @@ from debate_core.protocol.records import (
     ParseError,
     SectionSpan,
     Turn,
+    apply_authorship,
 )
 
 Protocol = Literal["sequential", "parallel"]

@@ -27,9 +27,8 @@ from collections import Counter
 import attrs
 from attrs import validators as v
 
-from debate_core.protocol.records import DebateRecord, Turn
-from debate_core.rewards.contract import GENERATOR_STREAM, JUDGE_STREAM, RewardResult
-from debate_core.rewards.votes import mean
+from debate_core.records import GENERATOR_STREAM, JUDGE_STREAM, DebateRecord, RewardResult, Turn
+from debate_core.stats import mean
 
 StepRef = tuple[int, int]
 """``(agent, step)``: one response of the debate."""

@@ -15,7 +15,7 @@ import attrs
 from attrs import validators as v
 
 from debate_core.errors import ConfigError
-from debate_core.protocol.tasks import Problem
+from debate_core.records import Problem
 from debate_core.tasks.splits import check_split
 from debate_core.tasks.worked_solutions import worked_solution
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import attrs
 
-from debate_core.protocol.tasks import Problem
+from debate_core.records import Problem
 from debate_core.tasks.errors import DatasetError
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from debate_core.errors import ConfigError
-from debate_core.protocol.tasks import Grade
+from debate_core.records import Grade
 from debate_core.tasks.answers import answers_match, extract_last_boxed
 
 

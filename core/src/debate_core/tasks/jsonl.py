@@ -11,14 +11,14 @@ from pathlib import Path
 import attrs
 from attrs import validators as v
 
-from debate_core.protocol.tasks import Problem
+from debate_core.records import Problem
 from debate_core.tasks.errors import DatasetError
 from debate_core.tasks.fields import FieldMapping, RecordSourceOptions, none_if_empty
 from debate_core.tasks.splits import check_split
 
 
 @attrs.frozen(kw_only=True)
-class JsonlOptions(RecordSourceOptions):
+class JsonlDatasetOptions(RecordSourceOptions):
     """Options of the ``jsonl`` dataset. Relative paths are relative to the working directory."""
 
     path: str
@@ -54,7 +54,7 @@ def read_jsonl(path: Path, mapping: FieldMapping) -> list[Problem]:
 class JsonlDataset:
     """Problems from JSON Lines files, read once and kept."""
 
-    def __init__(self, options: JsonlOptions) -> None:
+    def __init__(self, options: JsonlDatasetOptions) -> None:
         self.options = options
         self._cache: dict[str, tuple[Problem, ...]] = {}
 

@@ -24,7 +24,7 @@ from typing import Protocol
 import attrs
 from tinker import types
 
-from debate_core.protocol.interfaces import AgentTrajectory, Transition
+from debate_core.records import AgentTrajectory, Transition
 
 
 class TokenAdvantages(Protocol):

@@ -26,10 +26,10 @@ import attrs
 
 from debate_core.backends.contract import SamplingClientLike
 from debate_core.errors import DebateError
-from debate_core.protocol.interfaces import AgentPolicy, DebateEpisode
-from debate_core.protocol.tasks import Problem
+from debate_core.records import AgentPolicy, DebateEpisode, Problem
+from debate_core.stats import mean
 from debate_core.training.grading import GradedDebate, JudgeTally, grade_debate, grade_turn, verifiable_metrics
-from debate_core.training.metrics import debate_metrics, mean, turn_metrics
+from debate_core.training.metrics import debate_metrics, turn_metrics
 from debate_core.training.parts import RunParts
 from debate_core.training.progress import Progress
 from debate_core.training.rollouts import DebateJob, run_debates, sampled_tokens

@@ -24,8 +24,8 @@ from collections.abc import Iterable, Mapping, Sequence
 
 import attrs
 
-from debate_core.protocol.records import DebateRecord, Turn
-from debate_core.protocol.tasks import Grade, Grader
+from debate_core.records import DebateRecord, Grade, Grader, Turn
+from debate_core.stats import mean
 
 _UNGRADED = Grade(formatted=False, correct=False, extracted=None)
 
@@ -142,12 +142,12 @@ def verifiable_metrics(graded: Sequence[GradedDebate], prefix: str, k: int) -> d
     for d in graded:
         judge = judge + d.judge
     out = {
-        f"{prefix}/format": _mean([float(g.formatted) for g in responses]),
-        f"{prefix}/correct": _mean([float(g.correct) for g in responses]),
+        f"{prefix}/format": mean([float(g.formatted) for g in responses]),
+        f"{prefix}/correct": mean([float(g.correct) for g in responses]),
         f"{prefix}/correct_se": _clustered_standard_error(graded),
-        f"{prefix}/pass@{k}": _mean([d.pass_at_k for d in graded]),
-        f"{prefix}/avg@{k}": _mean([d.avg_at_k for d in graded]),
-        f"{prefix}/cons@{k}": _mean([d.cons_at_k for d in graded]),
+        f"{prefix}/pass@{k}": mean([d.pass_at_k for d in graded]),
+        f"{prefix}/avg@{k}": mean([d.avg_at_k for d in graded]),
+        f"{prefix}/cons@{k}": mean([d.cons_at_k for d in graded]),
         f"{prefix}/judge_decidable_votes": float(judge.decidable),
         f"{prefix}/judge_ties": float(judge.ties),
     }
@@ -167,7 +167,3 @@ def _clustered_standard_error(graded: Sequence[GradedDebate]) -> float:
     residuals = [sum(float(g.correct) - overall for g in d.turn_grades) for d in graded]
     n = len(graded)
     return math.sqrt(n / (n - 1) * sum(r * r for r in residuals)) / total
-
-
-def _mean(values: Sequence[float]) -> float:
-    return sum(values) / len(values) if values else 0.0

@@ -31,10 +31,10 @@ from tinker import types
 from debate_core.backends.session import BackendError, BackendSession, RetryPolicy, open_session_async
 from debate_core.errors import ComponentFailure, DebateError
 from debate_core.files import atomic_write_json
-from debate_core.protocol.interfaces import DebateEpisode
-from debate_core.protocol.tasks import Problem
+from debate_core.records import DebateEpisode, Problem, RewardResult
+from debate_core.records.metrics import MetricSink, MetricValue
 from debate_core.rewards.advantages import AdvantageOptions, DebateAdvantages, compute_advantages
-from debate_core.rewards.contract import RewardResult
+from debate_core.stats import mean
 from debate_core.training.checkpoints import (
     Checkpoint,
     DataPosition,
@@ -50,7 +50,6 @@ from debate_core.training.metrics import (
     backend_metrics,
     debate_metrics,
     episode_metrics,
-    mean,
     reward_metrics,
     sample_train_metrics,
     total_returns,
@@ -63,7 +62,7 @@ from debate_core.training.run_dir import RunDirectory
 from debate_core.training.schedule import learning_rate_at
 from debate_core.training.seeding import batch_indices, derive_seed
 from debate_core.training.signals import StopRequest, stop_on_signals
-from debate_core.training.sinks import MetricSink, MetricValue, MultiSink
+from debate_core.training.sinks import MultiSink
 from debate_core.training.update import UpdateResult, pipelined_update
 from debate_core.training.warmstart import WarmstartData, warmstart_datums
 

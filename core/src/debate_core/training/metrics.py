@@ -16,20 +16,14 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 from tinker import types
 
-from debate_core.protocol.interfaces import DebateEpisode
-from debate_core.protocol.records import DebateRecord
-from debate_core.rewards.contract import RewardResult
+from debate_core.records import DebateEpisode, DebateRecord, RewardResult
+from debate_core.stats import mean
 from debate_core.training.datum import AssembledDatum
-
-
-def mean(values: Sequence[float]) -> float:
-    """The mean, 0.0 for no values."""
-    return float(sum(values) / len(values)) if values else 0.0
 
 
 def total_returns(record: DebateRecord, result: RewardResult) -> list[float]:
@@ -152,8 +146,3 @@ def backend_metrics(outputs: Sequence[types.ForwardBackwardOutput], prefix: str 
         for name, value in output.metrics.items():
             sums[name] += float(value)
     return {f"{prefix}/{name}": value for name, value in sorted(sums.items())}
-
-
-def prefixed(metrics: Mapping[str, float], prefix: str) -> dict[str, float]:
-    """``metrics`` with every name under ``prefix/``."""
-    return {f"{prefix}/{k}": v for k, v in metrics.items()}

@@ -20,10 +20,17 @@ from tinker import types
 from debate_core.backends.contract import SamplingClientLike
 from debate_core.backends.session import BackendError, RetryPolicy, with_retries
 from debate_core.errors import ComponentFailure, DebateError, PluginError
-from debate_core.protocol.interfaces import AgentPolicy, DebateEpisode
-from debate_core.protocol.records import DebateRecord
-from debate_core.protocol.tasks import Dataset, Grade, Grader, Problem
-from debate_core.rewards.contract import RewardFunction, RewardResult
+from debate_core.records import (
+    AgentPolicy,
+    Dataset,
+    DebateEpisode,
+    DebateRecord,
+    Grade,
+    Grader,
+    Problem,
+    RewardFunction,
+    RewardResult,
+)
 
 
 class DebateRunner(Protocol):
@@ -233,7 +240,7 @@ def protocol_runner_factory(registry: _Builds, tokenizer: Any, grader: Grader | 
     """Runners over ``protocol.episode.run_debate`` with the configured protocol components."""
 
     def runner_for(config: Any) -> DebateRunner:
-        from debate_core.protocol.episode import build_debate_setup, run_debate
+        from debate_core.debate.episode import build_debate_setup, run_debate
 
         setup = build_debate_setup(config, registry, tokenizer)
 
@@ -254,7 +261,7 @@ def default_policy_factory(
     renderer = renderer_factory(tokenizer)
 
     def make(sampling_client: SamplingClientLike) -> AgentPolicy:
-        from debate_core.protocol.sampling_policy import SamplingClientPolicy
+        from debate_core.debate.sampling_policy import SamplingClientPolicy
 
         policy: AgentPolicy = SamplingClientPolicy(sampling_client, renderer)
         return policy
@@ -264,7 +271,7 @@ def default_policy_factory(
 
 def default_transcript_writer() -> TranscriptWriter:
     """``protocol.transcripts.save_transcript``."""
-    from debate_core.protocol.transcripts import save_transcript
+    from debate_core.debate.transcripts import save_transcript
 
     writer: TranscriptWriter = save_transcript
     return writer

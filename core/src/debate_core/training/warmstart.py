@@ -28,8 +28,7 @@ from typing import Any
 import attrs
 
 from debate_core.errors import DebateError
-from debate_core.protocol.interfaces import SampledAction, StopCondition
-from debate_core.protocol.tasks import Grader, Problem
+from debate_core.records import Grader, Problem, SampledAction, StopCondition
 from debate_core.training.datum import AssembledDatum, supervised_datums
 from debate_core.training.parts import NamedDataset
 from debate_core.training.rollouts import DebateJob

@@ -21,9 +21,7 @@ import numpy as np
 from attrs import validators as v
 from numpy.typing import NDArray
 
-from debate_core.protocol.records import AuthoredComparison, DebateRecord
-from debate_core.rewards.contract import RewardResult
-from debate_core.rewards.votes import tally_votes
+from debate_core.records import AuthoredComparison, DebateRecord, RewardResult, tally_votes
 
 Matrix = NDArray[np.float64]
 

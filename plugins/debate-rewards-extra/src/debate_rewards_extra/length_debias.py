@@ -26,8 +26,7 @@ from attrs import validators as v
 
 from debate_core import ComponentChoice
 from debate_core.errors import ConfigError
-from debate_core.protocol.records import DebateRecord, Turn
-from debate_core.rewards.contract import GENERATOR_STREAM, RewardFunction, RewardResult
+from debate_core.records import GENERATOR_STREAM, DebateRecord, RewardFunction, RewardResult, Turn
 
 TEXT_FIELDS = ("solution", "evaluation", "comparison", "consensus_reason", "text")
 

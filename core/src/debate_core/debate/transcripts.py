@@ -21,15 +21,16 @@ from typing import Any
 
 from debate_core.errors import TranscriptError
 from debate_core.files import atomic_write_text
-from debate_core.protocol.authorship import AuthoredComparisons, apply_authorship
-from debate_core.protocol.interfaces import OutputParser
-from debate_core.protocol.records import (
+from debate_core.records import (
+    AuthoredComparisons,
     Comparison,
     DebateRecord,
+    OutputParser,
     ParsedResponse,
     ParseError,
     SectionSpan,
     Turn,
+    apply_authorship,
 )
 
 FORMAT_NAME = "debate-transcript"
@@ -258,7 +259,7 @@ def _answer(value: Any) -> str | None:
 
 
 def _default_parser() -> OutputParser:
-    from debate_core.protocol.xml_parser import XmlParser
+    from debate_core.debate.xml_parser import XmlParser
 
     return XmlParser()
 

@@ -25,7 +25,7 @@ from typing import Protocol, runtime_checkable
 
 import attrs
 
-from debate_core.protocol.records import Comparison, ParsedResponse, Turn
+from debate_core.records import Comparison, ParsedResponse, Turn
 
 
 @attrs.frozen

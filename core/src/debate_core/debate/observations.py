@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 
 import attrs
 
-from debate_core.protocol.interfaces import HistoryEntry, Message
+from debate_core.records import HistoryEntry, Message
 
 
 @attrs.frozen

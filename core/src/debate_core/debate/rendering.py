@@ -21,7 +21,7 @@ from typing import Any, Protocol, runtime_checkable
 import attrs
 from attrs import validators as v
 
-from debate_core.protocol.interfaces import Message, StopCondition
+from debate_core.records import Message, StopCondition
 
 CONTRACT_STOP = "</consensus_reason>"
 """The debate's own stop marker: the close of the last tag of the output contract."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import attrs
 
-from debate_core.protocol.interfaces import Persona
+from debate_core.records import Persona
 
 CONTRACT_TEMPLATE = """\
 Answer with exactly these five tags, in this order, and nothing outside them:

@@ -12,7 +12,7 @@ from typing import Protocol, runtime_checkable
 
 import attrs
 
-from debate_core.protocol.records import DebateRecord
+from debate_core.records.debate import DebateRecord
 
 GENERATOR_STREAM = "generator"
 JUDGE_STREAM = "judge"

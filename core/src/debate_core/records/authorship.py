@@ -12,7 +12,7 @@ from collections.abc import Iterable
 
 import attrs
 
-from debate_core.protocol.records import Comparison
+from debate_core.records.debate import Comparison
 
 
 @attrs.frozen

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 
 import attrs
 
-from debate_core.protocol.records import (
+from debate_core.records import (
     SECTION_NAMES,
     Comparison,
     ComparisonOp,

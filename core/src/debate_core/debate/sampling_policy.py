@@ -13,7 +13,7 @@ import inspect
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from debate_core.protocol.interfaces import Renderer, SampledAction, StopCondition
+from debate_core.records import Renderer, SampledAction, StopCondition
 
 
 async def resolve_future(value: Any) -> Any:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from debate_core.protocol.records import SectionSpan
+from debate_core.records import SectionSpan
 
 Decode = Callable[[Sequence[int]], str]
 

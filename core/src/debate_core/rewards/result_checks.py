@@ -5,8 +5,7 @@ from __future__ import annotations
 import math
 
 from debate_core.errors import ComponentFailure
-from debate_core.protocol.records import DebateRecord
-from debate_core.rewards.contract import RewardResult
+from debate_core.records import DebateRecord, RewardResult
 
 
 def result_problems(debate: DebateRecord, result: RewardResult, *, check_metrics: bool = True) -> list[str]:

@@ -13,8 +13,7 @@ from collections.abc import Sequence
 
 import attrs
 
-from debate_core.protocol.interfaces import HistoryEntry
-from debate_core.protocol.records import Turn
+from debate_core.records import HistoryEntry, Turn
 
 CLIP_MARKER = " [\u2026]"
 """Appended to a field that was clipped, so the reader knows text is missing."""

@@ -10,11 +10,9 @@ Turns that broke the output contract contribute no votes (their parse is not tru
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-
 import attrs
 
-from debate_core.protocol.records import AuthoredComparison, DebateRecord
+from debate_core.records.debate import AuthoredComparison, DebateRecord
 
 
 def is_well_formed(vote: AuthoredComparison, num_agents: int) -> bool:
@@ -66,14 +64,3 @@ def tally_votes(debate: DebateRecord) -> VoteTally:
             else:
                 votes.append(vote)
     return VoteTally(tuple(votes), malformed, self_comparisons, invalid_lines, failed)
-
-
-def mean(values: Iterable[float]) -> float:
-    """The arithmetic mean, 0.0 for no values (a debate with no entries gives no signal)."""
-    items = list(values)
-    return sum(items) / len(items) if items else 0.0
-
-
-def prefixed(prefix: str, metrics: Mapping[str, float]) -> dict[str, float]:
-    """The same metrics with ``prefix`` put before every name (for wrapper rewards)."""
-    return {f"{prefix}{name}": value for name, value in metrics.items()}

@@ -14,8 +14,7 @@ from collections.abc import Sequence
 
 import attrs
 
-from debate_core.protocol.records import DebateRecord
-from debate_core.protocol.tasks import Grader
+from debate_core.records import DebateRecord, Grader
 
 
 @attrs.frozen

@@ -20,26 +20,31 @@ from typing import Any, TypeVar
 
 import attrs
 
+from debate_core.debate.coordinators import Coordinator, TurnDraft, TurnState, TurnTicket
+from debate_core.debate.instructions import turn_instructions
+from debate_core.debate.observations import OwnTurn, build_messages
+from debate_core.debate.token_sections import token_sections
 from debate_core.errors import ComponentFailure, PluginError
-from debate_core.protocol.authorship import AuthoredComparisons, apply_authorship
-from debate_core.protocol.coordinator import Coordinator, TurnDraft, TurnState, TurnTicket
-from debate_core.protocol.instructions import turn_instructions
-from debate_core.protocol.interfaces import (
+from debate_core.records import (
     AgentPolicy,
     AgentTrajectory,
+    AuthoredComparisons,
     DebateEpisode,
+    DebateRecord,
+    Grader,
     HistoryPolicy,
     OutputParser,
+    ParsedResponse,
+    ParseError,
     Persona,
     PersonaSet,
+    Problem,
     Renderer,
     SampledAction,
     Transition,
+    Turn,
+    apply_authorship,
 )
-from debate_core.protocol.observations import OwnTurn, build_messages
-from debate_core.protocol.records import DebateRecord, ParsedResponse, ParseError, Turn
-from debate_core.protocol.tasks import Grader, Problem
-from debate_core.protocol.token_sections import token_sections
 
 T = TypeVar("T")
 

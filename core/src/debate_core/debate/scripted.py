@@ -15,22 +15,23 @@ from typing import Any, Literal, TypeVar
 
 import attrs
 
-from debate_core.protocol.coordinator import Coordinator, ParallelCoordinator, ParallelOptions, SequentialCoordinator
-from debate_core.protocol.episode import DebateSetup, run_debate
-from debate_core.protocol.history_policies import AllRounds
-from debate_core.protocol.interfaces import (
+from debate_core.debate.coordinators import Coordinator, ParallelCoordinator, ParallelOptions, SequentialCoordinator
+from debate_core.debate.episode import DebateSetup, run_debate
+from debate_core.debate.history_policies import AllRounds
+from debate_core.debate.personas import DefaultPersonas
+from debate_core.debate.rendering import RoleColonRenderer
+from debate_core.debate.xml_parser import XmlParser
+from debate_core.records import (
     DebateEpisode,
+    DebateRecord,
+    Grader,
     HistoryPolicy,
     PersonaSet,
+    Problem,
     Renderer,
     SampledAction,
     StopCondition,
 )
-from debate_core.protocol.personas import DefaultPersonas
-from debate_core.protocol.records import DebateRecord
-from debate_core.protocol.rendering import RoleColonRenderer
-from debate_core.protocol.tasks import Grader, Problem
-from debate_core.protocol.xml_parser import XmlParser
 
 T = TypeVar("T")
 

@@ -1,0 +1,78 @@
+"""The records that pass between the parts of debate-core, and the interfaces each kind of
+component implements.
+
+This is the bottom layer: it imports only the standard library and attrs. Everything else
+(configuration, the debate, rewards, tasks, backends, the trainer) is built on these types.
+"""
+
+from __future__ import annotations
+
+from debate_core.records.authorship import AuthoredComparisons, apply_authorship
+from debate_core.records.debate import (
+    SECTION_NAMES,
+    AuthoredComparison,
+    Comparison,
+    ComparisonOp,
+    DebateRecord,
+    ParsedResponse,
+    ParseError,
+    SectionSpan,
+    Turn,
+)
+from debate_core.records.episodes import AgentPolicy, AgentTrajectory, DebateEpisode, SampledAction, Transition
+from debate_core.records.metrics import MetricSink, MetricValue
+from debate_core.records.output_contract import OutputParser
+from debate_core.records.prompts import (
+    HistoryEntry,
+    HistoryPolicy,
+    Message,
+    Persona,
+    PersonaSet,
+    Renderer,
+    StopCondition,
+    Tokenizer,
+)
+from debate_core.records.rewards import GENERATOR_STREAM, JUDGE_STREAM, RewardFunction, RewardResult
+from debate_core.records.tasks import Dataset, Grade, Grader, Problem
+from debate_core.records.votes import VoteTally, is_well_formed, tally_votes
+
+__all__ = [
+    "GENERATOR_STREAM",
+    "JUDGE_STREAM",
+    "SECTION_NAMES",
+    "AgentPolicy",
+    "AgentTrajectory",
+    "AuthoredComparison",
+    "AuthoredComparisons",
+    "Comparison",
+    "ComparisonOp",
+    "Dataset",
+    "DebateEpisode",
+    "DebateRecord",
+    "Grade",
+    "Grader",
+    "HistoryEntry",
+    "HistoryPolicy",
+    "Message",
+    "MetricSink",
+    "MetricValue",
+    "OutputParser",
+    "ParseError",
+    "ParsedResponse",
+    "Persona",
+    "PersonaSet",
+    "Problem",
+    "Renderer",
+    "RewardFunction",
+    "RewardResult",
+    "SampledAction",
+    "SectionSpan",
+    "StopCondition",
+    "Tokenizer",
+    "Transition",
+    "Turn",
+    "VoteTally",
+    "apply_authorship",
+    "is_well_formed",
+    "tally_votes",
+]
