@@ -63,7 +63,9 @@ def test_errors_name_file_line_and_field(tmp_path: Path) -> None:
     with pytest.raises(DatasetError, match=r"bad.jsonl:1: no field 'answer' \(the record has: question, solution\)"):
         JsonlDataset(JsonlDatasetOptions(path=str(path))).problems("train")
     with pytest.raises(DatasetError, match="does not match the answer"):
-        JsonlDataset(JsonlDatasetOptions(path=str(path), answer_field="solution", answer_regex="####(.*)")).problems("train")
+        JsonlDataset(JsonlDatasetOptions(path=str(path), answer_field="solution", answer_regex="####(.*)")).problems(
+            "train"
+        )
     with pytest.raises(DatasetError, match="no such dataset file"):
         JsonlDataset(JsonlDatasetOptions(path=str(tmp_path / "missing.jsonl"))).problems("train")
     with pytest.raises(DatasetError, match="no test split"):
