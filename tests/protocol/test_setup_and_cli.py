@@ -209,4 +209,4 @@ def test_run_rejects_bad_questions_files(tmp_path: Path, capsys: pytest.CaptureF
     run_file = tmp_path / "run.toml"
     run_file.write_text("", encoding="utf-8")
     code, _, err = run_cli(["run", str(run_file), "--questions", str(questions)], capsys)
-    assert code == 1 and "q.jsonl line 2: 'question' must be a non-empty string" in err
+    assert code == 1 and "q.jsonl:2: 'question' must be a non-empty string" in err

@@ -52,9 +52,12 @@ def atomic_write_json(path: Path, data: Any, indent: int | None = 1) -> None:
         json.dump(data, handle, indent=indent)
 
 
-def read_jsonl(path: Path, error: Callable[[str], DebateError] = DebateError) -> Iterator[tuple[str, int, Any]]:
-    """The decoded objects of a JSON Lines file, as ``(where, line number, object)``; blank lines
-    are skipped. ``where`` is ``FILE:LINE``, for error messages about the object.
+def read_jsonl(
+    path: Path, error: Callable[[str], DebateError] = DebateError, what: str = "file"
+) -> Iterator[tuple[str, Any]]:
+    """The decoded objects of a JSON Lines file, as ``(where, object)``; blank lines are skipped.
+    ``where`` is ``FILE:LINE``, for error messages about the object; ``what`` names the file
+    in the message for a missing one (``no such dataset file``).
 
     Raises:
         DebateError (or what ``error`` makes of the message): the file cannot be read, or a line
@@ -63,7 +66,7 @@ def read_jsonl(path: Path, error: Callable[[str], DebateError] = DebateError) ->
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
     except FileNotFoundError:
-        raise error(f"{path}: no such file") from None
+        raise error(f"{path}: no such {what}") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise error(f"{path}: cannot be read: {exc}") from None
     for number, line in enumerate(lines, start=1):
@@ -74,4 +77,4 @@ def read_jsonl(path: Path, error: Callable[[str], DebateError] = DebateError) ->
             record = json.loads(line)
         except json.JSONDecodeError as exc:
             raise error(f"{where}: not valid JSON: {exc.msg} (column {exc.colno})") from None
-        yield where, number, record
+        yield where, record

@@ -8,7 +8,6 @@ tally and the final answer are printed.
 from __future__ import annotations
 
 import argparse
-import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -56,23 +55,11 @@ def _open_session(config: Any, registry: Any, checkpoint: str | None) -> Any:
 
 def read_questions(path: str) -> list[Any]:
     """The problems of a JSONL file; errors name the line."""
+    from debate_core.files import read_jsonl
     from debate_core.records import Problem
 
-    try:
-        lines = Path(path).read_text(encoding="utf-8").splitlines()
-    except OSError as exc:
-        raise DebateError(f"{path}: cannot be read: {exc.strerror or exc}") from None
-    except UnicodeDecodeError as exc:
-        raise DebateError(f"{path}: not UTF-8 text: {exc}") from None
     problems: list[Any] = []
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        where = f"{path} line {number}"
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise DebateError(f"{where}: not valid JSON: {exc.msg}") from None
+    for where, obj in read_jsonl(Path(path), DebateError, "questions file"):
         if not isinstance(obj, dict):
             raise DebateError(f"{where}: expected a JSON object with a 'question' key")
         question = obj.get("question")
