@@ -12,10 +12,10 @@ from typing import Any
 import numpy as np
 import pytest
 
-from debate_core.backends.session import BackendError
 from debate_core.errors import ComponentFailure
 from debate_core.plugins import Registry
-from debate_core.training.checkpoints import latest_checkpoint
+from debate_core.runtime.manifests import latest_checkpoint
+from debate_core.runtime.retries import BackendError
 from debate_core.training.loop import RunOutcome, run_training
 from debate_core.training.progress import Progress
 from debate_core.training.run_dir import RunDirectory

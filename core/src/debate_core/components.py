@@ -8,8 +8,8 @@ Building is deferred so that listing plugins never imports heavy libraries.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
-from typing import Any, ClassVar, Generic, TypeVar
+from collections.abc import Callable, Mapping
+from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 import attrs
 
@@ -122,6 +122,13 @@ class MetricSinkSpec(ComponentSpec[Any]):
     """A metric sink: where the trainer writes one record of metrics per iteration."""
 
     kind: ClassVar[str] = "metric_sink"
+
+
+class ComponentBuilder(Protocol):
+    """Builds a component by kind and name from its raw options (``Registry.build``); ``path`` is
+    the key path of the options in the run file, for error messages."""
+
+    def build(self, kind: str, name: str, options: Mapping[str, Any] | None = None, path: str = "") -> Any: ...
 
 
 SPEC_TYPES: tuple[type[ComponentSpec[Any]], ...] = (

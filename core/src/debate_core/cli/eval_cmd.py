@@ -34,11 +34,11 @@ def register(subparsers: Any) -> None:
 
 def resolve_state_path(argument: str) -> str:
     """The backend state a ``--checkpoint`` argument names (a manifest or run directory is resolved)."""
-    from debate_core.backends.session import resolve_state_path as resolve
+    from debate_core.runtime.manifests import resolve_state_path as resolve
 
     path = Path(argument)
     if "://" not in argument and not path.exists():
-        from debate_core.training.checkpoints import CheckpointError
+        from debate_core.runtime.manifests import CheckpointError
 
         raise CheckpointError(f"--checkpoint {argument}: no such file or directory")
     if path.is_dir() and not (path / "checkpoints").is_dir() and path.name != "checkpoints":

@@ -48,7 +48,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def _open_session(config: Any, registry: Any, checkpoint: str | None) -> Any:
     """The backend session (``.tokenizer``, ``.sampling_client()``), sampling only."""
-    from debate_core.backends.session import open_session
+    from debate_core.runtime.session import open_session
 
     return open_session(config, registry, training=False, state_path=checkpoint)
 

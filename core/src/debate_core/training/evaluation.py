@@ -240,8 +240,9 @@ async def evaluate_policy(
     ``state_path`` is a path returned by the backend's ``save_state``; ``None`` evaluates the
     untrained base model. ``settings`` replaces ``config.evaluation``.
     """
-    from debate_core.backends.session import RetryPolicy, open_session_async
-    from debate_core.training.parts import RetryingSamplingClient, build_run_parts
+    from debate_core.runtime.retries import RetryPolicy
+    from debate_core.runtime.session import open_session_async
+    from debate_core.training.parts import build_run_parts
 
     retry = RetryPolicy(
         max_attempts=config.training.backend_retries, initial_delay_s=config.training.backend_retry_delay_s
@@ -253,7 +254,7 @@ async def evaluate_policy(
     evaluator = Evaluator(
         parts, settings or config.evaluation, config.run.seed, config.training.max_debates_in_flight, progress
     )
-    sampler = RetryingSamplingClient(session.sampling_client(), retry, session.backend_name)
+    sampler = session.sampler()
     metrics = await evaluator.evaluate(sampler, session.base_sampling_client)
     if sampler.failures:
         raise sampler.failures[0]

@@ -28,14 +28,12 @@ from typing import Any
 import attrs
 from tinker import types
 
-from debate_core.backends.session import BackendError, BackendSession, RetryPolicy, open_session_async
 from debate_core.errors import ComponentFailure, DebateError
 from debate_core.files import atomic_write_json
 from debate_core.records import DebateEpisode, Problem, RewardResult
 from debate_core.records.metrics import MetricSink, MetricValue
 from debate_core.rewards.advantages import AdvantageOptions, DebateAdvantages, compute_advantages
-from debate_core.stats import mean
-from debate_core.training.checkpoints import (
+from debate_core.runtime.manifests import (
     Checkpoint,
     DataPosition,
     capture_rng_state,
@@ -43,6 +41,9 @@ from debate_core.training.checkpoints import (
     restore_rng_state,
     write_checkpoint,
 )
+from debate_core.runtime.retries import BackendError, RetryingSamplingClient, RetryPolicy
+from debate_core.runtime.session import BackendSession, open_session_async
+from debate_core.stats import mean
 from debate_core.training.datum import AssembledDatum, trajectory_datums
 from debate_core.training.evaluation import Evaluator
 from debate_core.training.grading import grade_debate, verifiable_metrics
@@ -55,7 +56,7 @@ from debate_core.training.metrics import (
     total_returns,
     turn_metrics,
 )
-from debate_core.training.parts import RetryingSamplingClient, RunParts, build_run_parts
+from debate_core.training.parts import RunParts, build_run_parts
 from debate_core.training.progress import Progress
 from debate_core.training.rollouts import DebateJob, run_debates, sampled_tokens
 from debate_core.training.run_dir import RunDirectory
@@ -281,7 +282,7 @@ class Trainer:
         n = config.debate.num_agents
         stage_index, dataset_name, problems = self._batch(iteration)
         started = time.perf_counter()
-        sampler = RetryingSamplingClient(self.session.sampling_client(), self.session.retry, self.session.backend_name)
+        sampler = self.session.sampler()
         policy = self.parts.make_policy(sampler)
         jobs = [
             DebateJob(
@@ -461,7 +462,7 @@ class Trainer:
             self.config.training.max_debates_in_flight,
             self.progress,
         )
-        sampler = RetryingSamplingClient(self.session.sampling_client(), self.session.retry, self.session.backend_name)
+        sampler = self.session.sampler()
         metrics = await evaluator.evaluate(sampler, self.session.base_sampling_client, label=f"eval {label}")
         if sampler.failures:
             raise BackendError(f"{sampler.failures[0]} (evaluation '{label}')") from sampler.failures[0]

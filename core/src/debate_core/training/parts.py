@@ -10,15 +10,14 @@ reported as a ``ComponentFailure`` naming it.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Generator, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
 import attrs
-from tinker import types
 
 from debate_core.backends.contract import SamplingClientLike
-from debate_core.backends.session import BackendError, RetryPolicy, with_retries
+from debate_core.components import ComponentBuilder
 from debate_core.errors import ComponentFailure, DebateError, PluginError
 from debate_core.records import (
     AgentPolicy,
@@ -42,10 +41,6 @@ class DebateRunner(Protocol):
 
 
 TranscriptWriter = Callable[[DebateRecord, Path], object]
-
-
-class _Builds(Protocol):
-    def build(self, kind: str, name: str, options: Any = None, path: str = "") -> Any: ...
 
 
 @attrs.define
@@ -152,80 +147,7 @@ class RunParts:
         raise ValueError(f"iteration {iteration} is past the last of {self.total_iterations} iterations")
 
 
-class RetryingFuture:
-    """Wraps a sampling call so that awaiting it retries transient backend errors."""
-
-    def __init__(
-        self, what: str, submit: Callable[[], Any], policy: RetryPolicy, backend: str, failures: list[BackendError]
-    ) -> None:
-        self._what = what
-        self._submit = submit
-        self._policy = policy
-        self._backend = backend
-        self._failures = failures
-
-    async def _run(self) -> Any:
-        async def attempt() -> Any:
-            return await self._submit()
-
-        try:
-            return await with_retries(self._what, attempt, self._policy, self._backend)
-        except BackendError as exc:
-            self._failures.append(exc)
-            raise
-
-    def result(self, timeout: float | None = None) -> Any:
-        return self._submit().result(timeout)
-
-    def __await__(self) -> Generator[Any, Any, Any]:
-        return self._run().__await__()
-
-
-class RetryingSamplingClient:
-    """A sampling client whose ``sample`` and ``compute_logprobs`` retry transient errors.
-
-    A debate turns a policy's exception into a failed turn; ``failures`` keeps the backend
-    errors that outlasted their retries, so the trainer can stop instead of training on them.
-    """
-
-    def __init__(self, client: SamplingClientLike, policy: RetryPolicy, backend: str) -> None:
-        self.client = client
-        self._policy = policy
-        self._backend = backend
-        self.failures: list[BackendError] = []
-
-    def sample(
-        self,
-        prompt: types.ModelInput,
-        num_samples: int,
-        sampling_params: types.SamplingParams,
-        include_prompt_logprobs: bool = False,
-        topk_prompt_logprobs: int = 0,
-    ) -> RetryingFuture:
-        return RetryingFuture(
-            "sample",
-            lambda: self.client.sample(
-                prompt, num_samples, sampling_params, include_prompt_logprobs, topk_prompt_logprobs
-            ),
-            self._policy,
-            self._backend,
-            self.failures,
-        )
-
-    def compute_logprobs(self, prompt: types.ModelInput) -> RetryingFuture:
-        return RetryingFuture(
-            "compute_logprobs",
-            lambda: self.client.compute_logprobs(prompt),
-            self._policy,
-            self._backend,
-            self.failures,
-        )
-
-    def get_tokenizer(self) -> Any:
-        return self.client.get_tokenizer()
-
-
-def _build(registry: _Builds, kind: str, choice: Any, path: str) -> Any:
+def _build(registry: ComponentBuilder, kind: str, choice: Any, path: str) -> Any:
     try:
         return registry.build(kind, choice.name, choice.options, f"{path}.options")
     except DebateError:
@@ -236,7 +158,9 @@ def _build(registry: _Builds, kind: str, choice: Any, path: str) -> Any:
         ) from exc
 
 
-def protocol_runner_factory(registry: _Builds, tokenizer: Any, grader: Grader | None) -> Callable[[Any], DebateRunner]:
+def protocol_runner_factory(
+    registry: ComponentBuilder, tokenizer: Any, grader: Grader | None
+) -> Callable[[Any], DebateRunner]:
     """Runners over ``protocol.episode.run_debate`` with the configured protocol components."""
 
     def runner_for(config: Any) -> DebateRunner:
@@ -253,7 +177,7 @@ def protocol_runner_factory(registry: _Builds, tokenizer: Any, grader: Grader | 
 
 
 def default_policy_factory(
-    config: Any, registry: _Builds, tokenizer: Any
+    config: Any, registry: ComponentBuilder, tokenizer: Any
 ) -> Callable[[SamplingClientLike], AgentPolicy]:
     """Policies over a sampling client (``protocol.sampling_policy.SamplingClientPolicy``), decoding
     with the configured renderer so that section spans line up with the tokens."""
@@ -277,7 +201,7 @@ def default_transcript_writer() -> TranscriptWriter:
     return writer
 
 
-def build_run_parts(config: Any, registry: _Builds, tokenizer: Any) -> RunParts:
+def build_run_parts(config: Any, registry: ComponentBuilder, tokenizer: Any) -> RunParts:
     """Build every component the run file names (the backend excepted)."""
     reward = _build(registry, "reward", config.reward, "reward")
     grader_name = config.grader.name

@@ -19,7 +19,7 @@ import attrs
 from tinker import types
 
 from debate_core.backends.contract import TrainingClientLike
-from debate_core.backends.session import BackendError
+from debate_core.runtime.retries import BackendError
 from debate_core.training.datum import AssembledDatum
 
 

@@ -2,17 +2,15 @@
 its tokenizer, and the sampling client of the current weights.
 
 Training, evaluation and ``debate run`` all open a backend this way, so every backend plugin
-is used through the same calls. Backend calls go through :func:`with_retries`: transient
-errors (connection, timeout, rate limit, server error) are retried with exponential backoff.
+is used through the same calls, each retried as ``runtime.retries`` says.
 """
 
 from __future__ import annotations
 
 import asyncio
-import logging
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import Any, TypeVar
 
 import attrs
 
@@ -22,72 +20,14 @@ from debate_core.backends.contract import (
     SupportsStateDirectory,
     TrainingClientLike,
 )
+from debate_core.components import ComponentBuilder
+from debate_core.config.choices import ComponentChoice
+from debate_core.config.sections import RunConfig
 from debate_core.errors import DebateError, PluginError
+from debate_core.runtime.manifests import resolve_state_path
+from debate_core.runtime.retries import BackendError, RetryingSamplingClient, RetryPolicy, with_retries
 
 T = TypeVar("T")
-logger = logging.getLogger(__name__)
-
-
-class BackendError(DebateError):
-    """A backend call failed for good (after retries, or with a non-transient error)."""
-
-
-class _HasBuild(Protocol):
-    def build(self, kind: str, name: str, options: Any = None, path: str = "") -> Any: ...
-
-
-@attrs.frozen
-class RetryPolicy:
-    """How often and how patiently a failed backend call is retried."""
-
-    max_attempts: int = 4
-    initial_delay_s: float = 1.0
-    backoff_factor: float = 2.0
-    max_delay_s: float = 30.0
-
-    def delay(self, attempt: int) -> float:
-        """Seconds to wait after failed attempt ``attempt`` (1-based)."""
-        return float(min(self.max_delay_s, self.initial_delay_s * self.backoff_factor ** (attempt - 1)))
-
-
-def is_transient(error: BaseException) -> bool:
-    """Errors worth retrying: the network, timeouts, rate limits and server-side failures."""
-    if isinstance(error, ConnectionError | TimeoutError | asyncio.TimeoutError):
-        return True
-    try:
-        import tinker
-    except ImportError:  # pragma: no cover - tinker is a dependency
-        return False
-    return isinstance(
-        error, tinker.APIConnectionError | tinker.RateLimitError | tinker.InternalServerError | tinker.ConflictError
-    )
-
-
-async def with_retries(
-    what: str, call: Callable[[], Awaitable[T]], policy: RetryPolicy, backend_name: str = "backend"
-) -> T:
-    """Run ``call`` until it succeeds, retrying transient errors with backoff.
-
-    Raises:
-        BackendError: naming the backend and the operation, once retries are spent or on a
-            non-transient error.
-    """
-    attempt = 0
-    while True:
-        attempt += 1
-        try:
-            return await call()
-        except asyncio.CancelledError:
-            raise
-        except Exception as exc:
-            if not is_transient(exc) or attempt >= policy.max_attempts:
-                tries = f" after {attempt} attempts" if attempt > 1 else ""
-                raise BackendError(
-                    f"backend '{backend_name}': {what} failed{tries}: {type(exc).__name__}: {exc}"
-                ) from exc
-            delay = policy.delay(attempt)
-            logger.warning("backend '%s': %s failed (%s); retrying in %.1fs", backend_name, what, exc, delay)
-            await asyncio.sleep(delay)
 
 
 @attrs.define
@@ -109,6 +49,11 @@ class BackendSession:
     def sampling_client(self) -> SamplingClientLike:
         """The sampling client of the current weights (replaced by :meth:`refresh_sampling_client`)."""
         return self._current
+
+    def sampler(self) -> RetryingSamplingClient:
+        """The sampling client of the current weights, retrying transient errors with this session's
+        policy; its ``failures`` keep the errors that outlasted their retries."""
+        return RetryingSamplingClient(self._current, self.retry, self.backend_name)
 
     def require_training_client(self) -> TrainingClientLike:
         """The training client; an error for sampling-only sessions."""
@@ -153,25 +98,10 @@ class BackendSession:
         return await self.call(f"save_state({name!r})", save)
 
 
-def resolve_state_path(path: str) -> str:
-    """The backend state a checkpoint argument names: a trainer manifest (``checkpoints/step_*.json``)
-    or a run directory resolve to the backend path they record; anything else (``tinker://...``,
-    a local backend's state folder) is passed on as given."""
-    if "://" in path:
-        return path
-    candidate = Path(path)
-    is_manifest = candidate.is_file() and candidate.suffix == ".json"
-    is_run = candidate.is_dir() and ((candidate / "checkpoints").is_dir() or candidate.name == "checkpoints")
-    if not (is_manifest or is_run):
-        return path
-    from debate_core.training.checkpoints import load_checkpoint_argument
-
-    return load_checkpoint_argument(candidate).backend_state
-
-
-def build_service_client(config: Any, registry: _HasBuild, state_directory: Path | None = None) -> ServiceClientLike:
-    """Build the configured backend plugin; errors name the plugin."""
-    choice = config.backend
+def build_service_client(
+    choice: ComponentChoice, registry: ComponentBuilder, state_directory: Path | None = None
+) -> ServiceClientLike:
+    """Build the backend plugin a run file chooses (``[backend]``); errors name the plugin."""
     try:
         service: ServiceClientLike = registry.build("backend", choice.name, choice.options, "backend.options")
     except DebateError:
@@ -185,8 +115,8 @@ def build_service_client(config: Any, registry: _HasBuild, state_directory: Path
 
 
 async def open_session_async(
-    config: Any,
-    registry: _HasBuild,
+    config: RunConfig,
+    registry: ComponentBuilder,
     *,
     training: bool = True,
     state_path: str | None = None,
@@ -209,7 +139,7 @@ async def open_session_async(
     policy = retry or RetryPolicy()
     if state_path is not None:
         state_path = resolve_state_path(state_path)
-    service = build_service_client(config, registry, state_directory)
+    service = build_service_client(config.backend, registry, state_directory)
     name = config.backend.name
     model = config.model
     training_client: TrainingClientLike | None = None
@@ -251,8 +181,8 @@ async def open_session_async(
 
 
 def open_session(
-    config: Any,
-    registry: _HasBuild,
+    config: RunConfig,
+    registry: ComponentBuilder,
     *,
     training: bool = True,
     state_path: str | None = None,

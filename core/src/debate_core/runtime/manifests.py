@@ -162,3 +162,17 @@ def load_checkpoint_argument(path: Path) -> Checkpoint:
         if found is not None:
             return found
     raise CheckpointError(f"{path}: no checkpoint found (expected a step_*.json manifest, or a run directory)")
+
+
+def resolve_state_path(path: str) -> str:
+    """The backend state a checkpoint argument names: a trainer manifest (``checkpoints/step_*.json``)
+    or a run directory resolve to the backend path they record; anything else (``tinker://...``,
+    a local backend's state folder) is passed on as given."""
+    if "://" in path:
+        return path
+    candidate = Path(path)
+    is_manifest = candidate.is_file() and candidate.suffix == ".json"
+    is_run = candidate.is_dir() and ((candidate / "checkpoints").is_dir() or candidate.name == "checkpoints")
+    if not (is_manifest or is_run):
+        return path
+    return load_checkpoint_argument(candidate).backend_state
