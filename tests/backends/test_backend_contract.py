@@ -17,9 +17,9 @@ from tinker.types.forward_backward_input import ForwardBackwardInput
 from tinker.types.forward_backward_request import ForwardBackwardRequest
 
 from debate_core.backends.contract import CONTRACT_METHODS, CONTRACT_PROTOCOLS
-from debate_core.backends.scripted import ScriptedSamplingClient, ScriptedServiceClient, ScriptedTrainingClient
 from debate_core.backends.tinker_backend import TinkerOptions, TinkerService, connect
 from debate_core.errors import ConfigError, PluginError
+from debate_core.testing.scripted_backend import ScriptedSamplingClient, ScriptedServiceClient, ScriptedTrainingClient
 
 SDK_CLASSES: dict[str, type] = {
     "ServiceClient": tinker.ServiceClient,

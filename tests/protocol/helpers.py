@@ -6,8 +6,8 @@ import asyncio
 from collections.abc import Callable, Sequence
 from typing import ClassVar
 
-from debate_core.debate.scripted import ByteTokenizer
 from debate_core.records import SampledAction, StopCondition
+from debate_core.testing.tokenizer import ByteTokenizer
 
 
 def response(

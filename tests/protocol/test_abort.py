@@ -10,9 +10,9 @@ import pytest
 
 from debate_core.debate.episode import DebateEpisode, run_debate
 from debate_core.debate.history_policies import AllRounds
-from debate_core.debate.scripted import scripted_setup
 from debate_core.errors import ComponentFailure
 from debate_core.records import HistoryEntry, Problem, Turn
+from debate_core.testing.scripted_debate import scripted_setup
 
 from .helpers import RecordingPolicy, response
 

@@ -11,8 +11,9 @@ import pytest
 from debate_core.debate.episode import run_debate, turn_seed
 from debate_core.debate.history_policies import AllRounds, HistoryOptions
 from debate_core.debate.personas import PlainPersonas
-from debate_core.debate.scripted import ByteTokenizer, ScriptedPolicy, run_scripted_debate, run_sync, scripted_setup
 from debate_core.records import SECTION_NAMES, DebateRecord, Grade, Problem
+from debate_core.testing.scripted_debate import ScriptedPolicy, run_scripted_debate, run_sync, scripted_setup
+from debate_core.testing.tokenizer import ByteTokenizer
 
 from .helpers import RecordingPolicy, response
 
@@ -235,7 +236,7 @@ def test_max_tokens_cuts_the_response_and_fails_the_turn() -> None:
 
 
 def test_scripted_debate_helper_works_inside_a_running_loop() -> None:
-    from debate_core.debate.scripted import scripted_debate
+    from debate_core.testing.scripted_debate import scripted_debate
 
     async def main() -> DebateRecord:
         return scripted_debate([response("x")] * 2, 2, "parallel")

@@ -17,8 +17,8 @@ from debate_core.debate.history_policies import (
     NoHistory,
 )
 from debate_core.debate.rendering import ChatTemplateOptions, ChatTemplateRenderer
-from debate_core.debate.scripted import run_scripted_debate, run_sync, scripted_setup
 from debate_core.records import HistoryPolicy
+from debate_core.testing.scripted_debate import run_scripted_debate, run_sync, scripted_setup
 
 from .helpers import QwenLikeTokenizer, count_sequences, response
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import attrs
 
 from debate_core.debate.final_answer import final_answer, vote_tally
-from debate_core.debate.scripted import scripted_debate
 from debate_core.records import Grade
+from debate_core.testing.scripted_debate import scripted_debate
 
 from .helpers import response
 

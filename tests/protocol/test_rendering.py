@@ -14,8 +14,9 @@ from debate_core.debate.rendering import (
     RoleColonOptions,
     RoleColonRenderer,
 )
-from debate_core.debate.scripted import ByteTokenizer, scripted_setup
 from debate_core.records import Message, StopCondition
+from debate_core.testing.scripted_debate import scripted_setup
+from debate_core.testing.tokenizer import ByteTokenizer
 
 from .helpers import QWEN_LIKE_TEMPLATE, QwenLikeTokenizer
 
@@ -121,7 +122,7 @@ def _bpe_tokenizer() -> Any:
 @pytest.mark.parametrize("name", ["hf_chat_template", "role_colon"])
 def test_real_bpe_tokenizer_debate_is_one_sequence_per_agent(name: str) -> None:
     from debate_core.debate.history_policies import AllRounds
-    from debate_core.debate.scripted import run_scripted_debate, run_sync
+    from debate_core.testing.scripted_debate import run_scripted_debate, run_sync
 
     from .helpers import count_sequences, response
 

@@ -12,8 +12,8 @@ from tinker import types
 
 from debate_core.debate.rendering import RoleColonRenderer
 from debate_core.debate.sampling_policy import SamplingClientPolicy, resolve_future
-from debate_core.debate.scripted import ByteTokenizer
 from debate_core.records import StopCondition
+from debate_core.testing.tokenizer import ByteTokenizer
 
 TOK = ByteTokenizer()
 

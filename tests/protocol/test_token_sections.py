@@ -8,10 +8,10 @@ from collections.abc import Sequence
 from hypothesis import given
 from hypothesis import strategies as st
 
-from debate_core.debate.scripted import ByteTokenizer
 from debate_core.debate.token_sections import token_char_ranges, token_sections
 from debate_core.debate.xml_parser import parse_response
 from debate_core.records import SectionSpan
+from debate_core.testing.tokenizer import ByteTokenizer
 
 
 class ChunkTokenizer:

@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from debate_core.debate.scripted import scripted_debate
 from debate_core.debate.transcripts import load_transcript, record_to_json, save_transcript
 from debate_core.errors import TranscriptError
 from debate_core.records import Comparison
+from debate_core.testing.scripted_debate import scripted_debate
 
 from .helpers import response
 

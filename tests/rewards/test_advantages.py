@@ -13,8 +13,8 @@ from debate_core.errors import ComponentFailure
 from debate_core.records import GENERATOR_STREAM, JUDGE_STREAM, DebateRecord, RewardResult
 from debate_core.rewards.advantages import AdvantageOptions, compute_advantages
 from debate_core.rewards.peer import PairwiseReward
-from debate_core.rewards.synthetic import TurnSpec, synthetic_debate
 from debate_core.rewards.v2 import V2Options, V2Reward
+from debate_core.testing.synthetic import TurnSpec, synthetic_debate
 
 from .strategies import debates
 

@@ -10,7 +10,7 @@ from hypothesis import given
 from debate_core.builtin.rewards_peer import debate_rewards
 from debate_core.records import AuthoredComparison, DebateRecord, tally_votes
 from debate_core.rewards.peer import PairwiseReward, win_minus_loss_rewards, win_rate_rewards
-from debate_core.rewards.synthetic import TurnSpec, synthetic_debate
+from debate_core.testing.synthetic import TurnSpec, synthetic_debate
 
 from .strategies import debates
 

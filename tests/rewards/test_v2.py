@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 from debate_core.config.structuring import structure
 from debate_core.errors import ConfigError
 from debate_core.records import GENERATOR_STREAM, JUDGE_STREAM, DebateRecord
-from debate_core.rewards.synthetic import TurnSpec, synthetic_debate
 from debate_core.rewards.v2 import V2Options, V2Reward
+from debate_core.testing.synthetic import TurnSpec, synthetic_debate
 
 from .strategies import debates
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import attrs
 
 from debate_core.records import Comparison, tally_votes
-from debate_core.rewards.synthetic import TurnSpec, synthetic_debate
+from debate_core.testing.synthetic import TurnSpec, synthetic_debate
 
 
 def test_authorship_rules_drop_and_count() -> None:

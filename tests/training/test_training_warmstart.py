@@ -9,9 +9,10 @@ import pytest
 
 from debate_core.config.sections import WarmstartSettings
 from debate_core.debate.episode import run_debate
-from debate_core.debate.scripted import ByteTokenizer, scripted_setup
 from debate_core.plugins import Registry
 from debate_core.tasks.graders import build_boxed
+from debate_core.testing.scripted_debate import scripted_setup
+from debate_core.testing.tokenizer import ByteTokenizer
 from debate_core.training.loop import run_training
 from debate_core.training.parts import NamedDataset
 from debate_core.training.progress import Progress

@@ -34,7 +34,7 @@ import pytest
 from debate_core.components import ComponentSpec, OutputParserSpec, RewardSpec
 from debate_core.records import SECTION_NAMES, DebateRecord, ParsedResponse, RewardFunction, RewardResult
 from debate_core.rewards.result_checks import result_problems
-from debate_core.rewards.synthetic import Protocol, TurnSpec, random_debate, synthetic_debate
+from debate_core.testing.synthetic import TurnProtocol, TurnSpec, random_debate, synthetic_debate
 
 __all__ = [
     "CONTRACT_DEBATES",
@@ -54,7 +54,7 @@ def build_debate(
     turns: Sequence[str] | Sequence[TurnSpec],
     *,
     num_agents: int,
-    protocol: Protocol = "sequential",
+    protocol: TurnProtocol = "sequential",
     answer: str | None = None,
     question: str = "What is 6 * 7?",
     grades: Sequence[float | None] | None = None,
@@ -62,7 +62,7 @@ def build_debate(
     """A finished debate from its turns in commit order (agent ``k % num_agents`` at turn ``k``).
 
     ``turns`` are either raw response texts, parsed with the built-in XML parser and the
-    coordinators' authorship rules (``debate_core.debate.scripted``), or ``TurnSpec``
+    coordinators' authorship rules (``debate_core.testing.scripted_debate``), or ``TurnSpec``
     records that need no parser. ``grades`` sets ``Turn.grade`` per turn.
     """
     if all(isinstance(t, TurnSpec) for t in turns):
@@ -74,7 +74,7 @@ def build_debate(
         return synthetic_debate(num_agents, specs, protocol=protocol, answer=answer, question=question)
     if not all(isinstance(t, str) for t in turns):
         raise TypeError("turns must be all response texts or all TurnSpec records")
-    from debate_core.debate.scripted import scripted_debate
+    from debate_core.testing.scripted_debate import scripted_debate
 
     record = scripted_debate(
         [str(t) for t in turns], num_agents=num_agents, protocol=protocol, answer=answer, question=question

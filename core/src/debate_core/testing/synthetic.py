@@ -29,7 +29,8 @@ from debate_core.records import (
     apply_authorship,
 )
 
-Protocol = Literal["sequential", "parallel"]
+TurnProtocol = Literal["sequential", "parallel"]
+"""The built-in turn protocols a synthetic debate can follow."""
 
 
 @attrs.frozen(kw_only=True)
@@ -70,7 +71,7 @@ def synthetic_debate(
     num_agents: int,
     turns: Sequence[TurnSpec],
     *,
-    protocol: Protocol = "sequential",
+    protocol: TurnProtocol = "sequential",
     answer: str | None = None,
     question: str = "What is 6 * 7?",
     max_rounds: int | None = None,
@@ -148,7 +149,7 @@ def random_debate(
     random grades, sometimes aborted by a failed turn, under either protocol."""
     num_agents = rng.randint(1, max_agents)
     rounds = rng.randint(1, max_rounds)
-    protocol: Protocol = rng.choice(("sequential", "parallel"))
+    protocol: TurnProtocol = rng.choice(("sequential", "parallel"))
     specs: list[TurnSpec] = []
     for _ in range(num_agents * rounds):
         comparisons: list[tuple[int, ComparisonOp, int]] = []

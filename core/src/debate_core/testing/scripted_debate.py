@@ -1,5 +1,5 @@
-"""Debates without a model: a byte-level tokenizer, a policy that returns canned texts, and
-``scripted_debate`` that runs the real protocol (``run_debate``) on them.
+"""Debates without a model: a policy that returns canned texts, and ``scripted_debate`` that
+runs the real debate (``run_debate``) on them over the byte tokenizer.
 
 Used by this package's tests and by the ``make_debate`` fixture of ``debate_core.testing``,
 so plugin authors get records exactly as coordinators produce them.
@@ -32,36 +32,9 @@ from debate_core.records import (
     SampledAction,
     StopCondition,
 )
+from debate_core.testing.tokenizer import ByteTokenizer
 
 T = TypeVar("T")
-
-
-class ByteTokenizer:
-    """UTF-8 bytes as token ids 0..255, ``<eos>`` as 256; no BOS. Enough of a Hugging Face
-    tokenizer for the renderers (``encode``, ``decode``, ``eos_token_id``)."""
-
-    eos_token_id = 256
-    bos_token_id: int | None = None
-    vocab_size = 257
-
-    def encode(self, text: str, add_special_tokens: bool = False) -> list[int]:
-        """The UTF-8 bytes of ``text`` (unencodable characters become ``?``)."""
-        return list(text.encode("utf-8", errors="replace"))
-
-    def decode(self, token_ids: Sequence[int], skip_special_tokens: bool = False) -> str:
-        """The text of byte tokens; ``<eos>`` is written out unless skipped."""
-        out: list[str] = []
-        chunk = bytearray()
-        for token in token_ids:
-            if 0 <= token < 256:
-                chunk.append(token)
-                continue
-            out.append(chunk.decode("utf-8", errors="replace"))
-            chunk = bytearray()
-            if token == self.eos_token_id and not skip_special_tokens:
-                out.append("<eos>")
-        out.append(chunk.decode("utf-8", errors="replace"))
-        return "".join(out)
 
 
 @attrs.frozen

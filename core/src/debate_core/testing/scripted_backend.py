@@ -27,38 +27,14 @@ import numpy.typing as npt
 from tinker import types
 
 from debate_core.files import atomic_file
+from debate_core.testing.tokenizer import EOS_TOKEN_ID, VOCAB_SIZE, ByteTokenizer
 
 T = TypeVar("T")
 
 Responder = Callable[[str], Sequence[str]]
 """Decoded prompt text -> candidate completions (deterministic)."""
 
-EOS_TOKEN_ID = 256
-VOCAB_SIZE = 257
 FloatArray = npt.NDArray[np.float64]
-
-
-class ByteTokenizer:
-    """UTF-8 bytes as token ids 0..255, and ``<eos>`` as 256."""
-
-    eos_token = "<eos>"
-    eos_token_id = EOS_TOKEN_ID
-    bos_token_id = None
-    pad_token_id = EOS_TOKEN_ID
-    vocab_size = VOCAB_SIZE
-    name_or_path = "scripted-bytes"
-
-    def __len__(self) -> int:
-        return VOCAB_SIZE
-
-    def encode(self, text: str, add_special_tokens: bool = True) -> list[int]:
-        return list(text.encode("utf-8"))
-
-    def decode(self, token_ids: Sequence[int], skip_special_tokens: bool = False) -> str:
-        text = bytes(t for t in token_ids if 0 <= t < 256).decode("utf-8", errors="replace")
-        if not skip_special_tokens:
-            text += self.eos_token * sum(1 for t in token_ids if t == EOS_TOKEN_ID)
-        return text
 
 
 class ScriptedFuture(Generic[T]):
