@@ -3,7 +3,7 @@
 A debate run starts from a *pretrained* language model. A randomly initialised transformer
 first has to discover how to copy from its context (induction heads), which takes hundreds of
 optimizer steps before anything else can be learned; on a laptop CPU that is most of a run's
-budget. So the embedded models ship base weights made by this module, once, at build time, on
+budget. So the embedded models ship base weights made by this tool, once, at build time, on
 text the package itself ships: windows of ``data/corpus.txt`` language-modelled, with spans
 of the window and strings of numbers repeated later in the sequence, so that the model learns
 to read and copy from its context, and the facts of the one-digit tables (``7 + 8 = 15``), as a
@@ -12,7 +12,7 @@ column: that, and the output contract in earnest, is what the warm-start and RL 
 corpus, which is also the tokenizer's training text, holds sample debate transcripts with a few
 dozen arithmetic questions written with spaces, six of them two-digit plus one-digit.)
 
-    python -m debate_core.backends.local.pretrain debate-tiny --steps 1500 --batch-size 12 --length 192
+    python -m debate_core.tools.pretrain_embedded debate-tiny --steps 1500 --batch-size 12 --length 192
 
 writes ``data/pretrained/debate-tiny.safetensors`` (weights, plus the recipe and the
 tokenizer's hash in the file's metadata). ``embedded:debate-tiny`` loads it as its base model
@@ -23,7 +23,6 @@ initialisation instead.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import math
 import random
 import time
@@ -34,19 +33,8 @@ from typing import Any
 import torch
 
 from debate_core.backends.local.models import embedded_config, embedded_specs
+from debate_core.backends.local.pretrained import pretrained_file, tokenizer_hash
 from debate_core.backends.local.tokenizer import build_embedded_tokenizer
-
-PRETRAINED_DIRECTORY = "data/pretrained"
-
-
-def pretrained_file(name: str) -> Any:
-    """The packaged base-weights resource of embedded model ``name`` (may not exist)."""
-    return resources.files("debate_core.backends.local").joinpath(f"{PRETRAINED_DIRECTORY}/{name}.safetensors")
-
-
-def tokenizer_hash(tokenizer_json: str) -> str:
-    """Identifies the vocabulary the weights were trained with."""
-    return hashlib.sha256(tokenizer_json.encode("utf-8")).hexdigest()[:16]
 
 
 def _digit_fact(rng: random.Random) -> str:

@@ -1,4 +1,5 @@
-"""Checkpoints of the local backend: a directory of safetensors and JSON, never pickle.
+"""Saved states of the local backend (``save_state``, ``save_weights_for_sampler``): a directory of
+safetensors and JSON, never pickle.
 
 ```
 <name>/
@@ -34,12 +35,12 @@ OPTIMIZER_FILE = "optimizer.safetensors"
 TOKENIZER_FILE = "tokenizer.json"
 
 
-class CheckpointError(DebateError):
+class SavedStateError(DebateError):
     """A checkpoint is missing, incomplete, or does not fit the model it is loaded into."""
 
 
 @attrs.frozen(kw_only=True)
-class Checkpoint:
+class SavedState:
     """What a checkpoint directory holds, read back."""
 
     path: Path
@@ -49,7 +50,7 @@ class Checkpoint:
     tokenizer_json: str | None
 
 
-def write_checkpoint(
+def write_state(
     path: Path,
     *,
     meta: dict[str, Any],
@@ -61,7 +62,7 @@ def write_checkpoint(
     """Write a checkpoint directory atomically; refuses to replace one unless ``overwrite``."""
     path = path.expanduser().resolve()
     if path.exists() and not overwrite:
-        raise CheckpointError(f"checkpoint {path} already exists (pass overwrite=True to replace it)")
+        raise SavedStateError(f"checkpoint {path} already exists (pass overwrite=True to replace it)")
     path.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp"))
     try:
@@ -88,35 +89,35 @@ def write_checkpoint(
     return path
 
 
-def read_checkpoint(path: str | Path, *, with_optimizer: bool) -> Checkpoint:
-    """Read a checkpoint directory; every problem is a ``CheckpointError`` naming the path."""
+def read_state(path: str | Path, *, with_optimizer: bool) -> SavedState:
+    """Read a checkpoint directory; every problem is a ``SavedStateError`` naming the path."""
     directory = Path(str(path).removeprefix("local://")).expanduser()
     state_file = directory / STATE_FILE
     if not state_file.is_file():
-        raise CheckpointError(f"{directory} is not a local-backend checkpoint (no {STATE_FILE})")
+        raise SavedStateError(f"{directory} is not a local-backend checkpoint (no {STATE_FILE})")
     try:
         meta = json.loads(state_file.read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError) as exc:
-        raise CheckpointError(f"{state_file} cannot be read: {exc}") from None
+        raise SavedStateError(f"{state_file} cannot be read: {exc}") from None
     if meta.get("format") != FORMAT:
-        raise CheckpointError(f"{state_file}: format {meta.get('format')!r} is not {FORMAT!r}")
+        raise SavedStateError(f"{state_file}: format {meta.get('format')!r} is not {FORMAT!r}")
     try:
         weights = load_file(str(directory / WEIGHTS_FILE))
     except (OSError, Exception) as exc:  # safetensors raises its own error type
-        raise CheckpointError(f"{directory / WEIGHTS_FILE} cannot be read: {exc}") from None
+        raise SavedStateError(f"{directory / WEIGHTS_FILE} cannot be read: {exc}") from None
     optimizer = None
     if with_optimizer:
         if not meta.get("has_optimizer"):
-            raise CheckpointError(
+            raise SavedStateError(
                 f"{directory} holds weights only (saved for sampling); resume needs a checkpoint from save_state"
             )
         try:
             optimizer = load_file(str(directory / OPTIMIZER_FILE))
         except (OSError, Exception) as exc:
-            raise CheckpointError(f"{directory / OPTIMIZER_FILE} cannot be read: {exc}") from None
+            raise SavedStateError(f"{directory / OPTIMIZER_FILE} cannot be read: {exc}") from None
     tokenizer_file = directory / TOKENIZER_FILE
     tokenizer_json = tokenizer_file.read_text(encoding="utf-8") if tokenizer_file.is_file() else None
-    return Checkpoint(
+    return SavedState(
         path=directory.resolve(), meta=meta, weights=weights, optimizer=optimizer, tokenizer_json=tokenizer_json
     )
 

@@ -14,33 +14,48 @@ import math
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import torch
 from tinker import types
 
-from debate_core.backends.local import checkpoints, losses
+from debate_core.backends.local import losses, saved_states
+from debate_core.backends.local.engine import SamplerEngine, SamplerSnapshot
 from debate_core.backends.local.fast_decoder import supports
 from debate_core.backends.local.fast_training import PrefixGroup, batch_logprobs, group_by_prefix
 from debate_core.backends.local.futures import AwaitableConcurrentFuture, OrderedWorker
 from debate_core.backends.local.models import LoadedModel, trainable_parameters
-from debate_core.backends.local.sampler import SamplerSnapshot
-from debate_core.backends.local.sampling import LocalSamplingClient
+from debate_core.backends.local.options import LocalBackendOptions
+from debate_core.backends.local.sampling_client import LocalSamplingClient
 from debate_core.backends.local.snapshots import core_module, make_snapshot
 from debate_core.backends.local.tokenizer import token_byte_table
-
-if TYPE_CHECKING:
-    from debate_core.backends.local.service import LocalServiceClient
 
 CustomLoss = Callable[[list[types.Datum], list[torch.Tensor]], tuple[torch.Tensor, dict[str, float]]]
 
 _client_ids = itertools.count()
 
 
+class TrainingHost(Protocol):
+    """What a training client needs of the service that made it (``LocalServiceClient``): its
+    options, its shared sampling engine, where named states go, and sampling clients on saved states."""
+
+    @property
+    def settings(self) -> LocalBackendOptions: ...
+
+    @property
+    def engine(self) -> SamplerEngine: ...
+
+    def state_path(self, name: str) -> Path: ...
+
+    def create_sampling_client(
+        self, model_path: str | None = None, base_model: str | None = None
+    ) -> AwaitableConcurrentFuture[LocalSamplingClient]: ...
+
+
 class LocalTrainingClient:
     """A trainable policy: full fine-tuning or LoRA, AdamW, checkpoints, snapshots for sampling."""
 
-    def __init__(self, service: LocalServiceClient, loaded: LoadedModel, seed: int) -> None:
+    def __init__(self, service: TrainingHost, loaded: LoadedModel, seed: int) -> None:
         self._service = service
         self._loaded = loaded
         self._seed = seed
@@ -368,7 +383,7 @@ class LocalTrainingClient:
             "user_metadata": dict(user_metadata or {}),
             "saved_at": time.time(),
         }
-        return checkpoints.write_checkpoint(
+        return saved_states.write_state(
             path,
             meta=meta,
             weights=weights,
@@ -389,16 +404,16 @@ class LocalTrainingClient:
         return tensors
 
     def _load(self, path: str, *, with_optimizer: bool) -> types.LoadWeightsResponse:
-        checkpoint = checkpoints.read_checkpoint(path, with_optimizer=with_optimizer)
+        checkpoint = saved_states.read_state(path, with_optimizer=with_optimizer)
         self.restore(checkpoint, with_optimizer=with_optimizer)
         return types.LoadWeightsResponse(path=str(checkpoint.path), model_id=self.model_id)
 
-    def restore(self, checkpoint: checkpoints.Checkpoint, *, with_optimizer: bool) -> None:
+    def restore(self, checkpoint: saved_states.SavedState, *, with_optimizer: bool) -> None:
         """Copy a checkpoint's weights (and optimizer state) into this client; checked name by name."""
         expected, saved = set(self._parameters), set(checkpoint.weights)
         if expected != saved:
             missing, extra = sorted(expected - saved)[:5], sorted(saved - expected)[:5]
-            raise checkpoints.CheckpointError(
+            raise saved_states.SavedStateError(
                 f"{checkpoint.path} does not fit this model: missing {missing}, unexpected {extra} "
                 f"(saved for {checkpoint.meta.get('base_model')!r} with {checkpoint.meta.get('finetune')})"
             )
@@ -406,7 +421,7 @@ class LocalTrainingClient:
             for name, parameter in self._parameters.items():
                 value = checkpoint.weights[name]
                 if value.shape != parameter.shape:
-                    raise checkpoints.CheckpointError(
+                    raise saved_states.SavedStateError(
                         f"{checkpoint.path}: {name} has shape {list(value.shape)}, the model {list(parameter.shape)}"
                     )
                 parameter.copy_(value.to(parameter.dtype))
