@@ -245,7 +245,8 @@ def _debate_setup(coordinator: str, tokenizer: Any, max_tokens: int, personas: s
     overrides = [*_debate_config(coordinator, max_tokens, personas), "debate.temperature=0.0"]
     if personas == "default":
         overrides.append("debate.personas.options.use_persona_temperatures=false")
-    return build_debate_setup(load_run_config(None, overrides, registry=get_registry()), get_registry(), tokenizer)
+    config = load_run_config(None, overrides, registry=get_registry())
+    return build_debate_setup(config.debate, get_registry(), tokenizer)
 
 
 def _run_debate(client: Any, setup: Any, seed: int, question: str = "What is 57 + 8?", answer: str = "65") -> Any:

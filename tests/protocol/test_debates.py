@@ -8,10 +8,12 @@ from collections.abc import Sequence
 import attrs
 import pytest
 
-from debate_core.debate.episode import run_debate, turn_seed
+from debate_core.debate.episode import run_debate, sampling_temperature, turn_seed
 from debate_core.debate.history_policies import AllRounds, HistoryOptions
 from debate_core.debate.personas import PlainPersonas
-from debate_core.records import SECTION_NAMES, DebateRecord, Grade, Problem
+from debate_core.debate.rendering import sampling_stop
+from debate_core.debate.xml_parser import SECTION_NAMES
+from debate_core.records import DebateRecord, Grade, Persona, Problem
 from debate_core.testing.scripted_debate import ScriptedPolicy, run_scripted_debate, run_sync, scripted_setup
 from debate_core.testing.tokenizer import ByteTokenizer
 
@@ -176,12 +178,29 @@ def test_persona_temperatures_override_the_run_temperature(protocol: str) -> Non
     assert [p.calls[0]["temperature"] for p in plain] == [0.3] * 6
 
 
+@pytest.mark.parametrize("override", [0.0, 0.7])
+def test_a_temperature_override_beats_persona_temperatures(override: float) -> None:
+    """The precedence of docs/protocol.md#sampling-temperature: override, then persona, then debate."""
+    setup = attrs.evolve(scripted_setup(6, 1, temperature=0.3), temperature_override=override)
+    policies = [RecordingPolicy(lambda k: response()) for _ in range(6)]
+    asyncio.run(run_debate(Problem("p", "q"), setup, policies, seed=0))
+    assert [p.calls[0]["temperature"] for p in policies] == [override] * 6
+    persona = Persona("x", "prompt", 0.9)
+    assert sampling_temperature(persona, setup) == override
+    assert sampling_temperature(persona, attrs.evolve(setup, temperature_override=None)) == 0.9
+    assert (
+        sampling_temperature(attrs.evolve(persona, temperature=None), attrs.evolve(setup, temperature_override=None))
+        == 0.3
+    )
+
+
 def test_turn_seeds_derive_from_seed_agent_and_round() -> None:
     async def seeds(seed: int) -> list[object]:
         setup = scripted_setup(3, 2, max_tokens=77)
         policies = [RecordingPolicy(lambda k: response()) for _ in range(3)]
         await run_debate(Problem("p", "q"), setup, policies, seed=seed)
-        assert all(c["stop"] == setup.renderer.stop_condition() for p in policies for c in p.calls)
+        stop = sampling_stop(setup.renderer, setup.parser.contract)
+        assert all(c["stop"] == stop for p in policies for c in p.calls)
         return [c["seed"] for p in policies for c in p.calls]
 
     first = asyncio.run(seeds(5))

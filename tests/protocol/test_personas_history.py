@@ -18,7 +18,9 @@ from debate_core.debate.history_policies import (
     clip_field,
 )
 from debate_core.debate.instructions import turn_instructions
+from debate_core.debate.observations import system_prompt
 from debate_core.debate.personas import DefaultPersonas, DefaultPersonasOptions, PlainPersonas
+from debate_core.debate.xml_parser import XML_CONTRACT
 from debate_core.records import ParsedResponse, Turn
 
 NAMES = ["Methodical Analyst", "Creative Problem-Solver", "Devil's Advocate", "Synthesizer", "First Principles Thinker"]
@@ -30,7 +32,7 @@ def test_default_personas_follow_seed_002_and_cycle() -> None:
     assert [p.temperature for p in personas] == [0.6, 1.0, 0.9, 1.0, 0.8, 0.6, 1.0]
     for i, p in enumerate(personas):
         assert f"You are Agent {i}, the {p.name}" in p.system_prompt
-        assert f"Never include yourself (Agent {i}) in a comparison" in p.system_prompt
+        assert f"Never include yourself (Agent {i}) in a comparison" in system_prompt(p, XML_CONTRACT, i)
     no_temperatures = DefaultPersonas(DefaultPersonasOptions(use_persona_temperatures=False))
     assert no_temperatures.persona(0, 3).temperature is None
 
@@ -38,11 +40,12 @@ def test_default_personas_follow_seed_002_and_cycle() -> None:
 def test_plain_personas_state_the_contract_without_a_persona() -> None:
     p = PlainPersonas().persona(2, 3)
     assert p.temperature is None and p.name == "Agent 2"
-    assert p.system_prompt.startswith("You are Agent 2 in a debate among 3 agents")
+    prompt = system_prompt(p, XML_CONTRACT, 2)  # the persona, then the parser's contract instructions
+    assert prompt.startswith("You are Agent 2 in a debate among 3 agents")
     for tag in ("<solution>", "<evaluation>", "<comparison>", "<consensus>", "<consensus_reason>"):
-        assert tag in p.system_prompt
-    assert "Reason before judging" in p.system_prompt and '"Agent A > Agent B"' in p.system_prompt
-    assert "Never include yourself (Agent 2)" in p.system_prompt
+        assert tag in prompt
+    assert "Reason before judging" in prompt and '"Agent A > Agent B"' in prompt
+    assert "Never include yourself (Agent 2)" in prompt
 
 
 def test_persona_plugins() -> None:
@@ -92,7 +95,12 @@ def test_history_options_are_validated_with_key_paths() -> None:
 
 def instructions(agent: int, round_: int, now: list[int], earlier: list[int]) -> str:
     return turn_instructions(
-        agent=agent, round=round_, max_rounds=3, answered_this_round=now, seen_in_earlier_rounds=earlier
+        agent=agent,
+        round=round_,
+        max_rounds=3,
+        answered_this_round=now,
+        seen_in_earlier_rounds=earlier,
+        contract=XML_CONTRACT,
     )
 
 

@@ -8,17 +8,20 @@ import pytest
 
 from debate_core.builtin.renderers import debate_renderers
 from debate_core.debate.rendering import (
-    CONTRACT_STOP,
     ChatTemplateOptions,
     ChatTemplateRenderer,
     RoleColonOptions,
     RoleColonRenderer,
+    sampling_stop,
 )
+from debate_core.debate.xml_parser import XML_CONTRACT
 from debate_core.records import Message, StopCondition
 from debate_core.testing.scripted_debate import scripted_setup
 from debate_core.testing.tokenizer import ByteTokenizer
 
 from .helpers import QWEN_LIKE_TEMPLATE, QwenLikeTokenizer
+
+CONTRACT_STOP = XML_CONTRACT.stop_marker
 
 CHAT = [Message("system", "S"), Message("user", "Q"), Message("assistant", " A1"), Message("user", "U2")]
 
@@ -41,8 +44,8 @@ def test_role_colon_bos_only_when_the_tokenizer_has_one() -> None:
 
 def test_string_stops_get_the_contract_stop_appended_once() -> None:
     renderer = RoleColonRenderer(ByteTokenizer(), RoleColonOptions(stop_strings=("\nUser:", CONTRACT_STOP, "\nUser:")))
-    assert renderer.stop_condition() == StopCondition(strings=("\nUser:", CONTRACT_STOP))
-    assert RoleColonRenderer(ByteTokenizer()).stop_condition().strings == ("\nUser:", CONTRACT_STOP)
+    assert sampling_stop(renderer, XML_CONTRACT) == StopCondition(strings=("\nUser:", CONTRACT_STOP))
+    assert sampling_stop(RoleColonRenderer(ByteTokenizer()), XML_CONTRACT).strings == ("\nUser:", CONTRACT_STOP)
 
 
 def test_stop_condition_never_mixes_kinds() -> None:
@@ -52,10 +55,10 @@ def test_stop_condition_never_mixes_kinds() -> None:
 
 def test_chat_template_token_stops_are_reused_unchanged() -> None:
     renderer = ChatTemplateRenderer(QwenLikeTokenizer())
-    stop = renderer.stop_condition()
+    stop = sampling_stop(renderer, XML_CONTRACT)
     assert stop.token_ids == (301,) and stop.strings == ()
     extra = ChatTemplateRenderer(QwenLikeTokenizer(), ChatTemplateOptions(extra_stop_tokens=("<|im_start|>",)))
-    assert extra.stop_condition().token_ids == (301, 300)
+    assert sampling_stop(extra, XML_CONTRACT).token_ids == (301, 300)
     with pytest.raises(ValueError, match="not a token"):
         ChatTemplateRenderer(QwenLikeTokenizer(), ChatTemplateOptions(extra_stop_tokens=("<nope>",)))
 
@@ -63,7 +66,7 @@ def test_chat_template_token_stops_are_reused_unchanged() -> None:
 def test_chat_template_without_eos_falls_back_to_string_stops() -> None:
     tok = QwenLikeTokenizer()
     tok.eos_token_id = None  # type: ignore[assignment]
-    assert ChatTemplateRenderer(tok).stop_condition() == StopCondition(strings=(CONTRACT_STOP,))
+    assert sampling_stop(ChatTemplateRenderer(tok), XML_CONTRACT) == StopCondition(strings=(CONTRACT_STOP,))
 
 
 def test_chat_template_keeps_the_sampled_empty_think_block_in_history() -> None:

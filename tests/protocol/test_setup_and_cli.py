@@ -40,7 +40,7 @@ history = { name = "last_k", options = { rounds = 1, max_chars_per_field = 50 } 
 def test_build_debate_setup_reads_the_debate_section(tmp_path: Path) -> None:
     path = tmp_path / "run.toml"
     path.write_text(RUN_FILE, encoding="utf-8")
-    setup = build_debate_setup(load_run_config(path, registry=get_registry()), get_registry(), ByteTokenizer())
+    setup = build_debate_setup(load_run_config(path, registry=get_registry()).debate, get_registry(), ByteTokenizer())
     assert (setup.num_agents, setup.max_rounds, setup.max_tokens, setup.temperature) == (2, 2, 300, 0.5)
     assert isinstance(setup.coordinator, ParallelCoordinator) and setup.coordinator.hide_comparisons
     assert isinstance(setup.persona_set, PlainPersonas) and isinstance(setup.parser, XmlParser)
@@ -54,7 +54,7 @@ def test_bad_component_options_name_the_key_path() -> None:
         load_run_config(None, overrides, registry=get_registry())
     config = load_run_config(None, overrides, registry=None)
     with pytest.raises(ConfigError, match=r"debate.history.options.rounds: must be at least 1"):
-        build_debate_setup(config, get_registry(), ByteTokenizer())
+        build_debate_setup(config.debate, get_registry(), ByteTokenizer())
 
 
 # ------------------------------------------------------------------ debate parse

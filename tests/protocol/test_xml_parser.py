@@ -9,8 +9,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from debate_core.builtin.parser_xml import debate_output_parsers
-from debate_core.debate.xml_parser import XmlParser, parse_comparisons, parse_response
-from debate_core.records import SECTION_NAMES, Comparison, ParsedResponse
+from debate_core.debate.xml_parser import SECTION_NAMES, XmlParser, parse_comparisons, parse_response
+from debate_core.records import Comparison, ParsedResponse
 from debate_core.testing import ParserContract
 
 CANONICAL = (

@@ -9,10 +9,11 @@ from typing import Any
 import pytest
 
 from debate_core.components import RewardSpec
+from debate_core.debate.xml_parser import XML_CONTRACT
 from debate_core.hookspecs import hookimpl
 from debate_core.plugins import get_registry
 from debate_core.records import DebateRecord, ParsedResponse, RewardResult, SectionSpan
-from debate_core.testing import CONTRACT_DEBATES, ParserContract, RewardContract, TurnSpec
+from debate_core.testing import CONTRACT_DEBATES, CONTRACT_RESPONSES, ParserContract, RewardContract, TurnSpec
 
 pytest_plugins = ["pytester"]
 
@@ -109,6 +110,8 @@ def test_contract_catches_bad_rewards(pytester: pytest.Pytester, name: str) -> N
 
 
 class _SpanOutOfText:
+    contract = XML_CONTRACT
+
     def parse(self, text: str) -> ParsedResponse:
         return ParsedResponse(spans=(SectionSpan("solution", 0, len(text) + 1),))
 
@@ -127,7 +130,9 @@ def test_parser_contract_catches_bad_spans(pytester: pytest.Pytester) -> None:
     )
     result = pytester.runpytest_inprocess("-q", "-p", "no:cacheprovider")
     assert result.ret == pytest.ExitCode.TESTS_FAILED
-    result.assert_outcomes(failed=len(_parser_texts()) + 1, passed=len(_parser_texts()) * 3)
+    # every span test fails, and so do the valid examples and every read-back of the contract's own writing
+    responses = len(CONTRACT_RESPONSES)
+    result.assert_outcomes(failed=len(_parser_texts()) + 1 + responses, passed=len(_parser_texts()) * 3 + 1)
 
 
 def _parser_texts() -> list[str]:

@@ -80,6 +80,15 @@ def test_evaluate_every_mode_against_the_base_model(registry: Registry) -> None:
     assert len(direct_seeds) == 4
 
 
+def test_evaluation_temperature_samples_every_agent_at_it(registry: Registry) -> None:
+    """docs/protocol.md#sampling-temperature: evaluation.temperature overrides the personas' own."""
+    valid = "backend.options.valid_only=true"  # no parse error ends a debate before agent 2 speaks
+    asyncio.run(evaluate_policy(make_config(valid), registry))
+    assert {p.temperature for p in SERVICES[-1].sent_sampling} == {0.6, 1.0, 0.9}  # the default personas'
+    asyncio.run(evaluate_policy(make_config(valid, "evaluation.temperature=0.0"), registry))
+    assert {p.temperature for p in SERVICES[-1].sent_sampling} == {0.0}
+
+
 def test_evaluation_is_deterministic(registry: Registry) -> None:
     config = make_config("evaluation.num_problems=2")
     assert asyncio.run(evaluate_policy(config, registry)) == asyncio.run(evaluate_policy(config, registry))
@@ -106,11 +115,11 @@ def test_checklist_passes_fails_and_explains() -> None:
 
 
 def test_runners_are_never_shared_between_configs_that_reuse_an_id() -> None:
-    """Evaluation builds temporary configs (one agent for direct answers, a temperature): a
-    runner cache keyed by ``id`` alone handed a freed config's runner to the next one."""
+    """Evaluation derives temporary setups (one agent for direct answers, a temperature): a
+    runner cache keyed by ``id`` alone handed a freed setup's runner to the next one."""
     import weakref
 
-    from debate_core.training.parts import RunParts
+    from debate_core.training.run_components import RunComponents
 
     class Config:
         pass
@@ -122,8 +131,8 @@ def test_runners_are_never_shared_between_configs_that_reuse_an_id() -> None:
         ref = weakref.ref(config)
         return lambda *a, **k: ref()
 
-    parts = RunParts(
-        config=Config(),
+    parts = RunComponents(
+        setup=Config(),  # type: ignore[arg-type]
         runner_for=runner_for,  # type: ignore[arg-type]
         make_policy=None,  # type: ignore[arg-type]
         reward=None,  # type: ignore[arg-type]
@@ -139,4 +148,4 @@ def test_runners_are_never_shared_between_configs_that_reuse_an_id() -> None:
         temporary = [Config()]  # freed at the end of each loop: its id is reused
         seen.append(parts.runner(temporary[0])() is temporary[0])
     assert all(seen) and len(built) == 50
-    assert parts.runner() is parts.runner() and built[-1] == id(parts.config)
+    assert parts.runner() is parts.runner() and built[-1] == id(parts.setup)

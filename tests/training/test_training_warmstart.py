@@ -9,13 +9,14 @@ import pytest
 
 from debate_core.config.sections import WarmstartSettings
 from debate_core.debate.episode import run_debate
+from debate_core.debate.xml_parser import XML_CONTRACT
 from debate_core.plugins import Registry
 from debate_core.tasks.graders import build_boxed
 from debate_core.testing.scripted_debate import scripted_setup
 from debate_core.testing.tokenizer import ByteTokenizer
 from debate_core.training.loop import run_training
-from debate_core.training.parts import NamedDataset
 from debate_core.training.progress import Progress
+from debate_core.training.run_components import NamedDataset
 from debate_core.training.run_dir import RunDirectory
 from debate_core.training.warmstart import WarmstartData, WarmstartError, render_response, warmstart_datums
 from tests.training.trainer_harness import SERVICES, TinySums, TinySumsOptions, make_config, read_metrics
@@ -24,7 +25,7 @@ from tests.training.trainer_harness import SERVICES, TinySums, TinySumsOptions, 
 def prepare(batch_size: int = 2, template: str = WarmstartSettings().solution_template) -> WarmstartData:
     settings = WarmstartSettings(enabled=True, batch_size=batch_size, solution_template=template)
     dataset = NamedDataset("tiny_sums", TinySums(TinySumsOptions()))
-    return WarmstartData.prepare(dataset, build_boxed(None), settings, 0, 3, ByteTokenizer())
+    return WarmstartData.prepare(dataset, build_boxed(None), settings, 0, 3, ByteTokenizer(), XML_CONTRACT)
 
 
 @pytest.mark.parametrize("protocol", ["sequential", "parallel"])
@@ -65,9 +66,9 @@ def test_a_template_the_grader_rejects_is_an_error() -> None:
 
 
 def test_render_response_lists_every_pair_of_other_agents() -> None:
-    text = render_response("\\boxed{4}", [0, 1, 3], 2, "ok")
+    text = render_response(XML_CONTRACT, "\\boxed{4}", [0, 1, 3], 2, "ok")
     assert "<comparison>Agent 0 = Agent 1\nAgent 0 = Agent 3\nAgent 1 = Agent 3</comparison>" in text
-    assert "<evaluation>N/A</evaluation>" in render_response("s", [2], 2, "ok")
+    assert "<evaluation>N/A</evaluation>" in render_response(XML_CONTRACT, "s", [2], 2, "ok")
 
 
 def test_warmstart_then_rl_in_one_run(registry: Registry, tmp_path: Path) -> None:

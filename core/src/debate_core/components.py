@@ -13,7 +13,8 @@ from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 import attrs
 
-from debate_core.config.choices import normalise_name
+from debate_core.config.choices import ComponentChoice, normalise_name
+from debate_core.errors import DebateError, PluginError
 
 T = TypeVar("T")
 
@@ -146,3 +147,19 @@ SPEC_TYPES: tuple[type[ComponentSpec[Any]], ...] = (
 """Every kind, in the order listings show them."""
 
 KINDS: tuple[str, ...] = tuple(spec.kind for spec in SPEC_TYPES)
+
+
+def build_choice(builder: ComponentBuilder, kind: str, choice: ComponentChoice, path: str) -> Any:
+    """Build the component a run file chooses at key path ``path`` (``reward``, ``debate.parser``).
+
+    A plugin's own bug while building becomes a ``PluginError`` naming the plugin and the key path;
+    user errors (``DebateError``) pass through unchanged.
+    """
+    try:
+        return builder.build(kind, choice.name, choice.options, f"{path}.options")
+    except DebateError:
+        raise
+    except Exception as exc:
+        raise PluginError(
+            f"{kind} plugin '{choice.name}' ({path}) could not be built: {type(exc).__name__}: {exc}"
+        ) from exc

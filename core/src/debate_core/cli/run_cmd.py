@@ -129,7 +129,7 @@ def run(args: argparse.Namespace) -> int:
 
     registry = get_registry()
     session = _open_session(config, registry, args.checkpoint)
-    setup = build_debate_setup(config, registry, session.tokenizer)
+    setup = build_debate_setup(config.debate, registry, session.tokenizer)
     grader = registry.build("grader", config.grader.name, config.grader.options, "grader.options")
     policy = SamplingClientPolicy(session.sampling_client(), setup.renderer)
 

@@ -20,9 +20,12 @@ from typing import Any, TypeVar
 
 import attrs
 
+from debate_core.components import ComponentBuilder, build_choice
+from debate_core.config.sections import DebateSettings
 from debate_core.debate.coordinators import Coordinator, TurnDraft, TurnState, TurnTicket
 from debate_core.debate.instructions import turn_instructions
-from debate_core.debate.observations import OwnTurn, build_messages
+from debate_core.debate.observations import OwnTurn, build_messages, system_prompt
+from debate_core.debate.rendering import sampling_stop
 from debate_core.debate.token_sections import token_sections
 from debate_core.errors import ComponentFailure, PluginError
 from debate_core.records import (
@@ -41,6 +44,7 @@ from debate_core.records import (
     Problem,
     Renderer,
     SampledAction,
+    Tokenizer,
     Transition,
     Turn,
     apply_authorship,
@@ -57,11 +61,27 @@ class DebateSetup:
     max_rounds: int = attrs.field(validator=attrs.validators.ge(1))
     max_tokens: int = attrs.field(validator=attrs.validators.ge(1))
     temperature: float = attrs.field(validator=attrs.validators.ge(0.0))
+    """The debate's temperature (``debate.temperature``), for agents whose persona sets none."""
+    temperature_override: float | None = attrs.field(
+        default=None, validator=attrs.validators.optional(attrs.validators.ge(0.0))
+    )
+    """A temperature for every agent, persona temperatures included (``evaluation.temperature``)."""
     coordinator: Coordinator
     parser: OutputParser
     persona_set: PersonaSet
     history_policy: HistoryPolicy
     renderer: Renderer
+
+
+def sampling_temperature(persona: Persona, setup: DebateSetup) -> float:
+    """The temperature an agent samples at (docs/protocol.md#sampling-temperature): the setup's
+    override when it has one (evaluation's), else the persona's own temperature when it sets one,
+    else the debate's temperature."""
+    if setup.temperature_override is not None:
+        return setup.temperature_override
+    if persona.temperature is not None:
+        return persona.temperature
+    return setup.temperature
 
 
 def turn_seed(seed: int, agent: int, round: int) -> int:
@@ -71,45 +91,34 @@ def turn_seed(seed: int, agent: int, round: int) -> int:
     return int.from_bytes(digest, "big") & 0x7FFFFFFF
 
 
-def _choice(config_section: Any, attribute: str) -> tuple[str, dict[str, Any]]:
-    choice = getattr(config_section, attribute)
-    return choice.name, dict(choice.options)
-
-
-def build_debate_setup(config: Any, registry: Any, tokenizer: Any) -> DebateSetup:
+def build_debate_setup(debate: DebateSettings, registry: ComponentBuilder, tokenizer: Tokenizer) -> DebateSetup:
     """The debate setup of a run file's ``[debate]`` section.
 
     Args:
-        config: a ``RunConfig`` (only ``config.debate`` is read).
-        registry: the plugin registry (``Registry.build``).
+        debate: the ``[debate]`` section (``RunConfig.debate``).
+        registry: builds the chosen components (the plugin registry).
         tokenizer: the policy's tokenizer, for the renderer.
     """
-    debate = config.debate
-
-    def build(kind: str, attribute: str) -> Any:
-        name, options = _choice(debate, attribute)
-        return registry.build(kind, name, options, f"debate.{attribute}.options")
-
-    coordinator = build("coordinator", "coordinator")
-    parser = build("parser", "parser")
-    persona_set = build("persona_set", "personas")
-    history_policy = build("history_policy", "history")
-    renderer_factory = build("renderer", "renderer")
+    coordinator = build_choice(registry, "coordinator", debate.coordinator, "debate.coordinator")
+    parser = build_choice(registry, "parser", debate.parser, "debate.parser")
+    persona_set = build_choice(registry, "persona_set", debate.personas, "debate.personas")
+    history_policy = build_choice(registry, "history_policy", debate.history, "debate.history")
+    renderer_factory = build_choice(registry, "renderer", debate.renderer, "debate.renderer")
     if not callable(renderer_factory):
         raise PluginError(f"renderer '{debate.renderer.name}' must build a factory (tokenizer) -> Renderer")
     renderer = renderer_factory(tokenizer)
-    for value, protocol, attribute in (
+    for value, interface, attribute in (
         (coordinator, Coordinator, "coordinator"),
         (parser, OutputParser, "parser"),
         (persona_set, PersonaSet, "personas"),
         (history_policy, HistoryPolicy, "history"),
         (renderer, Renderer, "renderer"),
     ):
-        if not isinstance(value, protocol):
+        if not isinstance(value, interface):
             name = getattr(debate, attribute).name
             raise PluginError(
                 f"debate.{attribute}: component '{name}' built a {type(value).__name__}, "
-                f"which is not a {protocol.__name__}"
+                f"which is not a {interface.__name__}"
             )
     return DebateSetup(
         num_agents=debate.num_agents,
@@ -160,7 +169,7 @@ class _Debate:
         self.policies = policies
         self.seed = seed
         self.state: TurnState = setup.coordinator.start(setup.num_agents, setup.max_rounds)
-        self.stop = setup.renderer.stop_condition()
+        self.stop = sampling_stop(setup.renderer, setup.parser.contract)
         self.samples: dict[tuple[int, int], _Sample] = {}
 
     def persona(self, agent: int) -> Persona:
@@ -169,7 +178,7 @@ class _Debate:
     async def agent_loop(self, agent: int) -> None:
         setup = self.setup
         persona = self.persona(agent)
-        temperature = setup.temperature if persona.temperature is None else persona.temperature
+        temperature = sampling_temperature(persona, setup)
         own_turns: dict[int, OwnTurn] = {}
         while True:
             ticket = await self.state.next_turn(agent)
@@ -209,11 +218,12 @@ class _Debate:
             max_rounds=setup.max_rounds,
             answered_this_round=[e.agent for e in entries if e.round == ticket.round],
             seen_in_earlier_rounds=[e.agent for e in entries if e.round < ticket.round],
+            contract=setup.parser.contract,
         )
         index_of = {(t.round, t.agent): t.turn_index for t in ticket.visible}
         messages = build_messages(
             question=self.problem.question,
-            system_prompt=persona.system_prompt,
+            system_prompt=system_prompt(persona, setup.parser.contract, ticket.agent),
             agent=ticket.agent,
             entries=entries,
             turn_indices=[index_of.get((e.round, e.agent), len(ticket.visible)) for e in entries],

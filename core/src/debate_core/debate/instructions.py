@@ -18,6 +18,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from debate_core.records import OutputContract
+
 
 def _agents(ids: Iterable[int]) -> str:
     names = [f"Agent {i}" for i in ids]
@@ -33,6 +35,7 @@ def turn_instructions(
     max_rounds: int,
     answered_this_round: Iterable[int],
     seen_in_earlier_rounds: Iterable[int],
+    contract: OutputContract,
 ) -> str:
     """The instructions for one turn.
 
@@ -42,36 +45,39 @@ def turn_instructions(
         max_rounds: the debate's last round.
         answered_this_round: agents whose current-round answers are in the prompt.
         seen_in_earlier_rounds: agents whose earlier-round answers are in the prompt.
+        contract: the output contract, for the names of its sections and its empty marker.
     """
+    solution, evaluation, comparison = (contract.label(s) for s in ("solution", "evaluation", "comparison"))
+    na = contract.empty_marker
     header = f"Round {round} of {max_rounds}. You are Agent {agent}."
     now = sorted({a for a in answered_this_round if a != agent})
     earlier = sorted({a for a in seen_in_earlier_rounds if a != agent})
     if not earlier:
         if not now:
             return (
-                f"{header} Nobody else has answered yet. Propose your solution in <solution>. "
-                "Write N/A in <evaluation> and N/A in <comparison>."
+                f"{header} Nobody else has answered yet. Propose your solution in {solution}. "
+                f"Write {na} in {evaluation} and {na} in {comparison}."
             )
         if len(now) == 1:
             return (
-                f"{header} {_agents(now)} has answered above. Propose your own solution in <solution>, "
-                f"evaluate {_agents(now)}'s solution in <evaluation>, and write N/A in <comparison>."
+                f"{header} {_agents(now)} has answered above. Propose your own solution in {solution}, "
+                f"evaluate {_agents(now)}'s solution in {evaluation}, and write {na} in {comparison}."
             )
         return (
-            f"{header} {_agents(now)} have answered above. Propose your own solution in <solution>, "
-            f"evaluate their solutions in <evaluation>, and in <comparison> compare only agents who have "
+            f"{header} {_agents(now)} have answered above. Propose your own solution in {solution}, "
+            f"evaluate their solutions in {evaluation}, and in {comparison} compare only agents who have "
             f"already answered ({_agents(now)}), never yourself."
         )
     others = sorted(set(now) | set(earlier))
     if len(others) < 2:
-        comparing = "Write N/A in <comparison>: there are not two other agents to compare."
+        comparing = f"Write {na} in {comparison}: there are not two other agents to compare."
     else:
         comparing = (
-            f"In <comparison>, compare the other agents ({_agents(others)}), one pair per line, "
+            f"In {comparison}, compare the other agents ({_agents(others)}), one pair per line, "
             "weighing their most recent responses most; never include yourself."
         )
     return (
-        f"{header} Read the responses above. Give your best solution in <solution>, improving it where "
-        "the others showed you a mistake. In <evaluation>, judge the other agents' solutions and also their "
+        f"{header} Read the responses above. Give your best solution in {solution}, improving it where "
+        f"the others showed you a mistake. In {evaluation}, judge the other agents' solutions and also their "
         "evaluations and comparisons: say which judgments you agree with and why. " + comparing
     )

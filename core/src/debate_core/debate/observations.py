@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 
 import attrs
 
-from debate_core.records import HistoryEntry, Message
+from debate_core.records import HistoryEntry, Message, OutputContract, Persona
 
 
 @attrs.frozen
@@ -26,6 +26,11 @@ class OwnTurn:
     text: str
     instructions: str
     visible_turns: int
+
+
+def system_prompt(persona: Persona, contract: OutputContract, agent: int) -> str:
+    """An agent's system prompt: its persona's prompt, then the output contract's instructions."""
+    return f"{persona.system_prompt}\n\n{contract.instructions_for(agent)}"
 
 
 def format_entry(entry: HistoryEntry) -> str:

@@ -1,4 +1,7 @@
-"""System prompts: the output contract every agent is told, and the persona sets.
+"""Persona sets: who each agent is, in its system prompt, and its sampling temperature.
+
+A persona's prompt says who the agent is; the debate appends the output parser's contract
+instructions to it (``observations.system_prompt``), so persona sets never depend on the format.
 
 ``default`` is the five personas of seed 002 §2.4 with their own sampling temperatures,
 cycling for more than five agents (agent 5 gets persona 0); ``plain`` is seed 000's agent
@@ -11,34 +14,13 @@ import attrs
 
 from debate_core.records import Persona
 
-CONTRACT_TEMPLATE = """\
-Answer with exactly these five tags, in this order, and nothing outside them:
-<solution>your complete solution to the question</solution>
-<evaluation>your assessment of the other agents' responses, or N/A</evaluation>
-<comparison>your comparisons of other agents, one per line, or N/A</comparison>
-<consensus>YES or NO</consensus>
-<consensus_reason>one or two sentences on why the agents do or do not agree</consensus_reason>
-
-Rules:
-- Reason before judging: work out your own solution and your evaluation first; write comparisons only after them.
-- A comparison line is "Agent A > Agent B" (Agent A's response is better than Agent B's) or \
-"Agent A = Agent B" (equally good), with agent numbers for A and B.
-- Never include yourself (Agent {agent_id}) in a comparison, and compare only agents whose responses you were shown.
-- Write N/A in <comparison> when there is nobody you may compare.
-- Write YES in <consensus> only when every agent's latest solution agrees with yours; otherwise NO."""
-
-
-def contract_text(agent_id: int) -> str:
-    """The output contract and its rules, addressed to one agent."""
-    return CONTRACT_TEMPLATE.format(agent_id=agent_id)
-
 
 def plain_system_prompt(agent_id: int, num_agents: int) -> str:
-    """Seed 000's agent system prompt: who the agent is, the contract and its rules."""
+    """Seed 000's agent system prompt: who the agent is (the debate adds the contract and its rules)."""
     return (
         f"You are Agent {agent_id} in a debate among {num_agents} agents (Agent 0 to Agent {num_agents - 1}). "
         "The agents answer the same question over several rounds, read each other's responses, "
-        "and judge them.\n\n" + contract_text(agent_id)
+        "and judge them."
     )
 
 
@@ -101,7 +83,7 @@ class DefaultPersonas:
         prompt = (
             f"You are Agent {agent_id}, the {profile.name}, in a debate among {num_agents} agents "
             f"(Agent 0 to Agent {num_agents - 1}). {profile.style} The agents answer the same question "
-            "over several rounds, read each other's responses, and judge them.\n\n" + contract_text(agent_id)
+            "over several rounds, read each other's responses, and judge them."
         )
         temperature = profile.temperature if self.options.use_persona_temperatures else None
         return Persona(profile.name, prompt, temperature)

@@ -8,40 +8,32 @@ stripped from earlier turns (seed 002 §2.5: keep the empty ``<think></think>`` 
 chat template), which makes a whole debate of one agent one training sequence when the
 history policy only ever adds to the prompt.
 
-Stop conditions follow seed 000: a renderer with token-id stops (a chat template's end of
-turn) reuses them unchanged; a renderer with string stops gets ``</consensus_reason>``
+A renderer says how its chat format ends a turn (``stop_condition``); :func:`sampling_stop`
+adds the output contract's own stop marker: token-id stops (a chat template's end of turn)
+are used unchanged, string stops (or none) get the contract's marker (``</consensus_reason>``)
 appended, deduplicated; never a mix of both kinds.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
 import attrs
 from attrs import validators as v
 
-from debate_core.records import Message, StopCondition
-
-CONTRACT_STOP = "</consensus_reason>"
-"""The debate's own stop marker: the close of the last tag of the output contract."""
+from debate_core.records import Message, OutputContract, Renderer, StopCondition, Tokenizer
 
 _SENTINEL = "\u27e6debate-assistant-turn\u27e7"
 
 
-@runtime_checkable
-class Tokenizer(Protocol):
-    """The part of a Hugging Face tokenizer a renderer needs."""
-
-    def encode(self, text: str, add_special_tokens: bool = ...) -> list[int]: ...
-
-    def decode(self, token_ids: Sequence[int], skip_special_tokens: bool = ...) -> str: ...
-
-
-def string_stops(stops: Sequence[str]) -> StopCondition:
-    """String stops with the contract's stop marker appended, without duplicates, in order."""
-    unique = list(dict.fromkeys([*stops, CONTRACT_STOP]))
-    return StopCondition(strings=tuple(unique))
+def sampling_stop(renderer: Renderer, contract: OutputContract) -> StopCondition:
+    """The stops a debate samples with: the renderer's token-id stops unchanged, or its string
+    stops with the contract's stop marker appended (without duplicates, in order)."""
+    stop = renderer.stop_condition()
+    if stop.token_ids:
+        return stop
+    return StopCondition(strings=tuple(dict.fromkeys([*stop.strings, contract.stop_marker])))
 
 
 def _encode(tokenizer: Tokenizer, text: str) -> list[int]:
@@ -66,7 +58,7 @@ class RoleColonOptions:
     separator: str = "\n\n"
     """Text between two messages."""
     stop_strings: tuple[str, ...] = ("\nUser:",)
-    """String stops besides ``</consensus_reason>`` (appended always)."""
+    """String stops of the chat format (the output contract's stop marker is always added to them)."""
     add_bos: bool = True
     """Start the prompt with the tokenizer's BOS token, when it has one."""
 
@@ -105,8 +97,8 @@ class RoleColonRenderer:
         return tokens
 
     def stop_condition(self) -> StopCondition:
-        """The configured string stops plus ``</consensus_reason>``."""
-        return string_stops(self.options.stop_strings)
+        """The configured string stops, without duplicates."""
+        return StopCondition(strings=tuple(dict.fromkeys(self.options.stop_strings)))
 
     def decode(self, tokens: Sequence[int]) -> str:
         """The text of sampled tokens (special tokens such as EOS left out)."""
@@ -179,11 +171,9 @@ class ChatTemplateRenderer:
         return tokens
 
     def stop_condition(self) -> StopCondition:
-        """The template's end-of-turn token ids, unchanged; string stops only when the
-        tokenizer has no EOS token at all."""
-        if self._stop_ids:
-            return StopCondition(token_ids=self._stop_ids)
-        return string_stops(())
+        """The template's end-of-turn token ids; none when the tokenizer has no EOS token at all
+        (the debate then stops on the output contract's marker alone)."""
+        return StopCondition(token_ids=self._stop_ids)
 
     def decode(self, tokens: Sequence[int]) -> str:
         """The text of sampled tokens, without the end-of-turn tokens that stopped them."""

@@ -22,13 +22,38 @@ from collections.abc import Sequence
 import attrs
 
 from debate_core.records import (
-    SECTION_NAMES,
     Comparison,
     ComparisonOp,
+    OutputContract,
     ParsedResponse,
     ParseError,
+    RenderedResponse,
+    ResponseContent,
     SectionSpan,
 )
+
+SECTION_NAMES: tuple[str, ...] = ("solution", "evaluation", "comparison", "consensus", "consensus_reason")
+"""The five tags of the XML contract, in the order they must appear."""
+
+XML_TAGS: tuple[str, ...] = tuple(f"<{closing}{tag}>" for tag in SECTION_NAMES for closing in ("", "/"))
+"""Every opening and closing tag of the contract (the embedded tokenizer makes each one token)."""
+
+XML_INSTRUCTIONS = """\
+Answer with exactly these five tags, in this order, and nothing outside them:
+<solution>your complete solution to the question</solution>
+<evaluation>your assessment of the other agents' responses, or N/A</evaluation>
+<comparison>your comparisons of other agents, one per line, or N/A</comparison>
+<consensus>YES or NO</consensus>
+<consensus_reason>one or two sentences on why the agents do or do not agree</consensus_reason>
+
+Rules:
+- Reason before judging: work out your own solution and your evaluation first; write comparisons only after them.
+- A comparison line is "Agent A > Agent B" (Agent A's response is better than Agent B's) or \
+"Agent A = Agent B" (equally good), with agent numbers for A and B.
+- Never include yourself (Agent {agent_id}) in a comparison, and compare only agents whose responses you were shown.
+- Write N/A in <comparison> when there is nobody you may compare.
+- Write YES in <consensus> only when every agent's latest solution agrees with yours; otherwise NO."""
+"""The contract and its rules, as every agent's system prompt states them."""
 
 _TAG = re.compile(
     r"<\s*(?P<close>/?)\s*(?P<name>solution|evaluation|comparison|consensus_reason|consensus)\s*>",
@@ -205,8 +230,46 @@ def parse_response(text: str) -> ParsedResponse:
     )
 
 
+def comparison_line(comparison: Comparison) -> str:
+    """One comparison as the contract writes it: ``Agent 0 > Agent 2``."""
+    return f"Agent {comparison.a} {comparison.op} Agent {comparison.b}"
+
+
+def render_xml(content: ResponseContent) -> RenderedResponse:
+    """A response in the XML contract: the five sections in order, one per line."""
+    lines = [comparison_line(c) for c in content.comparisons] + list(content.extra_comparison_lines)
+    sections = (
+        ("solution", content.solution),
+        ("evaluation", content.evaluation or XML_CONTRACT.empty_marker),
+        ("comparison", "\n".join(lines) or XML_CONTRACT.empty_marker),
+        ("consensus", "YES" if content.consensus else "NO"),
+        ("consensus_reason", content.consensus_reason),
+    )
+    text = ""
+    spans: list[SectionSpan] = []
+    for name, body in sections:
+        text += ("\n" if text else "") + f"<{name}>"
+        spans.append(SectionSpan(name, len(text), len(text) + len(body)))
+        text += f"{body}</{name}>"
+    return RenderedResponse(text, tuple(spans))
+
+
+XML_CONTRACT = OutputContract(
+    name="xml",
+    sections=SECTION_NAMES,
+    section_labels={name: f"<{name}>" for name in SECTION_NAMES},
+    empty_marker="N/A",
+    stop_marker="</consensus_reason>",
+    instructions=XML_INSTRUCTIONS,
+    render=render_xml,
+)
+"""The XML output contract: five tags in order, ``N/A`` for nothing, ended by ``</consensus_reason>``."""
+
+
 class XmlParser:
-    """The ``xml`` output parser: :func:`parse_response` as an ``OutputParser``."""
+    """The ``xml`` output parser: :func:`parse_response` as an ``OutputParser``, with the XML contract."""
+
+    contract = XML_CONTRACT
 
     def parse(self, text: str) -> ParsedResponse:
         """Parse one raw response; never raises."""

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from debate_core.records.authorship import AuthoredComparisons, apply_authorship
 from debate_core.records.debate import (
-    SECTION_NAMES,
     AuthoredComparison,
     Comparison,
     ComparisonOp,
@@ -21,7 +20,7 @@ from debate_core.records.debate import (
 )
 from debate_core.records.episodes import AgentPolicy, AgentTrajectory, DebateEpisode, SampledAction, Transition
 from debate_core.records.metrics import MetricSink, MetricValue
-from debate_core.records.output_contract import OutputParser
+from debate_core.records.output_contract import OutputContract, OutputParser, RenderedResponse, ResponseContent
 from debate_core.records.prompts import (
     HistoryEntry,
     HistoryPolicy,
@@ -39,7 +38,6 @@ from debate_core.records.votes import VoteTally, is_well_formed, tally_votes
 __all__ = [
     "GENERATOR_STREAM",
     "JUDGE_STREAM",
-    "SECTION_NAMES",
     "AgentPolicy",
     "AgentTrajectory",
     "AuthoredComparison",
@@ -56,13 +54,16 @@ __all__ = [
     "Message",
     "MetricSink",
     "MetricValue",
+    "OutputContract",
     "OutputParser",
     "ParseError",
     "ParsedResponse",
     "Persona",
     "PersonaSet",
     "Problem",
+    "RenderedResponse",
     "Renderer",
+    "ResponseContent",
     "RewardFunction",
     "RewardResult",
     "SampledAction",

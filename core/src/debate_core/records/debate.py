@@ -11,9 +11,6 @@ from typing import Literal
 
 import attrs
 
-SECTION_NAMES: tuple[str, ...] = ("solution", "evaluation", "comparison", "consensus", "consensus_reason")
-"""The five tags of the output contract, in the order they must appear."""
-
 ComparisonOp = Literal[">", "="]
 
 

@@ -17,6 +17,7 @@ import attrs
 from tinker import types
 
 from debate_core.backends.contract import SamplingClientLike
+from debate_core.config.sections import TrainingSettings
 from debate_core.errors import DebateError
 
 T = TypeVar("T")
@@ -39,6 +40,11 @@ class RetryPolicy:
     def delay(self, attempt: int) -> float:
         """Seconds to wait after failed attempt ``attempt`` (1-based)."""
         return float(min(self.max_delay_s, self.initial_delay_s * self.backoff_factor ** (attempt - 1)))
+
+
+def retry_policy(training: TrainingSettings) -> RetryPolicy:
+    """The retry policy a run file sets (``training.backend_retries``, ``training.backend_retry_delay_s``)."""
+    return RetryPolicy(max_attempts=training.backend_retries, initial_delay_s=training.backend_retry_delay_s)
 
 
 def is_transient(error: BaseException) -> bool:

@@ -32,12 +32,22 @@ import attrs
 import pytest
 
 from debate_core.components import ComponentSpec, OutputParserSpec, RewardSpec
-from debate_core.records import SECTION_NAMES, DebateRecord, ParsedResponse, RewardFunction, RewardResult
+from debate_core.records import (
+    Comparison,
+    DebateRecord,
+    OutputParser,
+    ParsedResponse,
+    ResponseContent,
+    RewardFunction,
+    RewardResult,
+)
 from debate_core.rewards.result_checks import result_problems
 from debate_core.testing.synthetic import TurnProtocol, TurnSpec, random_debate, synthetic_debate
 
 __all__ = [
     "CONTRACT_DEBATES",
+    "CONTRACT_RESPONSES",
+    "PARSER_TEXTS",
     "ParserContract",
     "RewardContract",
     "TurnSpec",
@@ -271,10 +281,27 @@ PARSER_TEXTS: Mapping[str, str] = {
 """Name -> a response text every parser must handle without raising."""
 
 
+CONTRACT_RESPONSES: Mapping[str, ResponseContent] = {
+    "first_turn": ResponseContent(solution="The answer is \\boxed{42}.", consensus_reason="Nobody else answered."),
+    "judging": ResponseContent(
+        solution="6 * 7 = 42",
+        evaluation="Agent 1 forgot to carry.",
+        comparisons=(Comparison(0, ">", 1), Comparison(2, "=", 0)),
+        consensus=True,
+        consensus_reason="We agree.",
+    ),
+    "multiline": ResponseContent(
+        solution="Step 1: 6 * 7.\nStep 2: 42.", evaluation="Fine.\nAll good.", consensus_reason="Same answer."
+    ),
+}
+"""Name -> a response's content that every parser must read back from its own contract's rendering."""
+
+
 class ParserContract:
     """What every output parser must do. Subclass as ``TestXxx`` and set ``parser_name`` or
     ``parser_spec``; ``valid_examples`` are texts the parser must accept (default: the
-    canonical XML response)."""
+    canonical XML response). The parser's output contract must be complete, and what it writes
+    the parser must read back unchanged."""
 
     parser_name: ClassVar[str | None] = None
     parser_spec: ClassVar[OutputParserSpec | None] = None
@@ -311,6 +338,27 @@ class ParserContract:
         if response.error is not None:
             assert response.error.code and response.error.message
 
+    def test_has_a_complete_output_contract(self, contract_parser: Any) -> None:
+        assert isinstance(contract_parser, OutputParser)
+        contract = contract_parser.contract
+        assert contract.sections and contract.stop_marker and contract.empty_marker
+        assert all(contract.label(section) for section in contract.sections)
+        assert "7" in contract.instructions_for(7)
+
+    @pytest.mark.parametrize("name", sorted(CONTRACT_RESPONSES))
+    def test_reads_back_what_its_contract_writes(self, contract_parser: Any, name: str) -> None:
+        content = CONTRACT_RESPONSES[name]
+        contract = contract_parser.contract
+        rendered = contract.render(content)
+        response: ParsedResponse = contract_parser.parse(rendered.text)
+        assert response.ok, response.error
+        assert rendered.text.endswith(contract.stop_marker)
+        assert response.solution == content.solution
+        assert response.evaluation == (content.evaluation or contract.empty_marker)
+        assert response.comparisons == content.comparisons
+        assert (response.consensus, response.consensus_reason) == (content.consensus, content.consensus_reason)
+        assert response.spans == rendered.spans
+
     def test_accepts_valid_examples(self, contract_parser: Any) -> None:
         for text in self.valid_examples:
             response: ParsedResponse = contract_parser.parse(text)
@@ -318,4 +366,4 @@ class ParserContract:
             if text == _CANONICAL:
                 assert "42" in response.solution
                 assert len(response.comparisons) == 2
-                assert {s.name for s in response.spans} == set(SECTION_NAMES)
+                assert {s.name for s in response.spans} == set(contract_parser.contract.sections)

@@ -17,6 +17,7 @@ from typing import Literal
 
 import attrs
 
+from debate_core.debate.xml_parser import XML_CONTRACT
 from debate_core.records import (
     AuthoredComparisons,
     Comparison,
@@ -24,6 +25,7 @@ from debate_core.records import (
     DebateRecord,
     ParsedResponse,
     ParseError,
+    ResponseContent,
     SectionSpan,
     Turn,
     apply_authorship,
@@ -48,23 +50,18 @@ class TurnSpec:
 
 
 def response_text(spec: TurnSpec) -> tuple[str, tuple[SectionSpan, ...]]:
-    """The XML text of a turn and the character spans of its five sections."""
-    lines = [f"Agent {a} {op} Agent {b}" for a, op, b in spec.comparisons]
-    lines += ["I prefer the first one."] * spec.invalid_lines
-    sections = (
-        ("solution", spec.solution),
-        ("evaluation", spec.evaluation),
-        ("comparison", "\n".join(lines) if lines else "N/A"),
-        ("consensus", "YES" if spec.consensus else "NO"),
-        ("consensus_reason", "synthetic"),
+    """The text of a turn in the XML output contract, and the character spans of its sections."""
+    rendered = XML_CONTRACT.render(
+        ResponseContent(
+            solution=spec.solution,
+            evaluation=spec.evaluation,
+            comparisons=tuple(Comparison(a, op, b) for a, op, b in spec.comparisons),
+            extra_comparison_lines=("I prefer the first one.",) * spec.invalid_lines,
+            consensus=spec.consensus,
+            consensus_reason="synthetic",
+        )
     )
-    text = ""
-    spans: list[SectionSpan] = []
-    for name, content in sections:
-        text += f"<{name}>"
-        spans.append(SectionSpan(name, len(text), len(text) + len(content)))
-        text += f"{content}</{name}>\n"
-    return text, tuple(spans)
+    return rendered.text, rendered.spans
 
 
 def synthetic_debate(

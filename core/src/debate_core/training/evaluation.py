@@ -20,19 +20,23 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any
 
 import attrs
 
 from debate_core.backends.contract import SamplingClientLike
+from debate_core.components import ComponentBuilder
+from debate_core.config.sections import EvaluationSettings, RunConfig
+from debate_core.debate.episode import DebateSetup
 from debate_core.errors import DebateError
 from debate_core.records import AgentPolicy, DebateEpisode, Problem
+from debate_core.runtime.retries import retry_policy
+from debate_core.runtime.session import open_session_async
 from debate_core.stats import mean
 from debate_core.training.grading import GradedDebate, JudgeTally, grade_debate, grade_turn, verifiable_metrics
 from debate_core.training.metrics import debate_metrics, turn_metrics
-from debate_core.training.parts import RunParts
 from debate_core.training.progress import Progress
 from debate_core.training.rollouts import DebateJob, run_debates, sampled_tokens
+from debate_core.training.run_components import RunComponents, build_run_components
 from debate_core.training.seeding import derive_seed
 
 
@@ -40,19 +44,18 @@ class EvaluationError(DebateError):
     """Evaluation cannot run as configured."""
 
 
-def direct_config(config: Any) -> Any:
-    """The run config for direct answers: one agent, one round."""
-    return attrs.evolve(config, debate=attrs.evolve(config.debate, num_agents=1, max_rounds=1))
+def direct_setup(setup: DebateSetup) -> DebateSetup:
+    """The debate setup of direct answers: one agent, one round, the same prompts and format."""
+    return attrs.evolve(setup, num_agents=1, max_rounds=1)
 
 
-def with_temperature(config: Any, temperature: float | None) -> Any:
-    """The run config with the evaluation's sampling temperature, when one is set."""
-    if temperature is None:
-        return config
-    return attrs.evolve(config, debate=attrs.evolve(config.debate, temperature=temperature))
+def evaluation_setup(setup: DebateSetup, settings: EvaluationSettings) -> DebateSetup:
+    """The run's debate setup at the evaluation's temperature: ``evaluation.temperature``, when set,
+    samples every agent, persona temperatures included (``debate.episode.sampling_temperature``)."""
+    return attrs.evolve(setup, temperature_override=settings.temperature)
 
 
-def evaluation_problems(parts: RunParts, split: str, limit: int) -> list[Problem]:
+def evaluation_problems(parts: RunComponents, split: str, limit: int) -> list[Problem]:
     """The first ``limit`` problems of the evaluation split."""
     problems = parts.eval_dataset.problems(split)[:limit]
     if limit > 0 and not problems:
@@ -67,9 +70,8 @@ def evaluation_problems(parts: RunParts, split: str, limit: int) -> list[Problem
 class Evaluator:
     """Runs the configured evaluation modes for one policy."""
 
-    parts: RunParts
-    settings: Any
-    """``EvaluationSettings``."""
+    parts: RunComponents
+    settings: EvaluationSettings
     seed: int
     max_in_flight: int
     progress: Progress | None = None
@@ -101,8 +103,8 @@ class Evaluator:
             metrics.update(await self._role_averaged(problems, policy, opponent, label))
         return metrics
 
-    async def _run(self, config: Any, jobs: Sequence[DebateJob], label: str) -> list[DebateEpisode]:
-        runner = self.parts.runner(config)
+    async def _run(self, setup: DebateSetup, jobs: Sequence[DebateJob], label: str) -> list[DebateEpisode]:
+        runner = self.parts.runner(setup)
         if self.progress is not None:
             self.progress.start(label, len(jobs))
         progress = self.progress
@@ -114,17 +116,17 @@ class Evaluator:
         )
 
     @functools.cached_property
-    def _debate_config(self) -> Any:
-        """The run config at the evaluation's temperature, derived once, so that every
+    def _debate_setup(self) -> DebateSetup:
+        """The run's setup at the evaluation's temperature, derived once, so that every
         evaluation of the run reuses the same debate runner."""
-        return with_temperature(self.parts.config, self.settings.temperature)
+        return evaluation_setup(self.parts.setup, self.settings)
 
     @functools.cached_property
-    def _direct_config(self) -> Any:
-        return direct_config(self._debate_config)
+    def _direct_setup(self) -> DebateSetup:
+        return direct_setup(self._debate_setup)
 
     def _samples(self) -> int:
-        return int(self.settings.num_samples or self.parts.config.debate.num_agents)
+        return int(self.settings.num_samples or self.parts.setup.num_agents)
 
     async def _direct(self, problems: list[Problem], policy: AgentPolicy, label: str) -> dict[str, float]:
         k = self._samples()
@@ -133,7 +135,7 @@ class Evaluator:
             for i, p in enumerate(problems)
             for s in range(k)
         ]
-        episodes = await self._run(self._direct_config, jobs, f"{label} direct")
+        episodes = await self._run(self._direct_setup, jobs, f"{label} direct")
         prefix = f"{self.prefix}/direct"
         records = [e.record for e in episodes]
         out = {f"{prefix}/parse_error": turn_metrics(records)["parse_error"]}
@@ -156,13 +158,13 @@ class Evaluator:
         return out
 
     async def _debate(self, problems: list[Problem], policy: AgentPolicy, label: str) -> dict[str, float]:
-        config = self._debate_config
-        n = config.debate.num_agents
+        setup = self._debate_setup
+        n = setup.num_agents
         jobs = [
             DebateJob(p, (policy,) * n, derive_seed(self.seed, "eval-debate", i), f"eval-debate-{i}")
             for i, p in enumerate(problems)
         ]
-        episodes = await self._run(config, jobs, f"{label} debate")
+        episodes = await self._run(setup, jobs, f"{label} debate")
         records = [e.record for e in episodes]
         prefix = f"{self.prefix}/debate"
         out = {
@@ -183,8 +185,8 @@ class Evaluator:
     async def _role_averaged(
         self, problems: list[Problem], policy: AgentPolicy, opponent: AgentPolicy, label: str
     ) -> dict[str, float]:
-        config = self._debate_config
-        n = config.debate.num_agents
+        setup = self._debate_setup
+        n = setup.num_agents
         jobs = [
             DebateJob(
                 p,
@@ -195,7 +197,7 @@ class Evaluator:
             for i, p in enumerate(problems)
             for role in range(n)
         ]
-        episodes = await self._run(config, jobs, f"{label} role-averaged")
+        episodes = await self._run(setup, jobs, f"{label} role-averaged")
         prefix = f"{self.prefix}/role_averaged"
         records = [e.record for e in episodes]
         out = {f"{prefix}/parse_error": turn_metrics(records)["parse_error"]}
@@ -228,11 +230,11 @@ class Evaluator:
 
 
 async def evaluate_policy(
-    config: Any,
-    registry: Any,
+    config: RunConfig,
+    registry: ComponentBuilder,
     *,
     state_path: str | None = None,
-    settings: Any | None = None,
+    settings: EvaluationSettings | None = None,
     progress: Progress | None = None,
 ) -> dict[str, float]:
     """Open the backend, load the policy (a saved state, or the base model) and evaluate it.
@@ -240,17 +242,15 @@ async def evaluate_policy(
     ``state_path`` is a path returned by the backend's ``save_state``; ``None`` evaluates the
     untrained base model. ``settings`` replaces ``config.evaluation``.
     """
-    from debate_core.runtime.retries import RetryPolicy
-    from debate_core.runtime.session import open_session_async
-    from debate_core.training.parts import build_run_parts
-
-    retry = RetryPolicy(
-        max_attempts=config.training.backend_retries, initial_delay_s=config.training.backend_retry_delay_s
-    )
     session = await open_session_async(
-        config, registry, training=state_path is not None, state_path=state_path, with_optimizer=False, retry=retry
+        config,
+        registry,
+        training=state_path is not None,
+        state_path=state_path,
+        with_optimizer=False,
+        retry=retry_policy(config.training),
     )
-    parts = build_run_parts(config, registry, session.tokenizer)
+    parts = build_run_components(config, registry, session.tokenizer)
     evaluator = Evaluator(
         parts, settings or config.evaluation, config.run.seed, config.training.max_debates_in_flight, progress
     )

@@ -21,16 +21,18 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import attrs
 from tinker import types
 
+from debate_core.config import RunConfig, resolved_config_dict, write_resolved_config
 from debate_core.errors import ComponentFailure, DebateError
 from debate_core.files import atomic_write_json
-from debate_core.records import DebateEpisode, Problem, RewardResult
+from debate_core.plugins import Registry, installed_distributions
+from debate_core.records import DebateEpisode, DebateRecord, Problem, RewardResult, Tokenizer
 from debate_core.records.metrics import MetricSink, MetricValue
 from debate_core.rewards.advantages import AdvantageOptions, DebateAdvantages, compute_advantages
 from debate_core.runtime.manifests import (
@@ -41,7 +43,7 @@ from debate_core.runtime.manifests import (
     restore_rng_state,
     write_checkpoint,
 )
-from debate_core.runtime.retries import BackendError, RetryingSamplingClient, RetryPolicy
+from debate_core.runtime.retries import BackendError, RetryingSamplingClient, retry_policy
 from debate_core.runtime.session import BackendSession, open_session_async
 from debate_core.stats import mean
 from debate_core.training.datum import AssembledDatum, trajectory_datums
@@ -56,18 +58,18 @@ from debate_core.training.metrics import (
     total_returns,
     turn_metrics,
 )
-from debate_core.training.parts import RunParts, build_run_parts
 from debate_core.training.progress import Progress
 from debate_core.training.rollouts import DebateJob, run_debates, sampled_tokens
+from debate_core.training.run_components import RunComponents, build_run_components
 from debate_core.training.run_dir import RunDirectory
 from debate_core.training.schedule import learning_rate_at
 from debate_core.training.seeding import batch_indices, derive_seed
 from debate_core.training.signals import StopRequest, stop_on_signals
-from debate_core.training.sinks import MultiSink
+from debate_core.training.sinks import open_sinks
 from debate_core.training.update import UpdateResult, pipelined_update
 from debate_core.training.warmstart import WarmstartData, warmstart_datums
 
-PartsFactory = Callable[[Any, Any, Any], RunParts]
+ComponentsFactory = Callable[[RunConfig, Registry, Tokenizer], RunComponents]
 
 
 class _Abandoned(Exception):
@@ -96,14 +98,14 @@ class RunOutcome:
 class Trainer:
     """Runs the steps of one run on an open backend session."""
 
-    config: Any
-    parts: RunParts
+    config: RunConfig
+    components: RunComponents
     session: BackendSession
     run_dir: RunDirectory
     sink: MetricSink
     progress: Progress
     stop: StopRequest
-    tokenizer: Any
+    tokenizer: Tokenizer
     step: int = 0
     warmstart_steps: int = 0
     iteration: int = 0
@@ -165,12 +167,13 @@ class Trainer:
         if not settings.enabled or self.warmstart_steps >= settings.steps:
             return
         data = WarmstartData.prepare(
-            self.parts.stages[0].dataset,
-            self.parts.grader,
+            self.components.stages[0].dataset,
+            self.components.grader,
             settings,
             self.config.run.seed,
             self.config.debate.num_agents,
             self.tokenizer,
+            self.components.contract,
         )
         while self.warmstart_steps < settings.steps:
             if self.stop.requested:
@@ -192,7 +195,7 @@ class Trainer:
         jobs, policies = data.jobs(index)
         self.progress.start(f"warm-start {index + 1}/{settings.steps}", len(jobs))
         episodes = await run_debates(
-            self.parts.runner(),
+            self.components.runner(),
             jobs,
             self.config.training.max_debates_in_flight,
             lambda e: self.progress.debate_done(sampled_tokens(e)),
@@ -221,7 +224,7 @@ class Trainer:
 
     # ------------------------------------------------------------------ RL
     async def _reinforce(self, pending_eval: dict[str, float]) -> None:
-        total = self.parts.total_iterations
+        total = self.components.total_iterations
         training = self.config.training
         evaluation = self.config.evaluation
         while self.iteration < total:
@@ -244,8 +247,8 @@ class Trainer:
         return every > 0 and count % every == 0
 
     def _batch(self, iteration: int) -> tuple[int, str, list[Problem]]:
-        stage_index, within = self.parts.stage_at(iteration)
-        stage = self.parts.stages[stage_index]
+        stage_index, within = self.components.stage_at(iteration)
+        stage = self.components.stages[stage_index]
         problems = stage.dataset.problems("train")
         if not problems:
             raise ComponentFailure(f"dataset plugin '{stage.dataset.name}' has no 'train' problems")
@@ -258,7 +261,7 @@ class Trainer:
         """Run the debates, or abandon them when a stop is requested meanwhile."""
         rollouts = asyncio.ensure_future(
             run_debates(
-                self.parts.runner(),
+                self.components.runner(),
                 jobs,
                 self.config.training.max_debates_in_flight,
                 lambda e: self.progress.debate_done(sampled_tokens(e)),
@@ -283,20 +286,20 @@ class Trainer:
         stage_index, dataset_name, problems = self._batch(iteration)
         started = time.perf_counter()
         sampler = self.session.sampler()
-        policy = self.parts.make_policy(sampler)
+        policy = self.components.make_policy(sampler)
         jobs = [
             DebateJob(
                 p, (policy,) * n, derive_seed(config.run.seed, "train", iteration, i), f"iter{iteration}-debate{i}"
             )
             for i, p in enumerate(problems)
         ]
-        self.progress.start(f"iter {iteration + 1}/{self.parts.total_iterations}", len(jobs))
+        self.progress.start(f"iter {iteration + 1}/{self.components.total_iterations}", len(jobs))
         episodes = await self._sample(jobs)
         raise_backend_failure(sampler, episodes)
         sampled = time.perf_counter()
 
         records = [e.record for e in episodes]
-        results = [self.parts.score(e.record, p) for e, p in zip(episodes, problems, strict=True)]
+        results = [self.components.score(e.record, p) for e, p in zip(episodes, problems, strict=True)]
         advantages = self._advantages(records, results)
         datums = [
             d
@@ -308,7 +311,7 @@ class Trainer:
         trainable = [d for d in datums if d.has_signal()] if training.skip_zero_advantage_updates else datums
         scored = time.perf_counter()
 
-        lr = learning_rate_at(training.learning_rate, training.lr_schedule, iteration, self.parts.total_iterations)
+        lr = learning_rate_at(training.learning_rate, training.lr_schedule, iteration, self.components.total_iterations)
         update = await self._update(trainable, training.loss_fn, training.loss_fn_config, lr, training.num_substeps)
         trained = time.perf_counter()
         self._log_transcripts(episodes)
@@ -319,10 +322,12 @@ class Trainer:
         metrics.update(reward_metrics(results))
         metrics.update(episode_metrics(episodes, returns))
         metrics.update(debate_metrics(records))
-        if self.parts.grader is not None:
+        if self.components.grader is not None:
             graded = [
                 g
-                for g in (grade_debate(r, self.parts.grader, p.answer) for r, p in zip(records, problems, strict=True))
+                for g in (
+                    grade_debate(r, self.components.grader, p.answer) for r, p in zip(records, problems, strict=True)
+                )
                 if g is not None
             ]
             metrics.update(verifiable_metrics(graded, f"train_{dataset_name}", n))
@@ -352,7 +357,9 @@ class Trainer:
         self.progress.finish(headline)
         return metrics
 
-    def _advantages(self, records: Sequence[Any], results: Sequence[RewardResult]) -> list[DebateAdvantages | None]:
+    def _advantages(
+        self, records: Sequence[DebateRecord], results: Sequence[RewardResult]
+    ) -> list[DebateAdvantages | None]:
         training = self.config.training
         options = AdvantageOptions(
             normalisation=training.advantage_normalisation, drop_uniform=training.drop_uniform_groups
@@ -360,7 +367,7 @@ class Trainer:
         try:
             return compute_advantages(records, results, options)
         except DebateError as exc:
-            raise ComponentFailure(f"reward plugin '{self.parts.reward_name}': {exc}") from exc
+            raise ComponentFailure(f"reward plugin '{self.components.reward_name}': {exc}") from exc
 
     def _optim_metrics(
         self,
@@ -392,7 +399,12 @@ class Trainer:
 
     # ------------------------------------------------------------------ backend
     async def _update(
-        self, datums: Sequence[AssembledDatum], loss_fn: Any, loss_config: Any, lr: float, substeps: int
+        self,
+        datums: Sequence[AssembledDatum],
+        loss_fn: types.LossFnType,
+        loss_config: Mapping[str, float] | None,
+        lr: float,
+        substeps: int,
     ) -> UpdateResult:
         training = self.config.training
         adam = types.AdamParams(
@@ -421,10 +433,13 @@ class Trainer:
     async def _checkpoint(self, reason: str) -> None:
         started = time.perf_counter()
         path = await self.session.save_state(f"step_{self.step:06d}")
-        if self.iteration < self.parts.total_iterations:
-            stage, within = self.parts.stage_at(self.iteration)
+        if self.iteration < self.components.total_iterations:
+            stage, within = self.components.stage_at(self.iteration)
         else:
-            stage, within = len(self.parts.stages) - 1, self.parts.stages[-1].iterations if self.parts.stages else 0
+            stage, within = (
+                len(self.components.stages) - 1,
+                self.components.stages[-1].iterations if self.components.stages else 0,
+            )
         checkpoint = Checkpoint(
             step=self.step,
             warmstart_steps=self.warmstart_steps,
@@ -449,14 +464,14 @@ class Trainer:
         for index, episode in enumerate(episodes[: self.config.logging.num_groups_to_log]):
             path = self.run_dir.transcript_path(self.step, index)
             path.parent.mkdir(parents=True, exist_ok=True)
-            self.parts.write_transcript(episode.record, path)
+            self.components.write_transcript(episode.record, path)
 
     async def _evaluate(self, label: str) -> dict[str, float]:
         if self.config.evaluation.num_problems == 0:
             return {}
         started = time.perf_counter()
         evaluator = Evaluator(
-            self.parts,
+            self.components,
             self.config.evaluation,
             self.config.run.seed,
             self.config.training.max_debates_in_flight,
@@ -514,15 +529,6 @@ def read_evaluations(run_dir: RunDirectory) -> dict[str, dict[str, float]]:
     return found
 
 
-def open_sinks(config: Any, registry: Any, run_dir: RunDirectory) -> MetricSink:
-    """Build every configured metric sink for this run directory."""
-    sinks: list[MetricSink] = []
-    for index, choice in enumerate(config.logging.sinks):
-        factory = registry.build("metric_sink", choice.name, choice.options, f"logging.sinks[{index}].options")
-        sinks.append(factory(run_dir.root))
-    return MultiSink(sinks)
-
-
 def config_differences(old: dict[str, Any], new: dict[str, Any], prefix: str = "") -> list[str]:
     """Key paths whose values differ between two resolved configs."""
     out: list[str] = []
@@ -537,14 +543,14 @@ def config_differences(old: dict[str, Any], new: dict[str, Any], prefix: str = "
 
 
 async def run_training(
-    config: Any,
-    registry: Any,
+    config: RunConfig,
+    registry: Registry,
     run_dir: RunDirectory,
     *,
     resume: bool = False,
     progress: Progress | None = None,
     stop: StopRequest | None = None,
-    parts_factory: PartsFactory = build_run_parts,
+    components_factory: ComponentsFactory = build_run_components,
     handle_signals: bool = True,
 ) -> RunOutcome:
     """Start a run in ``run_dir`` (or continue the one there with ``resume=True``) and train.
@@ -554,9 +560,6 @@ async def run_training(
             was checkpointed first (when its weights were those of a finished step).
         BackendError: the backend failed for good (after retries).
     """
-    from debate_core.config import resolved_config_dict, write_resolved_config
-    from debate_core.plugins import installed_distributions
-
     progress = progress or Progress(config.logging.progress)
     stop = stop or StopRequest()
     start: Checkpoint | None = None
@@ -574,27 +577,23 @@ async def run_training(
             else f"resuming {run_dir.root}: no checkpoint yet, starting over"
         )
     else:
-        run_dir.create()
         write_resolved_config(config, run_dir.config_path, registry)
         run_dir.write_plugins(installed_distributions())
     run_dir.create()
     run_dir.truncate_metrics(start.step if start else 0)
-    retry = RetryPolicy(
-        max_attempts=config.training.backend_retries, initial_delay_s=config.training.backend_retry_delay_s
-    )
     session = await open_session_async(
         config,
         registry,
         state_path=start.backend_state if start else None,
         with_optimizer=True,
         state_directory=run_dir.backend_states,
-        retry=retry,
+        retry=retry_policy(config.training),
     )
     if start is not None:
         restore_rng_state(start.rng)
-    parts = parts_factory(config, registry, session.tokenizer)
-    sink = open_sinks(config, registry, run_dir)
-    trainer = Trainer(config, parts, session, run_dir, sink, progress, stop, session.tokenizer)
+    components = components_factory(config, registry, session.tokenizer)
+    sink = open_sinks(config.logging, registry, run_dir.root)
+    trainer = Trainer(config, components, session, run_dir, sink, progress, stop, session.tokenizer)
     try:
         if handle_signals:
             with stop_on_signals(stop, asyncio.get_running_loop()):

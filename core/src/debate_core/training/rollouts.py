@@ -9,7 +9,7 @@ import attrs
 
 from debate_core.errors import ComponentFailure, DebateError
 from debate_core.records import AgentPolicy, DebateEpisode, Problem
-from debate_core.training.parts import DebateRunner
+from debate_core.training.run_components import DebateRunner
 
 
 @attrs.frozen

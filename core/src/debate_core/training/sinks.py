@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 
+from debate_core.components import ComponentBuilder, build_choice
+from debate_core.config.sections import LoggingSettings
 from debate_core.records.metrics import MetricSink, MetricValue
 
 
@@ -20,3 +23,12 @@ class MultiSink:
     def close(self) -> None:
         for sink in self.sinks:
             sink.close()
+
+
+def open_sinks(logging: LoggingSettings, registry: ComponentBuilder, run_dir: Path) -> MultiSink:
+    """Build every metric sink of ``[logging] sinks`` for this run directory."""
+    sinks: list[MetricSink] = []
+    for index, choice in enumerate(logging.sinks):
+        factory = build_choice(registry, "metric_sink", choice, f"logging.sinks[{index}]")
+        sinks.append(factory(run_dir))
+    return MultiSink(sinks)

@@ -23,15 +23,25 @@ from __future__ import annotations
 import asyncio
 import itertools
 from collections.abc import Sequence
-from typing import Any
 
 import attrs
 
+from debate_core.config.sections import WarmstartSettings
 from debate_core.errors import DebateError
-from debate_core.records import Grader, Problem, SampledAction, StopCondition
+from debate_core.records import (
+    Comparison,
+    DebateEpisode,
+    Grader,
+    OutputContract,
+    Problem,
+    ResponseContent,
+    SampledAction,
+    StopCondition,
+    Tokenizer,
+)
 from debate_core.training.datum import AssembledDatum, supervised_datums
-from debate_core.training.parts import NamedDataset
 from debate_core.training.rollouts import DebateJob
+from debate_core.training.run_components import NamedDataset
 from debate_core.training.seeding import batch_indices, derive_seed
 
 
@@ -49,19 +59,20 @@ def reference_solution(problem: Problem, template: str) -> str | None:
     return template.replace("{answer}", problem.answer)
 
 
-def render_response(solution: str, seen: Sequence[int], me: int, reason: str) -> str:
-    """A full response in the output contract for an agent that has seen ``seen`` answer."""
+def reference_response(solution: str, seen: Sequence[int], me: int, reason: str) -> ResponseContent:
+    """What an agent that has seen ``seen`` answer says: the reference solution, every other
+    solution judged correct, every pair of others equal, consensus."""
     others = [a for a in seen if a != me]
-    evaluation = " ".join(f"Agent {a}'s solution is correct." for a in others) if others else "N/A"
-    pairs = [f"Agent {a} = Agent {b}" for a, b in itertools.combinations(sorted(others), 2)]
-    comparison = "\n".join(pairs) if pairs else "N/A"
-    return (
-        f"<solution>{solution}</solution>\n"
-        f"<evaluation>{evaluation}</evaluation>\n"
-        f"<comparison>{comparison}</comparison>\n"
-        f"<consensus>YES</consensus>\n"
-        f"<consensus_reason>{reason}</consensus_reason>"
+    evaluation = " ".join(f"Agent {a}'s solution is correct." for a in others)
+    pairs = tuple(Comparison(a, "=", b) for a, b in itertools.combinations(sorted(others), 2))
+    return ResponseContent(
+        solution=solution, evaluation=evaluation, comparisons=pairs, consensus=True, consensus_reason=reason
     )
+
+
+def render_response(contract: OutputContract, solution: str, seen: Sequence[int], me: int, reason: str) -> str:
+    """The reference response, written in the output contract's format."""
+    return contract.render(reference_response(solution, seen, me, reason)).text
 
 
 @attrs.define
@@ -82,7 +93,8 @@ class ReferencePolicy:
     agent: int
     solution: str
     reason: str
-    tokenizer: Any
+    tokenizer: Tokenizer
+    contract: OutputContract
     answered: _Answered
     truncated: list[int] = attrs.field(factory=list)
 
@@ -91,7 +103,7 @@ class ReferencePolicy:
     ) -> SampledAction:
         seen = list(self.answered.agents)
         await asyncio.sleep(0)  # agents started together (parallel rounds) do not see each other
-        text = render_response(self.solution, seen, self.agent, self.reason)
+        text = render_response(self.contract, self.solution, seen, self.agent, self.reason)
         tokens = list(self.tokenizer.encode(text, add_special_tokens=False))
         if stop.token_ids:
             tokens.append(stop.token_ids[0])
@@ -114,11 +126,19 @@ class WarmstartData:
     num_agents: int
     batch_size: int
     reason: str
-    tokenizer: Any
+    tokenizer: Tokenizer
+    contract: OutputContract
 
     @classmethod
     def prepare(
-        cls, dataset: NamedDataset, grader: Grader | None, settings: Any, seed: int, num_agents: int, tokenizer: Any
+        cls,
+        dataset: NamedDataset,
+        grader: Grader | None,
+        settings: WarmstartSettings,
+        seed: int,
+        num_agents: int,
+        tokenizer: Tokenizer,
+        contract: OutputContract,
     ) -> WarmstartData:
         """Collect training problems whose reference solution the grader accepts.
 
@@ -148,7 +168,7 @@ class WarmstartData:
                 else "no training problem has an answer or a reference solution"
             )
             raise WarmstartError(f"warm-start on dataset '{dataset.name}' is impossible: {why}")
-        return cls(usable, seed, num_agents, settings.batch_size, settings.consensus_reason, tokenizer)
+        return cls(usable, seed, num_agents, settings.batch_size, settings.consensus_reason, tokenizer, contract)
 
     def jobs(self, step: int) -> tuple[list[DebateJob], list[ReferencePolicy]]:
         """The reference debates of warm-start step ``step`` and their policies."""
@@ -159,7 +179,8 @@ class WarmstartData:
             problem, solution = self.problems[index]
             answered = _Answered()
             agents = [
-                ReferencePolicy(a, solution, self.reason, self.tokenizer, answered) for a in range(self.num_agents)
+                ReferencePolicy(a, solution, self.reason, self.tokenizer, self.contract, answered)
+                for a in range(self.num_agents)
             ]
             policies.extend(agents)
             jobs.append(
@@ -170,7 +191,7 @@ class WarmstartData:
         return jobs, policies
 
 
-def warmstart_datums(episodes: Sequence[Any]) -> list[AssembledDatum]:
+def warmstart_datums(episodes: Sequence[DebateEpisode]) -> list[AssembledDatum]:
     """Cross-entropy Datums of every agent of every reference debate."""
     return [
         d

@@ -1,24 +1,29 @@
-"""The components a run resolves from the registries, built once and named for error messages.
+"""The components a run resolves from the registry, built once and named for error messages.
 
 Training, evaluation, warm-start and preflight all get their debates from a
-:class:`DebateRunner` (by default ``protocol.episode.run_debate`` over the configured
-coordinator, parser, personas, history policy and renderer), their policies from
-``make_policy`` (by default ``protocol.sampling_policy.SamplingClientPolicy``), and their
-rewards, graders and datasets from the plugins the run file names. A plugin that raises is
-reported as a ``ComponentFailure`` naming it.
+:class:`DebateRunner` (by default ``debate.episode.run_debate`` over the run's
+:class:`~debate_core.debate.episode.DebateSetup`: coordinator, parser, personas, history policy
+and renderer), their policies from ``make_policy`` (by default
+``debate.sampling_policy.SamplingClientPolicy``), and their rewards, graders and datasets from
+the plugins the run file names. A plugin that raises is reported as a ``ComponentFailure``
+naming it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
 import attrs
 
 from debate_core.backends.contract import SamplingClientLike
-from debate_core.components import ComponentBuilder
-from debate_core.errors import ComponentFailure, DebateError, PluginError
+from debate_core.components import ComponentBuilder, build_choice
+from debate_core.config.sections import RunConfig
+from debate_core.debate.episode import DebateSetup, build_debate_setup, run_debate
+from debate_core.debate.sampling_policy import SamplingClientPolicy
+from debate_core.debate.transcripts import save_transcript
+from debate_core.errors import ComponentFailure, DebateError
 from debate_core.records import (
     AgentPolicy,
     Dataset,
@@ -26,9 +31,11 @@ from debate_core.records import (
     DebateRecord,
     Grade,
     Grader,
+    OutputContract,
     Problem,
     RewardFunction,
     RewardResult,
+    Tokenizer,
 )
 
 
@@ -92,12 +99,13 @@ class Stage:
 
 
 @attrs.define
-class RunParts:
+class RunComponents:
     """Everything a run uses besides the backend session."""
 
-    config: Any
-    runner_for: Callable[[Any], DebateRunner]
-    """Builds a debate runner for a run config (evaluation builds variants, e.g. one agent)."""
+    setup: DebateSetup
+    """The run's debate (``[debate]``); evaluation derives variants of it (one agent, its temperature)."""
+    runner_for: Callable[[DebateSetup], DebateRunner]
+    """Builds the debate runner of a setup."""
     make_policy: Callable[[SamplingClientLike], AgentPolicy]
     reward: RewardFunction
     reward_name: str
@@ -106,20 +114,25 @@ class RunParts:
     stages: list[Stage]
     eval_dataset: NamedDataset
     write_transcript: TranscriptWriter
-    _runners: dict[int, tuple[Any, DebateRunner]] = attrs.field(factory=dict)
+    _runners: dict[int, tuple[DebateSetup, DebateRunner]] = attrs.field(factory=dict)
 
-    def runner(self, config: Any | None = None) -> DebateRunner:
-        """The runner for ``config`` (the run's own by default), built once per config object.
+    def runner(self, setup: DebateSetup | None = None) -> DebateRunner:
+        """The runner of ``setup`` (the run's own by default), built once per setup object.
 
-        The cache holds the config itself beside its runner: an ``id`` alone would be reused by a
-        later config once a temporary one (evaluation's, say) has been freed.
+        The cache holds the setup itself beside its runner: an ``id`` alone would be reused by a
+        later setup once a temporary one has been freed.
         """
-        config = self.config if config is None else config
-        cached = self._runners.get(id(config))
-        if cached is None or cached[0] is not config:
-            cached = (config, self.runner_for(config))
-            self._runners[id(config)] = cached
+        setup = self.setup if setup is None else setup
+        cached = self._runners.get(id(setup))
+        if cached is None or cached[0] is not setup:
+            cached = (setup, self.runner_for(setup))
+            self._runners[id(setup)] = cached
         return cached[1]
+
+    @property
+    def contract(self) -> OutputContract:
+        """The output contract of the run's parser."""
+        return self.setup.parser.contract
 
     def score(self, record: DebateRecord, problem: Problem) -> RewardResult:
         """The reward plugin's result; a raising plugin becomes a ``ComponentFailure`` naming it and the debate."""
@@ -147,27 +160,10 @@ class RunParts:
         raise ValueError(f"iteration {iteration} is past the last of {self.total_iterations} iterations")
 
 
-def _build(registry: ComponentBuilder, kind: str, choice: Any, path: str) -> Any:
-    try:
-        return registry.build(kind, choice.name, choice.options, f"{path}.options")
-    except DebateError:
-        raise
-    except Exception as exc:
-        raise PluginError(
-            f"{kind} plugin '{choice.name}' ({path}) could not be built: {type(exc).__name__}: {exc}"
-        ) from exc
+def debate_runner_factory(grader: Grader | None) -> Callable[[DebateSetup], DebateRunner]:
+    """Runners over ``debate.episode.run_debate``, grading every turn with ``grader``."""
 
-
-def protocol_runner_factory(
-    registry: ComponentBuilder, tokenizer: Any, grader: Grader | None
-) -> Callable[[Any], DebateRunner]:
-    """Runners over ``protocol.episode.run_debate`` with the configured protocol components."""
-
-    def runner_for(config: Any) -> DebateRunner:
-        from debate_core.debate.episode import build_debate_setup, run_debate
-
-        setup = build_debate_setup(config, registry, tokenizer)
-
+    def runner_for(setup: DebateSetup) -> DebateRunner:
         async def run(problem: Problem, policies: Sequence[AgentPolicy], *, seed: int, debate_id: str) -> DebateEpisode:
             return await run_debate(problem, setup, list(policies), seed=seed, debate_id=debate_id, grader=grader)
 
@@ -176,56 +172,41 @@ def protocol_runner_factory(
     return runner_for
 
 
-def default_policy_factory(
-    config: Any, registry: ComponentBuilder, tokenizer: Any
-) -> Callable[[SamplingClientLike], AgentPolicy]:
-    """Policies over a sampling client (``protocol.sampling_policy.SamplingClientPolicy``), decoding
-    with the configured renderer so that section spans line up with the tokens."""
-    renderer_factory = _build(registry, "renderer", config.debate.renderer, "debate.renderer")
-    renderer = renderer_factory(tokenizer)
+def sampling_policy_factory(setup: DebateSetup) -> Callable[[SamplingClientLike], AgentPolicy]:
+    """Policies over a sampling client (``debate.sampling_policy.SamplingClientPolicy``), decoding
+    with the setup's renderer so that section spans line up with the tokens."""
 
     def make(sampling_client: SamplingClientLike) -> AgentPolicy:
-        from debate_core.debate.sampling_policy import SamplingClientPolicy
-
-        policy: AgentPolicy = SamplingClientPolicy(sampling_client, renderer)
-        return policy
+        return SamplingClientPolicy(sampling_client, setup.renderer)
 
     return make
 
 
-def default_transcript_writer() -> TranscriptWriter:
-    """``protocol.transcripts.save_transcript``."""
-    from debate_core.debate.transcripts import save_transcript
-
-    writer: TranscriptWriter = save_transcript
-    return writer
-
-
-def build_run_parts(config: Any, registry: ComponentBuilder, tokenizer: Any) -> RunParts:
+def build_run_components(config: RunConfig, registry: ComponentBuilder, tokenizer: Tokenizer) -> RunComponents:
     """Build every component the run file names (the backend excepted)."""
-    reward = _build(registry, "reward", config.reward, "reward")
-    grader_name = config.grader.name
-    grader = NamedGrader(grader_name, _build(registry, "grader", config.grader, "grader"))
-    main = NamedDataset(config.dataset.name, _build(registry, "dataset", config.dataset, "dataset"))
+    setup = build_debate_setup(config.debate, registry, tokenizer)
+    reward = build_choice(registry, "reward", config.reward, "reward")
+    grader = NamedGrader(config.grader.name, build_choice(registry, "grader", config.grader, "grader"))
+    main = NamedDataset(config.dataset.name, build_choice(registry, "dataset", config.dataset, "dataset"))
     if config.curriculum:
         stages = [
             Stage(
-                NamedDataset(s.dataset.name, _build(registry, "dataset", s.dataset, f"curriculum[{i}].dataset")),
+                NamedDataset(s.dataset.name, build_choice(registry, "dataset", s.dataset, f"curriculum[{i}].dataset")),
                 s.iterations,
             )
             for i, s in enumerate(config.curriculum)
         ]
     else:
         stages = [Stage(main, config.training.num_iterations)]
-    return RunParts(
-        config=config,
-        runner_for=protocol_runner_factory(registry, tokenizer, grader),
-        make_policy=default_policy_factory(config, registry, tokenizer),
+    return RunComponents(
+        setup=setup,
+        runner_for=debate_runner_factory(grader),
+        make_policy=sampling_policy_factory(setup),
         reward=reward,
         reward_name=config.reward.name,
         grader=grader,
-        grader_name=grader_name,
+        grader_name=config.grader.name,
         stages=stages,
         eval_dataset=main,
-        write_transcript=default_transcript_writer(),
+        write_transcript=save_transcript,
     )
