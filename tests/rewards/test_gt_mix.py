@@ -5,8 +5,10 @@ from __future__ import annotations
 import pytest
 from hypothesis import given
 
+from debate_core.components import BuildContext
 from debate_core.config.structuring import structure
 from debate_core.errors import ComponentFailure, ConfigError
+from debate_core.plugins import get_registry
 from debate_core.records import GENERATOR_STREAM, JUDGE_STREAM, DebateRecord, RewardResult
 from debate_core.rewards.gt_mix import GtMixOptions, GtMixReward, build_gt_mix
 from debate_core.rewards.peer import PairwiseReward
@@ -61,13 +63,18 @@ def test_wrong_shaped_peer_is_caught() -> None:
 
 
 def test_built_through_the_registry_with_nested_options() -> None:
-    options = structure({"peer": {"name": "v2", "options": {"lambda_judge": 2.0}}, "w_gt": 0.5}, GtMixOptions)
-    reward = build_gt_mix(options)
+    registry = get_registry()
+    reward = registry.build("reward", "gt_mix", {"peer": {"name": "v2", "options": {"lambda_judge": 2.0}}, "w_gt": 0.5})
     assert reward(graded_debate()).stream_weights[JUDGE_STREAM] == 2.0
-    with pytest.raises(ConfigError, match=r"peer\.options"):
-        build_gt_mix(structure({"peer": {"name": "v2", "options": {"lambda_judge": -1}}}, GtMixOptions))
+    with pytest.raises(ConfigError, match=r"reward\.options\.peer\.options"):
+        registry.build("reward", "gt_mix", {"peer": {"name": "v2", "options": {"lambda_judge": -1}}}, "reward.options")
     with pytest.raises(ConfigError, match="cannot be gt_mix"):
-        build_gt_mix(structure({"peer": {"name": "gt_mix"}}, GtMixOptions))
+        registry.build("reward", "gt_mix", {"peer": {"name": "gt_mix"}})
+    # the context passed by the host builds the peer, so the key path follows where gt_mix sits
+    options = structure({"peer": {"name": "v2", "options": {"lambda_judge": -1}}}, GtMixOptions)
+    context = BuildContext(kind="reward", name="gt_mix", path="curriculum[1].reward.options", builder=registry)
+    with pytest.raises(ConfigError, match=r"curriculum\[1\]\.reward\.options\.peer\.options\.lambda_judge"):
+        build_gt_mix(options, context)
 
 
 @given(debates)

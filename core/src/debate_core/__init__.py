@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from debate_core.components import (
     BackendSpec,
+    BuildContext,
     ComponentSpec,
     CoordinatorSpec,
     DatasetSpec,
@@ -36,6 +37,7 @@ __version__ = "0.1.0"
 __all__ = [
     "AuthoredComparison",
     "BackendSpec",
+    "BuildContext",
     "Comparison",
     "ComponentChoice",
     "ComponentSpec",

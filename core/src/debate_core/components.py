@@ -7,14 +7,15 @@ Building is deferred so that listing plugins never imports heavy libraries.
 
 from __future__ import annotations
 
+import inspect
 import re
 from collections.abc import Callable, Mapping
-from typing import Any, ClassVar, Generic, Protocol, TypeVar
+from typing import Any, ClassVar, Generic, Protocol, TypeVar, cast
 
 import attrs
 
 from debate_core.config.choices import ComponentChoice, normalise_name
-from debate_core.errors import DebateError, PluginError
+from debate_core.errors import ConfigError, DebateError, PluginError
 
 T = TypeVar("T")
 
@@ -33,26 +34,96 @@ def _check_options(instance: object, attribute: attrs.Attribute[Any], value: Any
         raise TypeError(f"options of a component must be an attrs class, got {value!r}")
 
 
+class ComponentBuilder(Protocol):
+    """Builds a component by kind and name from its raw options (``Registry.build``); ``path`` is
+    the key path of the options in the run file, for error messages."""
+
+    def build(self, kind: str, name: str, options: Mapping[str, Any] | None = None, path: str = "") -> Any: ...
+
+
+@attrs.frozen(kw_only=True)
+class BuildContext:
+    """What the host passes to a component's ``build`` besides its options.
+
+    A component whose options choose other components (a wrapper reward's inner reward) builds
+    them with :meth:`build`, through the same registry that is building it, never through the
+    process-wide registry; errors then name the nested key path in the run file.
+
+    Example (the ``build`` of a reward that wraps another)::
+
+        def build_smoothed(options: SmoothedOptions, context: BuildContext) -> Smoothed:
+            inner = context.build("reward", options.inner, "inner")  # [reward.options.inner]
+            return Smoothed(inner, options)
+    """
+
+    kind: str
+    """The kind of the component being built."""
+    name: str
+    """Its name."""
+    path: str
+    """The key path of its options in the run file (``reward.options``)."""
+    builder: ComponentBuilder
+    """What builds nested components (the registry that builds this one)."""
+
+    def build(self, kind: str, choice: ComponentChoice, option: str) -> Any:
+        """Build the component of ``kind`` that this component's option ``option`` chooses.
+
+        Raises:
+            ConfigError: the option chooses this very component (it would wrap itself).
+        """
+        where = f"{self.path}.{option}"
+        if kind == self.kind and choice.name == self.name:
+            raise ConfigError(f"{where}: the {kind} of {self.name} cannot be {self.name} itself")
+        return build_choice(self.builder, kind, choice, where)
+
+
+def _takes_context(build: Callable[..., Any]) -> bool:
+    """True when ``build`` accepts a second positional argument (the build context)."""
+    try:
+        parameters = inspect.signature(build).parameters.values()
+    except (TypeError, ValueError):  # a callable without a signature: options only
+        return False
+    if any(p.kind is inspect.Parameter.VAR_POSITIONAL for p in parameters):
+        return True
+    positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    return sum(1 for p in parameters if p.kind in positional) >= 2
+
+
 @attrs.frozen(kw_only=True)
 class ComponentSpec(Generic[T]):
     """What every registration hook returns.
 
-    ``build`` is called with an instance of ``options`` (or with ``None`` when the
-    component has no options) and returns the working object.
+    ``build`` is called with an instance of ``options`` (or with ``None`` when the component has
+    no options) and returns the working object. A ``build`` that takes a second positional
+    parameter also gets a :class:`BuildContext` (how wrapper components build what they wrap);
+    one that takes only the options is called with the options alone.
     """
 
     kind: ClassVar[str] = "component"
 
     name: str = attrs.field(converter=normalise_name, validator=_check_name)
     description: str
-    build: Callable[[Any], T]
+    build: Callable[[Any], T] | Callable[[Any, BuildContext], T]
     options: type | None = attrs.field(default=None, validator=_check_options)
 
-    def make(self, options: Any = None) -> T:
-        """Build the component, with default options when none are given."""
+    @property
+    def takes_context(self) -> bool:
+        """True when ``build`` takes a build context after the options."""
+        return _takes_context(self.build)
+
+    def make(self, options: Any = None, context: BuildContext | None = None) -> T:
+        """Build the component, with default options when none are given.
+
+        Raises:
+            PluginError: ``build`` needs a build context and none was given.
+        """
         if options is None and self.options is not None:
             options = self.options()
-        return self.build(options)
+        if not self.takes_context:
+            return cast("Callable[[Any], T]", self.build)(options)
+        if context is None:
+            raise PluginError(f"{self.kind} '{self.name}' builds other components and needs a build context")
+        return cast("Callable[[Any, BuildContext], T]", self.build)(options, context)
 
 
 @attrs.frozen(kw_only=True)
@@ -123,13 +194,6 @@ class MetricSinkSpec(ComponentSpec[Any]):
     """A metric sink: where the trainer writes one record of metrics per iteration."""
 
     kind: ClassVar[str] = "metric_sink"
-
-
-class ComponentBuilder(Protocol):
-    """Builds a component by kind and name from its raw options (``Registry.build``); ``path`` is
-    the key path of the options in the run file, for error messages."""
-
-    def build(self, kind: str, name: str, options: Mapping[str, Any] | None = None, path: str = "") -> Any: ...
 
 
 SPEC_TYPES: tuple[type[ComponentSpec[Any]], ...] = (

@@ -4,6 +4,12 @@ A plugin is a module (named by an entry point in the ``debate`` group) with func
 decorated by :data:`hookimpl`. Each hook takes no arguments and returns an iterable of
 specs of its kind; the registries collect them and reject duplicate names.
 
+A spec's ``build(options)`` makes the component when a run uses it. A component whose options
+choose other components (a reward that wraps another) takes a second parameter,
+``build(options, context)``: the host passes a :class:`~debate_core.components.BuildContext`
+that builds the nested components through the same registry and names their key paths in
+errors. Builds that take only the options keep working unchanged.
+
 The functions below are specifications: pluggy reads their names, signatures and
 docstrings but never calls them. Their ``return ()`` body (no specs) only keeps them
 well-typed.
@@ -65,6 +71,12 @@ def debate_rewards() -> Iterable[RewardSpec]:
         @hookimpl
         def debate_rewards():
             return [RewardSpec(name="brevity", description="shorter wins", build=Brevity, options=BrevityOptions)]
+
+    A reward that wraps another (its options name it, ``[reward.options.inner]``) builds it with
+    the build context the host passes as the second argument of ``build``::
+
+        def build_smoothed(options: SmoothedOptions, context: BuildContext) -> Smoothed:
+            return Smoothed(context.build("reward", options.inner, "inner"), options)
     """
     return ()
 

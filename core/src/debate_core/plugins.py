@@ -25,7 +25,7 @@ import attrs
 import pluggy
 
 from debate_core import hookspecs
-from debate_core.components import KINDS, SPEC_TYPES, ComponentSpec
+from debate_core.components import KINDS, SPEC_TYPES, BuildContext, ComponentSpec
 from debate_core.config.choices import normalise_name
 from debate_core.config.environment import env_flag
 from debate_core.config.structuring import structure
@@ -202,7 +202,9 @@ class Registry:
         error messages.
         """
         spec = self.resolve(kind, name)
-        return spec.build(self.structure_options(spec, options, path))
+        where = path or f"{spec.kind} '{spec.name}' options"
+        context = BuildContext(kind=spec.kind, name=spec.name, path=where, builder=self)
+        return spec.make(self.structure_options(spec, options, path), context)
 
     def structure_options(self, spec: ComponentSpec[Any], options: Mapping[str, Any] | None, path: str = "") -> Any:
         """The options instance of a component (defaults filled); errors name ``path``."""

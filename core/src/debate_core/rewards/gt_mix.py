@@ -17,8 +17,9 @@ import math
 import attrs
 from attrs import validators as v
 
+from debate_core.components import BuildContext
 from debate_core.config.choices import ComponentChoice
-from debate_core.errors import ComponentFailure, ConfigError
+from debate_core.errors import ComponentFailure
 from debate_core.records import GENERATOR_STREAM, DebateRecord, RewardFunction, RewardResult, Turn
 from debate_core.rewards.result_checks import check_result
 from debate_core.stats import mean
@@ -90,13 +91,9 @@ class GtMixReward:
         return f"GtMixReward({self.peer!r}, {self.options!r})"
 
 
-def build_gt_mix(options: GtMixOptions) -> GtMixReward:
-    """Build the wrapped peer reward through the plugin registry, then the mixer."""
-    from debate_core.plugins import get_registry
-
-    if options.peer.name == "gt_mix":
-        raise ConfigError("reward.options.peer: the peer reward of gt_mix cannot be gt_mix itself")
-    peer = get_registry().build("reward", options.peer.name, options.peer.options, path="reward.options.peer.options")
+def build_gt_mix(options: GtMixOptions, context: BuildContext) -> GtMixReward:
+    """Build the wrapped peer reward through the host's registry (``context``), then the mixer."""
+    peer: RewardFunction = context.build("reward", options.peer, "peer")
     return GtMixReward(peer, options)
 
 

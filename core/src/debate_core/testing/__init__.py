@@ -182,16 +182,17 @@ CONTRACT_DEBATES: Mapping[str, Callable[[], DebateRecord]] = _case_debates()
 
 
 def _build_component(kind: str, name: str | None, spec: ComponentSpec[Any] | None, options: Mapping[str, Any]) -> Any:
-    if spec is not None:
-        from debate_core.config.structuring import structure
-
-        if spec.options is None:
-            return spec.build(None)
-        return spec.build(structure(dict(options), spec.options, f"{kind} '{spec.name}' options"))
-    if name is None:
-        raise TypeError("set reward_name/parser_name (an installed component) or reward_spec/parser_spec")
+    from debate_core.components import BuildContext
+    from debate_core.config.structuring import structure
     from debate_core.plugins import get_registry
 
+    if spec is not None:
+        where = f"{kind} '{spec.name}' options"
+        structured = None if spec.options is None else structure(dict(options), spec.options, where)
+        context = BuildContext(kind=spec.kind, name=spec.name, path=where, builder=get_registry())
+        return spec.make(structured, context)
+    if name is None:
+        raise TypeError("set reward_name/parser_name (an installed component) or reward_spec/parser_spec")
     return get_registry().build(kind, name, options)
 
 
