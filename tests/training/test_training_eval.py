@@ -7,12 +7,12 @@ import asyncio
 import attrs
 import pytest
 
+from debate_core.debate.final_answer import choose_answer
 from debate_core.plugins import Registry
-from debate_core.records import Grade
 from debate_core.tasks.graders import build_boxed
 from debate_core.testing import build_debate
 from debate_core.training.evaluation import evaluate_policy
-from debate_core.training.grading import grade_debate, plurality_correct, verifiable_metrics
+from debate_core.training.grading import grade_debate, verifiable_metrics
 from debate_core.training.preflight import format_checklist, run_checklist
 from tests.training.trainer_harness import SERVICES, make_config
 
@@ -47,11 +47,14 @@ def test_grades_pass_avg_cons_and_judge_accuracy_by_hand() -> None:
     assert metrics["train_x/format"] == 1.0 and metrics["train_x/correct"] == 0.5
 
 
-def test_plurality_vote_breaks_ties_by_agent_order() -> None:
-    right, wrong = Grade(True, True, "7"), Grade(True, False, "8")
-    assert plurality_correct([wrong, right, right])
-    assert not plurality_correct([wrong, right])
-    assert not plurality_correct([Grade(False, False, None)])
+def test_the_final_answer_vote_breaks_ties_by_agent_order() -> None:
+    """cons@k is the debate's final answer (docs/protocol.md#the-final-answer): without votes a
+    tie goes to the lowest agent id, and an answer the grader cannot read is never correct."""
+    grader = build_boxed(None)
+    right, wrong = "\\boxed{7}", "\\boxed{8}"
+    assert choose_answer({0: wrong, 1: right, 2: right}, grader, "7").correct
+    assert not choose_answer({0: wrong, 1: right}, grader, "7").correct
+    assert not choose_answer({0: "no boxed answer"}, grader, "7").correct
 
 
 def test_evaluate_every_mode_against_the_base_model(registry: Registry) -> None:

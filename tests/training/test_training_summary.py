@@ -17,7 +17,7 @@ RIGHT, WRONG = Grade(True, True, "7"), Grade(True, False, "8")
 
 def debate(*correct: bool, judge: JudgeTally | None = None) -> GradedDebate:
     grades = tuple(RIGHT if c else WRONG for c in correct)
-    return GradedDebate(grades, grades, judge or JudgeTally(), {})
+    return GradedDebate(grades, grades, False, judge or JudgeTally(), {})  # the final answer is not used here
 
 
 def test_one_response_per_problem_gives_the_binomial_standard_error_with_small_sample_factor() -> None:

@@ -89,9 +89,10 @@ def format_transcript(record: Any) -> list[str]:
 
 def format_outcome(record: Any, answer: Any) -> list[str]:
     """Vote tally, consensus and final answer of a debate."""
-    from debate_core.debate.final_answer import format_tally, vote_tally
+    from debate_core.debate.final_answer import format_vote_counts
+    from debate_core.records import vote_counts
 
-    lines = ["Votes:"] + [f"  {line}" for line in format_tally(vote_tally(record))]
+    lines = ["Votes:"] + [f"  {line}" for line in format_vote_counts(vote_counts(record))]
     rounds = f"{record.rounds_played} of {record.max_rounds} rounds"
     if record.aborted:
         lines.append(f"Debate aborted after {rounds}: {record.abort_reason}")

@@ -31,7 +31,7 @@ from debate_core.errors import ComponentFailure, PluginError
 from debate_core.records import (
     AgentPolicy,
     AgentTrajectory,
-    AuthoredComparisons,
+    CheckedComparisons,
     DebateEpisode,
     DebateRecord,
     Grader,
@@ -247,7 +247,7 @@ class _Debate:
         authored = (
             apply_authorship(response.comparisons, ticket.agent, setup.num_agents)
             if response.ok
-            else AuthoredComparisons()
+            else CheckedComparisons()
         )
         sections = _call_component(
             "renderer", lambda: token_sections(setup.renderer.decode, action.tokens, response.spans)

@@ -1,53 +1,25 @@
-"""The answer of a debate at test time, and the vote tally printed beside it.
+"""The debate's final answer: one rule, used by ``debate run`` and by evaluation's ``cons@k``.
 
-Final answer: a majority vote over each agent's latest valid solution (the last round's
-solutions when the debate finished; an agent whose last turn failed counts with its
-previous one). Solutions are compared after whitespace normalisation, or by the answer a
-grader extracts from them when a grader is given. Ties are broken by peer votes: the
-candidates' summed wins over the whole debate (``a > b`` is a win for ``a``, ``a = b`` half
-a win for each), then by the lowest agent id holding the candidate.
+The rule (docs/protocol.md#the-final-answer):
+
+1. each agent's final solution is its latest turn that followed the output contract
+   (``DebateRecord.final_turn``); an agent with none gives no answer;
+2. solutions are grouped by the answer the grader extracts from them (``\\boxed{}`` with
+   ``boxed``), or by their whitespace-normalised text when the grader extracts nothing or
+   there is no grader;
+3. the group held by the most agents wins; ties go to the larger summed peer-vote score of the
+   group's agents over the whole debate (a win 1, a tie 1/2), then to the lowest agent id;
+4. the final answer is correct when the grader accepts the winning group's first formatted
+   solution (its first one when none is formatted) against the ground truth.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import attrs
 
-from debate_core.records import DebateRecord, Grader
-
-
-@attrs.frozen
-class AgentTally:
-    """The valid votes about one agent over a whole debate."""
-
-    agent: int
-    wins: int = 0
-    losses: int = 0
-    ties: int = 0
-
-    @property
-    def votes(self) -> int:
-        """Valid comparisons that involve the agent."""
-        return self.wins + self.losses + self.ties
-
-    @property
-    def win_score(self) -> float:
-        """Wins plus half the ties."""
-        return self.wins + 0.5 * self.ties
-
-
-def vote_tally(record: DebateRecord) -> tuple[AgentTally, ...]:
-    """Wins, losses and ties of every agent from the debate's valid comparisons."""
-    counts = {i: [0, 0, 0] for i in range(record.num_agents)}
-    for vote in record.votes():
-        if vote.op == ">":
-            counts[vote.a][0] += 1
-            counts[vote.b][1] += 1
-        else:
-            counts[vote.a][2] += 1
-            counts[vote.b][2] += 1
-    return tuple(AgentTally(i, *counts[i]) for i in range(record.num_agents))
+from debate_core.records import AgentVotes, DebateRecord, Grade, Grader, vote_counts
 
 
 @attrs.frozen
@@ -81,30 +53,36 @@ def normalise_solution(text: str) -> str:
     return " ".join(text.split())
 
 
-def latest_solutions(record: DebateRecord) -> dict[int, str]:
-    """Each agent's latest solution from a turn that followed the contract."""
-    latest: dict[int, str] = {}
-    for turn in record.turns:
-        if not turn.failed:
-            latest[turn.agent] = turn.response.solution
-    return latest
+def final_solutions(record: DebateRecord) -> dict[int, str]:
+    """Each agent's final solution (``DebateRecord.final_turn``), for the agents that have one."""
+    finals = {agent: record.final_turn(agent) for agent in range(record.num_agents)}
+    return {agent: turn.response.solution for agent, turn in finals.items() if turn is not None}
 
 
-def final_answer(record: DebateRecord, grader: Grader | None = None) -> FinalAnswer:
-    """The majority answer of the agents' latest solutions, ties broken by peer votes."""
-    scores = {t.agent: t.win_score for t in vote_tally(record)}
-    groups: dict[str, list[tuple[int, str]]] = {}
-    for agent, solution in sorted(latest_solutions(record).items()):
-        key = normalise_solution(solution)
-        if grader is not None:
-            extracted = grader.grade(solution, record.answer or "").extracted
-            if extracted is not None:
-                key = normalise_solution(extracted)
-        groups.setdefault(key, []).append((agent, solution))
+def choose_answer(
+    solutions: Mapping[int, str],
+    grader: Grader | None = None,
+    answer: str | None = None,
+    vote_scores: Mapping[int, float] | None = None,
+) -> FinalAnswer:
+    """The majority answer of ``solutions`` (agent -> final solution) by the rule above; ties go to
+    the larger summed ``vote_scores``, then to the lowest agent id. ``correct`` is set when both a
+    grader and the ground truth ``answer`` are given."""
+    scores = vote_scores or {}
+    grades: dict[int, Grade | None] = {}
+    groups: dict[str, list[int]] = {}
+    for agent, solution in sorted(solutions.items()):
+        grade = grader.grade(solution, answer or "") if grader is not None else None
+        grades[agent] = grade
+        extracted = grade.extracted if grade is not None else None
+        key = normalise_solution(extracted if extracted is not None else solution)
+        groups.setdefault(key, []).append(agent)
     candidates = sorted(
         (
-            Candidate(key, tuple(a for a, _ in members), sum(scores[a] for a, _ in members), members[0][1])
-            for key, members in groups.items()
+            Candidate(
+                key, tuple(agents), sum(scores.get(a, 0.0) for a in agents), _representative(agents, solutions, grades)
+            )
+            for key, agents in groups.items()
         ),
         key=lambda c: (-len(c.agents), -c.vote_score, c.agents[0]),
     )
@@ -112,11 +90,25 @@ def final_answer(record: DebateRecord, grader: Grader | None = None) -> FinalAns
         return FinalAnswer(None, None, ())
     best = candidates[0]
     correct = None
-    if grader is not None and record.answer is not None:
-        correct = grader.grade(best.solution, record.answer).correct
+    if grader is not None and answer is not None:
+        correct = grader.grade(best.solution, answer).correct
     return FinalAnswer(best.answer, best.solution, tuple(candidates), correct)
 
 
-def format_tally(tally: Sequence[AgentTally]) -> list[str]:
+def _representative(agents: Sequence[int], solutions: Mapping[int, str], grades: Mapping[int, Grade | None]) -> str:
+    """The group's first formatted solution, or its first one."""
+    formatted = [a for a in agents if (grade := grades[a]) is not None and grade.formatted]
+    return solutions[formatted[0] if formatted else agents[0]]
+
+
+def final_answer(record: DebateRecord, grader: Grader | None = None, answer: str | None = None) -> FinalAnswer:
+    """The debate's final answer by the rule above; ``answer`` (default: the record's) is the
+    ground truth it is graded against."""
+    scores = {t.agent: t.win_score for t in vote_counts(record)}
+    truth = answer if answer is not None else record.answer
+    return choose_answer(final_solutions(record), grader, truth, scores)
+
+
+def format_vote_counts(counts: Sequence[AgentVotes]) -> list[str]:
     """One line per agent, for ``debate run``."""
-    return [f"Agent {t.agent}: {t.wins} wins, {t.losses} losses, {t.ties} ties ({t.votes} votes)" for t in tally]
+    return [f"Agent {t.agent}: {t.wins} wins, {t.losses} losses, {t.ties} ties ({t.votes} votes)" for t in counts]

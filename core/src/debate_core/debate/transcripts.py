@@ -22,7 +22,7 @@ from typing import Any
 from debate_core.errors import TranscriptError
 from debate_core.files import atomic_write_text
 from debate_core.records import (
-    AuthoredComparisons,
+    CheckedComparisons,
     Comparison,
     DebateRecord,
     OutputParser,
@@ -344,7 +344,7 @@ def _load(data: Mapping[str, Any], parser: OutputParser) -> DebateRecord:
         text = _str(_field(obj, "text", path), f"{path}.text")
         parsed_raw = obj.get("parsed")
         response = parser.parse(text) if parsed_raw is None else _parsed_from_json(parsed_raw, f"{path}.parsed")
-        authored = apply_authorship(response.comparisons, agent, num_agents) if response.ok else AuthoredComparisons()
+        authored = apply_authorship(response.comparisons, agent, num_agents) if response.ok else CheckedComparisons()
         step = steps.get(agent, 0)
         steps[agent] = step + 1
         visible = turns_before_round[round_] if protocol == "parallel" else index

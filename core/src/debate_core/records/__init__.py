@@ -7,7 +7,7 @@ This is the bottom layer: it imports only the standard library and attrs. Everyt
 
 from __future__ import annotations
 
-from debate_core.records.authorship import AuthoredComparisons, apply_authorship
+from debate_core.records.authorship import CheckedComparisons, apply_authorship
 from debate_core.records.debate import (
     AuthoredComparison,
     Comparison,
@@ -33,15 +33,16 @@ from debate_core.records.prompts import (
 )
 from debate_core.records.rewards import GENERATOR_STREAM, JUDGE_STREAM, RewardFunction, RewardResult
 from debate_core.records.tasks import Dataset, Grade, Grader, Problem
-from debate_core.records.votes import VoteTally, is_well_formed, tally_votes
+from debate_core.records.votes import AgentVotes, VoteTally, tally_votes, vote_counts
 
 __all__ = [
     "GENERATOR_STREAM",
     "JUDGE_STREAM",
     "AgentPolicy",
     "AgentTrajectory",
+    "AgentVotes",
     "AuthoredComparison",
-    "AuthoredComparisons",
+    "CheckedComparisons",
     "Comparison",
     "ComparisonOp",
     "Dataset",
@@ -74,6 +75,6 @@ __all__ = [
     "Turn",
     "VoteTally",
     "apply_authorship",
-    "is_well_formed",
     "tally_votes",
+    "vote_counts",
 ]

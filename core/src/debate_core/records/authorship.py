@@ -1,9 +1,10 @@
-"""Authorship rules (seed 000): a comparison gets its author when the coordinator receives
-the response, then the author's self-comparisons and the malformed ones are dropped and counted.
+"""The authorship rules (docs/protocol.md#authorship-and-validity), in the one function that
+applies them: a comparison gets its author when the coordinator receives the response, then the
+author's self-comparisons and the malformed ones are dropped and counted.
 
-Order, as in seed 000: the self-comparison rule is applied at submission time first (the
-author on either side, whatever the other id), then the validity check (both ids in
-``0..N-1`` and ``a != b``) on what is left.
+Order: the self-comparison rule first (the author on either side, whatever the other id), then
+the validity check (both ids in ``0..N-1``, ``a != b``, ``op`` is ``>`` or ``=``) on what is left.
+Coordinators, ``load_transcript`` and ``tally_votes`` all call :func:`apply_authorship`.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from debate_core.records.debate import Comparison
 
 
 @attrs.frozen
-class AuthoredComparisons:
+class CheckedComparisons:
     """The comparisons of one response after the authorship rules."""
 
     valid: tuple[Comparison, ...] = ()
@@ -24,7 +25,7 @@ class AuthoredComparisons:
     malformed: int = 0
 
 
-def apply_authorship(comparisons: Iterable[Comparison], author: int, num_agents: int | None) -> AuthoredComparisons:
+def apply_authorship(comparisons: Iterable[Comparison], author: int, num_agents: int | None) -> CheckedComparisons:
     """Keep the comparisons a reward may count; count the dropped ones.
 
     Args:
@@ -42,7 +43,7 @@ def apply_authorship(comparisons: Iterable[Comparison], author: int, num_agents:
             malformed += 1
         else:
             valid.append(c)
-    return AuthoredComparisons(tuple(valid), self_comparisons, malformed)
+    return CheckedComparisons(tuple(valid), self_comparisons, malformed)
 
 
 def _in_range(agent: int, num_agents: int | None) -> bool:

@@ -149,9 +149,25 @@ class DebateRecord:
         return tuple(t for t in self.turns if t.agent == agent)
 
     def votes(self) -> Iterator[AuthoredComparison]:
-        """Every valid comparison of the debate, in commit order, with its author."""
+        """Every comparison the turns hold, in commit order, with its author (as recorded:
+        ``records.votes.tally_votes`` checks them again against the authorship rules)."""
         for turn in self.turns:
             yield from turn.votes()
+
+    def final_turn(self, agent: int) -> Turn | None:
+        """The agent's final answer: its latest turn that followed the output contract (a failed
+        turn is no answer, so an agent whose last turn failed answers with its previous one;
+        docs/protocol.md#the-final-answer). ``None`` when it has none."""
+        return next((t for t in reversed(self.turns) if t.agent == agent and not t.failed), None)
+
+    def visible_responses(self, turn: Turn) -> dict[int, int]:
+        """Which response of each agent a vote made at ``turn`` refers to: agent -> position in
+        ``turns`` of its latest turn among the ``turn.visible_turns`` turns the judge could see
+        (docs/rewards.md#which-response-a-vote-refers-to). Agents it had not seen are absent."""
+        latest: dict[int, int] = {}
+        for position, earlier in enumerate(self.turns[: turn.visible_turns]):
+            latest[earlier.agent] = position
+        return latest
 
     @property
     def rounds_played(self) -> int:

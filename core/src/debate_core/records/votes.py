@@ -1,24 +1,17 @@
 """Votes: the valid authored comparisons of a debate, and the counts of the lines that were not.
 
-Seed 000 "Pairwise Comparisons as Votes": a comparison ``(u, a, op, b)`` is valid iff
-``a, b`` are agent ids, ``a != b`` and ``op`` is ``>`` or ``=``; comparisons naming their
-author are dropped (that rule is checked first, so ``Agent u > Agent u`` by ``u`` counts as a
-self-comparison). Coordinators apply these rules when they record a turn; the tally
-checks them again so that hand-written transcripts cannot smuggle in an invalid vote.
-Turns that broke the output contract contribute no votes (their parse is not trusted).
+A comparison becomes a vote under the authorship rules of ``records.authorship`` (stated in
+docs/protocol.md#authorship-and-validity). Coordinators apply them when they record a turn; the tally
+applies the same function again, so that hand-written transcripts cannot smuggle in an invalid
+vote. Turns that broke the output contract contribute no votes (their parse is not trusted).
 """
 
 from __future__ import annotations
 
 import attrs
 
+from debate_core.records.authorship import apply_authorship
 from debate_core.records.debate import AuthoredComparison, DebateRecord
-
-
-def is_well_formed(vote: AuthoredComparison, num_agents: int) -> bool:
-    """True when both ids are agents, they differ, and the operator is ``>`` or ``=``."""
-    in_range = 0 <= vote.a < num_agents and 0 <= vote.b < num_agents
-    return in_range and vote.a != vote.b and vote.op in (">", "=")
 
 
 @attrs.frozen
@@ -46,21 +39,53 @@ class VoteTally:
 
 
 def tally_votes(debate: DebateRecord) -> VoteTally:
-    """Collect the valid votes of a debate and count the discarded comparison lines."""
+    """Collect the valid votes of a debate and count the discarded comparison lines.
+
+    The comparisons a turn holds are checked again with :func:`apply_authorship`, the one
+    authorship rule, so that a hand-built record cannot smuggle in an invalid vote.
+    """
     votes: list[AuthoredComparison] = []
     malformed = self_comparisons = invalid_lines = failed = 0
     for turn in debate.turns:
         if turn.failed:
             failed += 1
             continue
-        malformed += turn.malformed_comparisons
-        self_comparisons += turn.self_comparisons
+        checked = apply_authorship(turn.comparisons, turn.agent, debate.num_agents)
+        malformed += turn.malformed_comparisons + checked.malformed
+        self_comparisons += turn.self_comparisons + checked.self_comparisons
         invalid_lines += turn.response.invalid_comparison_lines
-        for vote in turn.votes():
-            if vote.author in (vote.a, vote.b):  # the self-comparison rule first, as in apply_authorship
-                self_comparisons += 1
-            elif not is_well_formed(vote, debate.num_agents):
-                malformed += 1
-            else:
-                votes.append(vote)
+        votes.extend(AuthoredComparison(turn.agent, c.a, c.op, c.b, turn.round, turn.turn_index) for c in checked.valid)
     return VoteTally(tuple(votes), malformed, self_comparisons, invalid_lines, failed)
+
+
+@attrs.frozen
+class AgentVotes:
+    """The valid votes about one agent over a whole debate."""
+
+    agent: int
+    wins: int = 0
+    losses: int = 0
+    ties: int = 0
+
+    @property
+    def votes(self) -> int:
+        """Valid comparisons that involve the agent."""
+        return self.wins + self.losses + self.ties
+
+    @property
+    def win_score(self) -> float:
+        """Wins plus half the ties."""
+        return self.wins + 0.5 * self.ties
+
+
+def vote_counts(debate: DebateRecord) -> tuple[AgentVotes, ...]:
+    """Wins, losses and ties of every agent from the debate's valid votes (``tally_votes``)."""
+    counts = {i: [0, 0, 0] for i in range(debate.num_agents)}
+    for vote in tally_votes(debate).votes:
+        if vote.op == ">":
+            counts[vote.a][0] += 1
+            counts[vote.b][1] += 1
+        else:
+            counts[vote.a][2] += 1
+            counts[vote.b][2] += 1
+    return tuple(AgentVotes(i, *counts[i]) for i in range(debate.num_agents))

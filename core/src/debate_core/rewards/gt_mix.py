@@ -7,7 +7,8 @@ grader); a turn without a grade (failed, or a non-verifiable task) counts as ``u
   ``w_peer * peer[i][s] + w_gt * grade(i, s)`` per step; other streams are left as they are
   (their weight is their lambda). The agent reward becomes
   ``w_peer * r_i + w_gt * mean_s grade(i, s)`` (for v2, still the mean of the mixed stream).
-- A scalar peer: ``r_i = w_peer * peer_i + w_gt * grade of agent i's last turn`` (its final answer).
+- A scalar peer: ``r_i = w_peer * peer_i + w_gt * correctness of agent i's final answer`` (its latest turn
+  that followed the output contract, ``DebateRecord.final_turn``).
 """
 
 from __future__ import annotations
@@ -98,10 +99,11 @@ def build_gt_mix(options: GtMixOptions, context: BuildContext) -> GtMixReward:
 
 
 def final_grades(debate: DebateRecord, ungraded: float = 0.0) -> list[float]:
-    """Each agent's last-turn grade (``ungraded`` when missing): the correctness of its final answer."""
+    """The correctness of each agent's final answer (``DebateRecord.final_turn``, its latest turn
+    that followed the output contract); ``ungraded`` when it has none or it carries no grade."""
     out: list[float] = []
     for agent in range(debate.num_agents):
-        turns = debate.turns_of(agent)
-        grade = turns[-1].grade if turns else None
+        turn = debate.final_turn(agent)
+        grade = turn.grade if turn is not None else None
         out.append(ungraded if grade is None else float(grade))
     return out

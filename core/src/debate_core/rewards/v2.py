@@ -3,9 +3,10 @@ from agreement with the majority, per (agent, step), with a format penalty.
 
 Reading of the seed (the peer recipe it comes from):
 
-- A vote made at turn ``t`` refers to the most recent step of each compared agent among
-  the turns ``t`` could see (``Turn.visible_turns``). A vote naming an agent with no visible
-  turn is *unresolved* and ignored. Failed turns cast no votes.
+- Votes are the debate's valid comparisons (``records.votes.tally_votes``). A vote made at
+  turn ``t`` refers to the most recent step of each compared agent among the turns ``t``
+  could see (``DebateRecord.visible_responses``). A vote naming an agent with no visible turn
+  is *unresolved* and ignored. Failed turns cast no votes.
 - Generator reward of step ``(i, s)``: ``(for - against) / (for + against)``, 0 with no
   votes; a tie ``=`` counts as neither. Equals ``2 * for / (for + against) - 1`` of the seed.
 - Judge reward of a step: mean over its resolved votes of +1 when the vote agrees with the
@@ -27,7 +28,14 @@ from collections import Counter
 import attrs
 from attrs import validators as v
 
-from debate_core.records import GENERATOR_STREAM, JUDGE_STREAM, DebateRecord, RewardResult, Turn
+from debate_core.records import (
+    GENERATOR_STREAM,
+    JUDGE_STREAM,
+    AuthoredComparison,
+    DebateRecord,
+    RewardResult,
+    tally_votes,
+)
 from debate_core.stats import mean
 
 StepRef = tuple[int, int]
@@ -88,25 +96,14 @@ class V2Breakdown:
     self_comparisons: int
 
 
-def _step_positions(debate: DebateRecord) -> dict[int, StepRef]:
-    """turn_index -> (agent, position of the turn among that agent's turns)."""
+def _step_positions(debate: DebateRecord) -> list[StepRef]:
+    """For each turn (by position in ``debate.turns``): ``(agent, position among that agent's turns)``."""
     seen: Counter[int] = Counter()
-    refs: dict[int, StepRef] = {}
+    refs: list[StepRef] = []
     for turn in debate.turns:
-        refs[turn.turn_index] = (turn.agent, seen[turn.agent])
+        refs.append((turn.agent, seen[turn.agent]))
         seen[turn.agent] += 1
     return refs
-
-
-def _latest_visible(debate: DebateRecord, turn: Turn, refs: dict[int, StepRef]) -> dict[int, StepRef]:
-    """agent -> its most recent response among the turns ``turn`` could see."""
-    latest: dict[int, tuple[int, StepRef]] = {}
-    for other in debate.turns:
-        if other.turn_index < turn.visible_turns:
-            best = latest.get(other.agent)
-            if best is None or other.turn_index > best[0]:
-                latest[other.agent] = (other.turn_index, refs[other.turn_index])
-    return {agent: ref for agent, (_, ref) in latest.items()}
 
 
 def _majority(counts: Counter[int]) -> int | None:
@@ -128,28 +125,22 @@ def ratio(votes_for: int, votes_against: int) -> float:
 def v2_breakdown(debate: DebateRecord, options: V2Options) -> V2Breakdown:
     """Resolve votes, then compute generator and judge rewards per response (no lambdas)."""
     refs = _step_positions(debate)
+    tally = tally_votes(debate)
+    by_turn: dict[int, list[AuthoredComparison]] = {}
+    for authored in tally.votes:
+        by_turn.setdefault(authored.turn_index, []).append(authored)
     resolved: list[ResolvedVote] = []
-    unresolved = invalid_lines = malformed = self_comparisons = 0
+    unresolved = 0
     missing: list[StepRef] = []
     judge_steps: list[StepRef] = []
-    for turn in debate.turns:
-        judge_ref = refs[turn.turn_index]
+    for position, turn in enumerate(debate.turns):
+        judge_ref = refs[position]
         if turn.failed:
             continue
         judge_steps.append(judge_ref)
-        invalid_lines += turn.response.invalid_comparison_lines
-        malformed += turn.malformed_comparisons
-        self_comparisons += turn.self_comparisons
-        latest = _latest_visible(debate, turn, refs)
+        latest = {agent: refs[p] for agent, p in debate.visible_responses(turn).items()}
         usable = 0
-        for c in turn.comparisons:
-            in_range = 0 <= c.a < debate.num_agents and 0 <= c.b < debate.num_agents
-            if not in_range or c.a == c.b or c.op not in (">", "="):
-                malformed += 1
-                continue
-            if turn.agent in (c.a, c.b):
-                self_comparisons += 1
-                continue
+        for c in by_turn.get(turn.turn_index, ()):
             if c.a not in latest or c.b not in latest:
                 unresolved += 1
                 continue
@@ -169,7 +160,7 @@ def v2_breakdown(debate: DebateRecord, options: V2Options) -> V2Breakdown:
             winner, loser = (vote.first, vote.second) if vote.judgement > 0 else (vote.second, vote.first)
             votes_for[winner] += 1
             votes_against[loser] += 1
-    generator = {ref: ratio(votes_for[ref], votes_against[ref]) for ref in refs.values()}
+    generator = {ref: ratio(votes_for[ref], votes_against[ref]) for ref in refs}
 
     pair_counts: dict[tuple[StepRef, StepRef], Counter[int]] = {}
     own_counts: dict[tuple[StepRef, StepRef, int], Counter[int]] = {}
@@ -189,7 +180,7 @@ def v2_breakdown(debate: DebateRecord, options: V2Options) -> V2Breakdown:
             tied += 1
             continue
         signals[vote.judge].append(1.0 if vote.judgement == majority else -1.0)
-    judge = {ref: mean(signals.get(ref, ())) for ref in refs.values()}
+    judge = {ref: mean(signals.get(ref, ())) for ref in refs}
     if options.format_penalty:
         for ref in missing:
             judge[ref] += options.format_penalty_value
@@ -200,9 +191,9 @@ def v2_breakdown(debate: DebateRecord, options: V2Options) -> V2Breakdown:
         unresolved=unresolved,
         missing_comparisons=tuple(missing),
         tied_votes=tied,
-        invalid_lines=invalid_lines,
-        malformed=malformed,
-        self_comparisons=self_comparisons,
+        invalid_lines=tally.invalid_lines,
+        malformed=tally.malformed,
+        self_comparisons=tally.self_comparisons,
     )
 
 

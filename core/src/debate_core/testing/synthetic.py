@@ -19,7 +19,7 @@ import attrs
 
 from debate_core.debate.xml_parser import XML_CONTRACT
 from debate_core.records import (
-    AuthoredComparisons,
+    CheckedComparisons,
     Comparison,
     ComparisonOp,
     DebateRecord,
@@ -98,7 +98,7 @@ def synthetic_debate(
             spans=() if spec.failed else spans,
             error=error,
         )
-        authored = AuthoredComparisons() if spec.failed else apply_authorship(raw, agent, num_agents)
+        authored = CheckedComparisons() if spec.failed else apply_authorship(raw, agent, num_agents)
         visible = k if protocol == "sequential" else step * num_agents
         built.append(
             Turn(

@@ -32,7 +32,7 @@ from debate_core.records import AgentPolicy, DebateEpisode, Problem
 from debate_core.runtime.retries import retry_policy
 from debate_core.runtime.session import open_session_async
 from debate_core.stats import mean
-from debate_core.training.grading import GradedDebate, JudgeTally, grade_debate, grade_turn, verifiable_metrics
+from debate_core.training.grading import JudgeTally, grade_debate, grade_samples, verifiable_metrics
 from debate_core.training.metrics import debate_metrics, turn_metrics
 from debate_core.training.progress import Progress
 from debate_core.training.rollouts import DebateJob, run_debates, sampled_tokens
@@ -142,16 +142,11 @@ class Evaluator:
         grader = self.parts.grader
         if grader is None:
             return out
-        graded: list[GradedDebate] = []
-        for i, problem in enumerate(problems):
-            if problem.answer is None:
-                continue
-            grades = tuple(
-                grade_turn(turn, problem.answer, grader)
-                for e in episodes[i * k : (i + 1) * k]
-                for turn in e.record.turns[-1:]
-            )
-            graded.append(GradedDebate(grades, grades, JudgeTally(), {}))
+        graded = [
+            grade_samples([e.record for e in episodes[i * k : (i + 1) * k]], grader, problem.answer)
+            for i, problem in enumerate(problems)
+            if problem.answer is not None
+        ]
         out.update(verifiable_metrics(graded, prefix, k))
         out.pop(f"{prefix}/judge_decidable_votes", None)
         out.pop(f"{prefix}/judge_ties", None)

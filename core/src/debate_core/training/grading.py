@@ -1,30 +1,31 @@
-"""Ground-truth diagnostics of debates on verifiable datasets (seed 002 §3.1 and §5.3).
+"""Ground-truth diagnostics of debates on verifiable datasets (docs/training.md#evaluation).
 
 For one debate with a known answer: every response is graded (``format``, ``correct``); each
-agent's final answer is its last turn; over the ``k`` final answers, ``pass@k`` (any correct),
-``avg@k`` (mean correct) and ``cons@k`` (the plurality answer is correct). Judge accuracy
-counts the peer votes ``a > b`` on pairs where exactly one of the two compared responses is
-correct, and how many of them name the correct one as the winner.
+agent's final answer is its latest turn that followed the output contract
+(``DebateRecord.final_turn``); over the ``k`` final answers, ``pass@k`` (any correct) and
+``avg@k`` (mean correct); ``cons@k`` is whether the debate's final answer
+(``debate.final_answer``, the answer ``debate run`` prints) is correct. Judge accuracy counts
+the peer votes ``a > b`` on pairs where exactly one of the two compared responses is correct,
+and how many of them name the correct one as the winner.
 
 Conventions (documented in docs/training.md):
 
 * a response that breaks the output contract is neither formatted nor correct;
-* the responses a vote compares are the latest turn of each agent among the turns the judge
-  could see (``Turn.visible_turns``); a vote naming an agent the judge has not seen is skipped;
-* ``cons@k`` is a plurality vote over the extracted answers of formatted final answers, ties
-  broken in favour of the answer given first in agent order; no formatted answer: incorrect;
+* the responses a vote compares are those ``DebateRecord.visible_responses`` names (the latest
+  turn of each agent among the turns the judge could see); a vote naming an agent the judge
+  has not seen is skipped;
 * ties (``a = b``) on a decidable pair are counted in ``judge_ties`` but not in the accuracy.
 """
 
 from __future__ import annotations
 
 import math
-from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 
 import attrs
 
-from debate_core.records import DebateRecord, Grade, Grader, Turn
+from debate_core.debate.final_answer import choose_answer, final_answer
+from debate_core.records import AuthoredComparison, DebateRecord, Grade, Grader, Turn, tally_votes
 from debate_core.stats import mean
 
 _UNGRADED = Grade(formatted=False, correct=False, extracted=None)
@@ -44,10 +45,12 @@ class JudgeTally:
 
 @attrs.frozen
 class GradedDebate:
-    """The grades of one debate's turns (in commit order) and of its final answers."""
+    """The grades of one debate's turns (in commit order), of its agents' final answers, and
+    whether the debate's final answer is correct."""
 
     turn_grades: tuple[Grade, ...]
     final_grades: tuple[Grade, ...]
+    final_answer_correct: bool
     judge: JudgeTally
     judge_by_agent: Mapping[int, JudgeTally]
 
@@ -61,18 +64,7 @@ class GradedDebate:
 
     @property
     def cons_at_k(self) -> float:
-        return float(plurality_correct(self.final_grades))
-
-
-def plurality_correct(grades: Sequence[Grade]) -> bool:
-    """Whether the most common extracted answer (first-given among ties) is a correct one."""
-    voted = [g for g in grades if g.formatted and g.extracted is not None]
-    if not voted:
-        return False
-    counts = Counter(g.extracted for g in voted)
-    best = max(counts.values())
-    winner = next(g for g in voted if counts[g.extracted] == best)
-    return winner.correct
+        return float(self.final_answer_correct)
 
 
 def grade_turn(turn: Turn, answer: str, grader: Grader) -> Grade:
@@ -85,24 +77,28 @@ def grade_turn(turn: Turn, answer: str, grader: Grader) -> Grade:
 def judge_tally(
     record: DebateRecord, grades: Sequence[Grade], judges: Iterable[int] | None = None
 ) -> dict[int, JudgeTally]:
-    """Per judging agent: its ``a > b`` votes on decidable pairs and how many picked the correct one."""
+    """Per judging agent: its ``a > b`` votes on decidable pairs and how many picked the correct one.
+
+    ``grades`` are the grades of ``record.turns``, in order.
+    """
     allowed = None if judges is None else set(judges)
+    by_turn: dict[int, list[AuthoredComparison]] = {}
+    for vote in tally_votes(record).votes:
+        by_turn.setdefault(vote.turn_index, []).append(vote)
     tallies: dict[int, JudgeTally] = {}
     for turn in record.turns:
         if allowed is not None and turn.agent not in allowed:
             continue
-        latest: dict[int, int] = {}
-        for index, earlier in enumerate(record.turns[: turn.visible_turns]):
-            latest[earlier.agent] = index
+        latest = record.visible_responses(turn)
         decidable = agreed = ties = 0
-        for comparison in turn.comparisons:
-            if comparison.a not in latest or comparison.b not in latest:
+        for vote in by_turn.get(turn.turn_index, ()):
+            if vote.a not in latest or vote.b not in latest:
                 continue
-            a_correct = grades[latest[comparison.a]].correct
-            b_correct = grades[latest[comparison.b]].correct
+            a_correct = grades[latest[vote.a]].correct
+            b_correct = grades[latest[vote.b]].correct
             if a_correct == b_correct:
                 continue
-            if comparison.op == "=":
+            if vote.op == "=":
                 ties += 1
                 continue
             decidable += 1
@@ -118,15 +114,28 @@ def grade_debate(record: DebateRecord, grader: Grader, answer: str | None = None
     if truth is None:
         return None
     turn_grades = tuple(grade_turn(t, truth, grader) for t in record.turns)
-    finals: list[Grade] = []
-    for agent in range(record.num_agents):
-        indices = [i for i, t in enumerate(record.turns) if t.agent == agent]
-        finals.append(turn_grades[indices[-1]] if indices else _UNGRADED)
+    position = {id(t): i for i, t in enumerate(record.turns)}
+    finals = tuple(
+        _UNGRADED if (turn := record.final_turn(agent)) is None else turn_grades[position[id(turn)]]
+        for agent in range(record.num_agents)
+    )
     by_agent = judge_tally(record, turn_grades)
     total = JudgeTally()
     for tally in by_agent.values():
         total = total + tally
-    return GradedDebate(turn_grades, tuple(finals), total, by_agent)
+    correct = bool(final_answer(record, grader, truth).correct)
+    return GradedDebate(turn_grades, finals, correct, total, by_agent)
+
+
+def grade_samples(records: Sequence[DebateRecord], grader: Grader, answer: str) -> GradedDebate:
+    """Grade ``k`` independent one-agent answers to one problem (direct evaluation) as one group:
+    each sample's final answer, and the final answer chosen among them by the same rule as a
+    debate's (without votes, ties go to the first sample)."""
+    finals = [record.final_turn(0) for record in records]
+    grades = tuple(_UNGRADED if turn is None else grade_turn(turn, answer, grader) for turn in finals)
+    solutions = {i: turn.response.solution for i, turn in enumerate(finals) if turn is not None}
+    correct = bool(choose_answer(solutions, grader, answer).correct)
+    return GradedDebate(grades, grades, correct, JudgeTally(), {})
 
 
 def verifiable_metrics(graded: Sequence[GradedDebate], prefix: str, k: int) -> dict[str, float]:
