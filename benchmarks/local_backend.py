@@ -231,7 +231,7 @@ def _debate_config(coordinator: str, max_tokens: int, personas: str = "plain", r
         f"debate.max_rounds={rounds}",
         "debate.num_agents=3",
         f"debate.max_tokens={max_tokens}",
-        f"debate.personas.name={personas}",
+        f"debate.persona_set.name={personas}",
     ]
 
 
@@ -244,7 +244,7 @@ def _debate_setup(coordinator: str, tokenizer: Any, max_tokens: int, personas: s
 
     overrides = [*_debate_config(coordinator, max_tokens, personas), "debate.temperature=0.0"]
     if personas == "default":
-        overrides.append("debate.personas.options.use_persona_temperatures=false")
+        overrides.append("debate.persona_set.options.use_persona_temperatures=false")
     config = load_run_config(None, overrides, registry=get_registry())
     return build_debate_setup(config.debate, get_registry(), tokenizer)
 

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from debate_core import RewardSpec, hookimpl
+from debate_core import ComponentChoice, RewardSpec, hookimpl
 from debate_core.config import (
     RunConfig,
     load_run_config,
@@ -155,3 +155,24 @@ def test_resolved_config_fills_component_defaults_and_reloads(tmp_path: Path) ->
         again = load_run_config(out, registry=get_registry())
     assert again.reward.options == {"weight": 1.0}
     assert again.training == config.training
+
+
+def test_renamed_keys_still_load_with_a_warning_naming_the_new_key(tmp_path: Path) -> None:
+    """docs/config-reference.md#renamed-keys: debate.personas and debate.history are read as
+    debate.persona_set and debate.history_policy; giving both names is one clear error."""
+    from debate_core.config.loading import RenamedKeyWarning
+
+    path = write(tmp_path, '[debate]\npersonas = "plain"\nhistory = { name = "last_k", options = { rounds = 2 } }\n')
+    with pytest.warns(RenamedKeyWarning) as caught:
+        config = load_run_config(path, registry=get_registry())
+    messages = [str(w.message) for w in caught]
+    assert any("debate.personas is deprecated: rename it debate.persona_set" in m for m in messages)
+    assert any("debate.history is deprecated: rename it debate.history_policy" in m for m in messages)
+    assert config.debate.persona_set.name == "plain"
+    assert config.debate.history_policy == ComponentChoice(name="last_k", options={"rounds": 2})
+    with pytest.warns(RenamedKeyWarning):
+        overridden = load_run_config(None, ["debate.personas.name=plain"], registry=None)
+    assert overridden.debate.persona_set.name == "plain"
+    both = write(tmp_path, '[debate]\npersonas = "plain"\npersona_set = "default"\n')
+    with pytest.raises(ConfigError, match=r"debate\.personas: is the old name of debate\.persona_set"):
+        load_run_config(both, registry=None)

@@ -2,7 +2,7 @@
 
 tox's ``contract`` env installs debate-core, debate-rewards-extra and the example plugin
 together; whichever of them (or any other installed distribution) registers a parser through
-``debate_output_parsers`` is run against ``ParserContract``: it never raises, is deterministic,
+``debate_parsers`` is run against ``ParserContract``: it never raises, is deterministic,
 keeps its spans inside the text, explains its errors, and accepts the canonical XML response.
 """
 

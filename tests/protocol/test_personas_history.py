@@ -85,10 +85,10 @@ def test_fields_are_clipped_and_comparisons_hidden_when_blind() -> None:
 def test_history_options_are_validated_with_key_paths() -> None:
     from debate_core.errors import ConfigError
 
-    with pytest.raises(ConfigError, match=r"debate.history.options.max_chars_per_field: must be at least 1"):
-        structure({"max_chars_per_field": 0}, HistoryOptions, "debate.history.options")
+    with pytest.raises(ConfigError, match=r"debate.history_policy.options.max_chars_per_field: must be at least 1"):
+        structure({"max_chars_per_field": 0}, HistoryOptions, "debate.history_policy.options")
     with pytest.raises(ConfigError, match=r"rounds: must be at least 1"):
-        structure({"rounds": 0}, LastRoundsOptions, "debate.history.options")
+        structure({"rounds": 0}, LastRoundsOptions, "debate.history_policy.options")
     specs = {s.name: s for s in debate_history_policies()}
     assert set(specs) == {"all", "none", "last_k"}
 

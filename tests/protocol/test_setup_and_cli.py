@@ -32,8 +32,8 @@ max_rounds = 2
 max_tokens = 300
 temperature = 0.5
 coordinator = { name = "parallel", options = { blind_review = true } }
-personas = { name = "plain" }
-history = { name = "last_k", options = { rounds = 1, max_chars_per_field = 50 } }
+persona_set = { name = "plain" }
+history_policy = { name = "last_k", options = { rounds = 1, max_chars_per_field = 50 } }
 """
 
 
@@ -49,11 +49,11 @@ def test_build_debate_setup_reads_the_debate_section(tmp_path: Path) -> None:
 
 
 def test_bad_component_options_name_the_key_path() -> None:
-    overrides = ["debate.history.name=last_k", "debate.history.options.rounds=0"]
-    with pytest.raises(ConfigError, match=r"debate.history.options.rounds: must be at least 1"):
+    overrides = ["debate.history_policy.name=last_k", "debate.history_policy.options.rounds=0"]
+    with pytest.raises(ConfigError, match=r"debate.history_policy.options.rounds: must be at least 1"):
         load_run_config(None, overrides, registry=get_registry())
     config = load_run_config(None, overrides, registry=None)
-    with pytest.raises(ConfigError, match=r"debate.history.options.rounds: must be at least 1"):
+    with pytest.raises(ConfigError, match=r"debate.history_policy.options.rounds: must be at least 1"):
         build_debate_setup(config.debate, get_registry(), ByteTokenizer())
 
 

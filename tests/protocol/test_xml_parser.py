@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from debate_core.builtin.parser_xml import debate_output_parsers
+from debate_core.builtin.parser_xml import debate_parsers
 from debate_core.debate.xml_parser import SECTION_NAMES, XmlParser, parse_comparisons, parse_response
 from debate_core.records import Comparison, ParsedResponse
 from debate_core.testing import ParserContract
@@ -141,7 +141,7 @@ def test_bad_consensus_value() -> None:
 
 
 def test_plugin_registers_xml() -> None:
-    (spec,) = debate_output_parsers()
+    (spec,) = debate_parsers()
     assert spec.name == "xml"
     parser = spec.make()
     assert isinstance(parser, XmlParser) and parser.parse(CANONICAL).ok

@@ -120,12 +120,12 @@ def test_parser_contract_catches_bad_spans(pytester: pytest.Pytester) -> None:
     pytester.makeconftest("from tests.rewards.test_testing_plugin import _SpanOutOfText as PARSER")
     pytester.makepyfile(
         """
-        from debate_core.components import OutputParserSpec
+        from debate_core.components import ParserSpec
         from debate_core.testing import ParserContract
         from conftest import PARSER
 
         class TestBad(ParserContract):
-            parser_spec = OutputParserSpec(name="bad", description="bad", build=lambda _: PARSER())
+            parser_spec = ParserSpec(name="bad", description="bad", build=lambda _: PARSER())
         """
     )
     result = pytester.runpytest_inprocess("-q", "-p", "no:cacheprovider")

@@ -127,15 +127,15 @@ class ComponentSpec(Generic[T]):
 
 
 @attrs.frozen(kw_only=True)
-class OutputParserSpec(ComponentSpec[Any]):
-    """An output parser: raw model text to a ``ParsedResponse`` (see ``protocol.interfaces.OutputParser``)."""
+class ParserSpec(ComponentSpec[Any]):
+    """An output parser: raw model text to a ``ParsedResponse``, with its output contract (``records.OutputParser``)."""
 
     kind: ClassVar[str] = "parser"
 
 
 @attrs.frozen(kw_only=True)
 class RewardSpec(ComponentSpec[Any]):
-    """A reward function: a finished debate to per-agent rewards (see ``rewards.contract.RewardFunction``)."""
+    """A reward function: a finished debate to per-agent rewards (see ``records.RewardFunction``)."""
 
     kind: ClassVar[str] = "reward"
 
@@ -197,7 +197,7 @@ class MetricSinkSpec(ComponentSpec[Any]):
 
 
 SPEC_TYPES: tuple[type[ComponentSpec[Any]], ...] = (
-    OutputParserSpec,
+    ParserSpec,
     RewardSpec,
     PersonaSetSpec,
     HistoryPolicySpec,

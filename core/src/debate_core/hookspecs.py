@@ -28,7 +28,7 @@ from debate_core.components import (
     GraderSpec,
     HistoryPolicySpec,
     MetricSinkSpec,
-    OutputParserSpec,
+    ParserSpec,
     PersonaSetSpec,
     RendererSpec,
     RewardSpec,
@@ -42,18 +42,19 @@ hookimpl = pluggy.HookimplMarker(PROJECT_NAME)
 
 
 @hookspec
-def debate_output_parsers() -> Iterable[OutputParserSpec]:
-    """Register output parsers: raw model text to a structured response.
+def debate_parsers() -> Iterable[ParserSpec]:
+    """Register output parsers: raw model text to a structured response, and the format itself.
 
     Returns:
-        Specs whose ``build(options)`` returns an object with
-        ``parse(text: str) -> ParsedResponse`` (see ``debate_core.debate.interfaces``).
+        Specs whose ``build(options)`` returns an ``OutputParser``: ``parse(text: str) ->
+        ParsedResponse`` and ``contract``, the ``OutputContract`` the prompts, stop conditions
+        and reference responses are written from (see ``debate_core.records.output_contract``).
 
     Example::
 
         @hookimpl
-        def debate_output_parsers():
-            return [OutputParserSpec(name="json", description="JSON answers", build=lambda _: JsonParser())]
+        def debate_parsers():
+            return [ParserSpec(name="json", description="JSON answers", build=lambda _: JsonParser())]
     """
     return ()
 
@@ -64,7 +65,7 @@ def debate_rewards() -> Iterable[RewardSpec]:
 
     Returns:
         Specs whose ``build(options)`` returns a callable
-        ``(debate: DebateRecord) -> RewardResult`` (see ``debate_core.rewards.contract``).
+        ``(debate: DebateRecord) -> RewardResult`` (see ``debate_core.records.rewards``).
 
     Example::
 
@@ -215,7 +216,7 @@ def debate_metric_sinks() -> Iterable[MetricSinkSpec]:
 
 
 HOOK_KINDS: dict[str, str] = {
-    "debate_output_parsers": OutputParserSpec.kind,
+    "debate_parsers": ParserSpec.kind,
     "debate_rewards": RewardSpec.kind,
     "debate_persona_sets": PersonaSetSpec.kind,
     "debate_history_policies": HistoryPolicySpec.kind,

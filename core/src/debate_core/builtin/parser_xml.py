@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from debate_core.components import OutputParserSpec
+from debate_core.components import ParserSpec
 from debate_core.debate.xml_parser import XmlParser
 from debate_core.hookspecs import hookimpl
 
@@ -12,9 +12,9 @@ def _build_xml(_: None) -> XmlParser:
 
 
 @hookimpl
-def debate_output_parsers() -> list[OutputParserSpec]:
+def debate_parsers() -> list[ParserSpec]:
     return [
-        OutputParserSpec(
+        ParserSpec(
             name="xml",
             description="<solution>, <evaluation>, <comparison>, <consensus>, <consensus_reason> in order (seed 000)",
             build=_build_xml,

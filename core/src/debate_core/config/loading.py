@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import tomllib
+import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -74,6 +75,42 @@ def _deep_copy(raw: Mapping[str, Any]) -> dict[str, Any]:
     return {k: _deep_copy(val) if isinstance(val, Mapping) else val for k, val in raw.items()}
 
 
+RENAMED_KEYS: dict[tuple[str, str], str] = {
+    ("debate", "personas"): "persona_set",
+    ("debate", "history"): "history_policy",
+}
+"""Keys renamed in a release: ``(section, old key) -> new key``. Run files that still use an old key
+keep working, with a warning naming the new one (docs/config-reference.md#renamed-keys)."""
+
+
+class RenamedKeyWarning(UserWarning):
+    """A run file uses the old name of a key; it still works, under its new name."""
+
+
+def rename_old_keys(raw: dict[str, Any], where: str = "") -> dict[str, Any]:
+    """``raw`` with every old key of :data:`RENAMED_KEYS` moved to its new name, with a warning each.
+
+    Raises:
+        ConfigError: both the old and the new name are given.
+    """
+    for (section, old), new in RENAMED_KEYS.items():
+        table = raw.get(section)
+        if not isinstance(table, dict) or old not in table:
+            continue
+        if new in table:
+            raise ConfigError(
+                f"{where}{section}.{old}: is the old name of {section}.{new}, which is given too; "
+                f"keep only {section}.{new}"
+            )
+        warnings.warn(
+            f"{where}{section}.{old} is deprecated: rename it {section}.{new} (same table)",
+            RenamedKeyWarning,
+            stacklevel=3,
+        )
+        table[new] = table.pop(old)
+    return raw
+
+
 def load_run_config(
     path: str | os.PathLike[str] | None,
     overrides: Sequence[str] = (),
@@ -87,8 +124,8 @@ def load_run_config(
     checks the schema only. Raises ``ConfigError`` listing every problem by key path.
     """
     raw = read_toml(path) if path is not None else {}
-    raw = apply_overrides(raw, overrides)
     where = f"{path}: " if path is not None else ""
+    raw = rename_old_keys(apply_overrides(raw, overrides), where)
     try:
         config = structure(raw, RunConfig)
     except ConfigError as exc:

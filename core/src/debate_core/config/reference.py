@@ -16,6 +16,7 @@ from typing import Any, cast
 import attrs
 
 from debate_core.config.choices import ComponentChoice
+from debate_core.config.loading import RENAMED_KEYS
 from debate_core.config.sections import RunConfig
 
 _NO_DEFAULT = "(required)"
@@ -145,4 +146,16 @@ def config_reference_markdown() -> str:
             out += [" ".join(class_doc.split()), ""]
         out += _table(cls)
         out.append("")
+    out += [
+        "## Renamed keys",
+        "",
+        "A run file that still uses an old key keeps working: the key is read under its new name, with a",
+        "one-line warning naming it. Giving both names is an error.",
+        "",
+        "| old key | new key |",
+        "|---|---|",
+    ]
+    for (section, old), new in RENAMED_KEYS.items():
+        out.append(f"| `{section}.{old}` | `{section}.{new}` |")
+    out.append("")
     return "\n".join(out)

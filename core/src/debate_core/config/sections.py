@@ -80,9 +80,9 @@ class DebateSettings:
     """Turn protocol: ``sequential`` (seed 000) or ``parallel`` rounds (seed 002)."""
     parser: ComponentChoice = attrs.field(factory=lambda: ComponentChoice(name="xml"))
     """Output parser for the XML contract."""
-    personas: ComponentChoice = attrs.field(factory=lambda: ComponentChoice(name="default"))
+    persona_set: ComponentChoice = attrs.field(factory=lambda: ComponentChoice(name="default"))
     """Persona set: system prompt and temperature per agent."""
-    history: ComponentChoice = attrs.field(factory=lambda: ComponentChoice(name="all"))
+    history_policy: ComponentChoice = attrs.field(factory=lambda: ComponentChoice(name="all"))
     """History policy: which earlier rounds each prompt shows."""
     renderer: ComponentChoice = attrs.field(factory=lambda: ComponentChoice(name="role_colon"))
     """Renderer: messages to tokens, and the stop conditions."""
@@ -189,7 +189,8 @@ class EvaluationSettings:
     opponent: Literal["base"] = "base"
     """The fixed opponent: the untrained base model."""
     temperature: float | None = attrs.field(default=None, validator=v.optional(v.ge(0.0)))
-    """Sampling temperature of evaluation debates (unset: the debate's own and the personas')."""
+    """Sampling temperature of every agent in evaluation, persona temperatures included (unset: the personas'
+    own, else ``debate.temperature``; docs/protocol.md#sampling-temperature)."""
     at_start: bool = False
     """Evaluate the untrained policy before any update (a baseline for the later evaluations)."""
     at_end: bool = True

@@ -35,8 +35,8 @@ def component_choices(config: RunConfig) -> Iterator[tuple[str, str, ComponentCh
     yield "backend", "backend", config.backend
     yield "debate.coordinator", "coordinator", config.debate.coordinator
     yield "debate.parser", "parser", config.debate.parser
-    yield "debate.personas", "persona_set", config.debate.personas
-    yield "debate.history", "history_policy", config.debate.history
+    yield "debate.persona_set", "persona_set", config.debate.persona_set
+    yield "debate.history_policy", "history_policy", config.debate.history_policy
     yield "debate.renderer", "renderer", config.debate.renderer
     yield "reward", "reward", config.reward
     yield "dataset", "dataset", config.dataset

@@ -101,8 +101,8 @@ def build_debate_setup(debate: DebateSettings, registry: ComponentBuilder, token
     """
     coordinator = build_choice(registry, "coordinator", debate.coordinator, "debate.coordinator")
     parser = build_choice(registry, "parser", debate.parser, "debate.parser")
-    persona_set = build_choice(registry, "persona_set", debate.personas, "debate.personas")
-    history_policy = build_choice(registry, "history_policy", debate.history, "debate.history")
+    persona_set = build_choice(registry, "persona_set", debate.persona_set, "debate.persona_set")
+    history_policy = build_choice(registry, "history_policy", debate.history_policy, "debate.history_policy")
     renderer_factory = build_choice(registry, "renderer", debate.renderer, "debate.renderer")
     if not callable(renderer_factory):
         raise PluginError(f"renderer '{debate.renderer.name}' must build a factory (tokenizer) -> Renderer")
@@ -110,8 +110,8 @@ def build_debate_setup(debate: DebateSettings, registry: ComponentBuilder, token
     for value, interface, attribute in (
         (coordinator, Coordinator, "coordinator"),
         (parser, OutputParser, "parser"),
-        (persona_set, PersonaSet, "personas"),
-        (history_policy, HistoryPolicy, "history"),
+        (persona_set, PersonaSet, "persona_set"),
+        (history_policy, HistoryPolicy, "history_policy"),
         (renderer, Renderer, "renderer"),
     ):
         if not isinstance(value, interface):

@@ -31,7 +31,7 @@ from typing import Any, ClassVar
 import attrs
 import pytest
 
-from debate_core.components import ComponentSpec, OutputParserSpec, RewardSpec
+from debate_core.components import ComponentSpec, ParserSpec, RewardSpec
 from debate_core.records import (
     Comparison,
     DebateRecord,
@@ -305,7 +305,7 @@ class ParserContract:
     the parser must read back unchanged."""
 
     parser_name: ClassVar[str | None] = None
-    parser_spec: ClassVar[OutputParserSpec | None] = None
+    parser_spec: ClassVar[ParserSpec | None] = None
     parser_options: ClassVar[Mapping[str, Any]] = {}
     valid_examples: ClassVar[Sequence[str]] = (_CANONICAL,)
 
