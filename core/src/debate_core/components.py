@@ -7,7 +7,6 @@ Building is deferred so that listing plugins never imports heavy libraries.
 
 from __future__ import annotations
 
-import inspect
 import re
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, Generic, Protocol, TypeVar, cast
@@ -79,6 +78,8 @@ class BuildContext:
 
 def _takes_context(build: Callable[..., Any]) -> bool:
     """True when ``build`` accepts a second positional argument (the build context)."""
+    import inspect  # not at module level: importing debate_core stays cheap
+
     try:
         parameters = inspect.signature(build).parameters.values()
     except (TypeError, ValueError):  # a callable without a signature: options only

@@ -9,16 +9,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from debate_core.backends.local.options import LocalBackendOptions
+from debate_core.backends import LocalBackendOptions, local_service
 from debate_core.components import BackendSpec
 from debate_core.hookspecs import hookimpl
 
 
 def build_local_backend(options: LocalBackendOptions | None) -> Any:
     """A ``LocalServiceClient`` with these options (imports torch)."""
-    from debate_core.backends.local.service import LocalServiceClient
-
-    return LocalServiceClient(options or LocalBackendOptions())
+    return local_service(options)
 
 
 @hookimpl

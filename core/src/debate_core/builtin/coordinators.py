@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from debate_core.components import CoordinatorSpec
-from debate_core.debate.coordinators import ParallelCoordinator, ParallelOptions, SequentialCoordinator
+from debate_core.debate import ParallelCoordinator, ParallelOptions, SequentialCoordinator
 from debate_core.hookspecs import hookimpl
 
 

@@ -5,9 +5,14 @@ from __future__ import annotations
 
 from debate_core.components import DatasetSpec
 from debate_core.hookspecs import hookimpl
-from debate_core.tasks.arithmetic import ArithmeticDataset, ArithmeticOptions
-from debate_core.tasks.huggingface import HuggingFaceDataset, HuggingFaceOptions
-from debate_core.tasks.jsonl import JsonlDataset, JsonlDatasetOptions
+from debate_core.tasks import (
+    ArithmeticDataset,
+    ArithmeticOptions,
+    HuggingFaceDataset,
+    HuggingFaceOptions,
+    JsonlDataset,
+    JsonlDatasetOptions,
+)
 
 
 @hookimpl

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from debate_core.components import HistoryPolicySpec
-from debate_core.debate.history_policies import (
+from debate_core.debate import (
     AllRounds,
     HistoryOptions,
     LastRounds,

@@ -20,7 +20,7 @@ import attrs
 from debate_core.components import MetricSinkSpec
 from debate_core.errors import PluginError
 from debate_core.hookspecs import hookimpl
-from debate_core.records.metrics import MetricSink, MetricValue
+from debate_core.records import MetricSink, MetricValue
 
 SinkFactory = Callable[[Path], MetricSink]
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from debate_core.components import ParserSpec
-from debate_core.debate.xml_parser import XmlParser
+from debate_core.debate import XmlParser
 from debate_core.hookspecs import hookimpl
 
 

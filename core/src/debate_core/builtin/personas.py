@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from debate_core.components import PersonaSetSpec
-from debate_core.debate.personas import DefaultPersonas, DefaultPersonasOptions, PlainPersonas
+from debate_core.debate import DefaultPersonas, DefaultPersonasOptions, PlainPersonas
 from debate_core.hookspecs import hookimpl
 
 

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 from debate_core.components import RendererSpec
-from debate_core.debate.rendering import (
+from debate_core.debate import (
     ChatTemplateOptions,
     ChatTemplateRenderer,
     RoleColonOptions,

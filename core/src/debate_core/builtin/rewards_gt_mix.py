@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from debate_core.components import RewardSpec
 from debate_core.hookspecs import hookimpl
-from debate_core.rewards.gt_mix import GtMixOptions, build_gt_mix
+from debate_core.rewards import GtMixOptions, build_gt_mix
 
 
 @hookimpl

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from debate_core.components import RewardSpec
 from debate_core.hookspecs import hookimpl
-from debate_core.rewards.peer import build_win_minus_loss, build_win_rate
+from debate_core.rewards import build_win_minus_loss, build_win_rate
 
 
 @hookimpl

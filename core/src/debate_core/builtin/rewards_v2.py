@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from debate_core.components import RewardSpec
 from debate_core.hookspecs import hookimpl
-from debate_core.rewards.v2 import V2Options, V2Reward
+from debate_core.rewards import V2Options, V2Reward
 
 
 @hookimpl

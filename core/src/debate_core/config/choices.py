@@ -7,8 +7,6 @@ from typing import Any
 
 import attrs
 
-from debate_core.config.structuring import converter
-
 
 def normalise_name(name: str) -> str:
     """Lower-case a component name and turn ``-``, ``.`` and spaces into ``_``."""
@@ -24,16 +22,3 @@ class ComponentChoice:
 
     name: str = attrs.field(converter=normalise_name)
     options: dict[str, Any] = attrs.field(factory=dict)
-
-
-def _structure_choice(value: Any, _: type) -> ComponentChoice:
-    """Accept ``reward = "v2"`` as shorthand for ``[reward] name = "v2"``."""
-    if isinstance(value, str):
-        return ComponentChoice(name=value)
-    if not isinstance(value, dict):
-        raise TypeError(f"expected a component name or a table with 'name' and 'options', got {value!r}")
-    return _structure_choice_table(value, ComponentChoice)
-
-
-_structure_choice_table = converter.gen_structure_attrs_fromdict(ComponentChoice)
-converter.register_structure_hook(ComponentChoice, _structure_choice)

@@ -14,6 +14,7 @@ import cattrs
 import cattrs.gen
 from cattrs.errors import ClassValidationError, ForbiddenExtraKeysError, IterableValidationError
 
+from debate_core.config.choices import ComponentChoice
 from debate_core.errors import ConfigError
 
 T = TypeVar("T")
@@ -77,6 +78,19 @@ def _make_converter() -> cattrs.Converter:
 
 converter = _make_converter()
 """The one converter for run files and component options (unknown keys are errors)."""
+
+
+def _structure_choice(value: Any, _: type) -> ComponentChoice:
+    """Accept ``reward = "v2"`` as shorthand for ``[reward] name = "v2"``."""
+    if isinstance(value, str):
+        return ComponentChoice(name=value)
+    if not isinstance(value, dict):
+        raise TypeError(f"expected a component name or a table with 'name' and 'options', got {value!r}")
+    return _structure_choice_table(value, ComponentChoice)
+
+
+_structure_choice_table = converter.gen_structure_attrs_fromdict(ComponentChoice)
+converter.register_structure_hook(ComponentChoice, _structure_choice)
 
 
 def _field_names(cls: type | None) -> list[str]:

@@ -21,7 +21,7 @@ import numpy as np
 from attrs import validators as v
 from numpy.typing import NDArray
 
-from debate_core.records import AuthoredComparison, DebateRecord, RewardResult, tally_votes
+from debate_core import AuthoredComparison, DebateRecord, RewardResult, tally_votes
 
 Matrix = NDArray[np.float64]
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import attrs
 
-from debate_core.records import AuthoredComparison, DebateRecord, RewardResult, tally_votes
+from debate_core import AuthoredComparison, DebateRecord, RewardResult, tally_votes
 
 
 @attrs.frozen(kw_only=True)

@@ -22,7 +22,7 @@ from typing import Literal
 import attrs
 from attrs import validators as v
 
-from debate_core.records import AuthoredComparison, DebateRecord, RewardResult, tally_votes
+from debate_core import AuthoredComparison, DebateRecord, RewardResult, tally_votes
 
 
 @attrs.frozen(kw_only=True)

@@ -24,8 +24,15 @@ from typing import Literal
 import attrs
 from attrs import validators as v
 
-from debate_core import BuildContext, ComponentChoice
-from debate_core.records import GENERATOR_STREAM, DebateRecord, RewardFunction, RewardResult, Turn
+from debate_core import (
+    GENERATOR_STREAM,
+    BuildContext,
+    ComponentChoice,
+    DebateRecord,
+    RewardFunction,
+    RewardResult,
+    Turn,
+)
 
 TEXT_FIELDS = ("solution", "evaluation", "comparison", "consensus_reason", "text")
 
