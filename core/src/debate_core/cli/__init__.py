@@ -38,13 +38,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for module_name in COMMAND_MODULES:
-        try:
-            module = importlib.import_module(f"debate_core.cli.{module_name}")
-        except ModuleNotFoundError as exc:
-            if exc.name == f"debate_core.cli.{module_name}":
-                continue
-            raise
-        module.register(subparsers)
+        importlib.import_module(f"debate_core.cli.{module_name}").register(subparsers)
     return parser
 
 

@@ -6,10 +6,9 @@ import argparse
 import asyncio
 import json
 from pathlib import Path
-from typing import Any
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "eval",
         help="evaluate a checkpoint (or the base model) on held-out problems",

@@ -6,10 +6,9 @@ import argparse
 import asyncio
 import json
 from pathlib import Path
-from typing import Any
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "preflight",
         help="run the pre-training checklist (seed 002 §5.3) on the base model",

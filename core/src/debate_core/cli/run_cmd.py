@@ -10,9 +10,14 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from debate_core.errors import DebateError
+
+if TYPE_CHECKING:
+    from debate_core.config import RunConfig
+    from debate_core.plugins import Registry
+    from debate_core.runtime.session import BackendSession
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -46,7 +51,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.set_defaults(handler=run)
 
 
-def _open_session(config: Any, registry: Any, checkpoint: str | None) -> Any:
+def _open_session(config: RunConfig, registry: Registry, checkpoint: str | None) -> BackendSession:
     """The backend session (``.tokenizer``, ``.sampling_client()``), sampling only."""
     from debate_core.runtime.session import open_session
 

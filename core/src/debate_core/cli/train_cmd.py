@@ -9,12 +9,11 @@ import signal
 import sys
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 HEADLINE = ("format", "correct", "pass@", "judge_accuracy")
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "train",
         help="train a policy by debate self-play",

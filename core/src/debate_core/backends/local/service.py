@@ -14,6 +14,7 @@ from typing import Any
 
 import attrs
 from tinker import types
+from tinker.lib.retry_handler import RetryConfig
 
 from debate_core.backends.local import saved_states
 from debate_core.backends.local.engine import SamplerEngine
@@ -108,7 +109,7 @@ class LocalServiceClient:
         self,
         model_path: str | None = None,
         base_model: str | None = None,
-        retry_config: Any = None,
+        retry_config: RetryConfig | None = None,
         record_stability_info: bool = False,
     ) -> AwaitableConcurrentFuture[LocalSamplingClient]:
         """A sampling client on saved weights (``model_path``) or on the untrained ``base_model``."""

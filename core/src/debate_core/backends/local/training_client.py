@@ -18,6 +18,7 @@ from typing import Any, Protocol
 
 import torch
 from tinker import types
+from tinker.lib.retry_handler import RetryConfig
 
 from debate_core.backends.local import losses, saved_states
 from debate_core.backends.local.engine import SamplerEngine, SamplerSnapshot
@@ -183,7 +184,7 @@ class LocalTrainingClient:
     def save_weights_and_get_sampling_client(
         self,
         name: str | None = None,
-        retry_config: Any = None,
+        retry_config: RetryConfig | None = None,
         record_stability_info: bool = False,
         kind: str = "snapshot",
     ) -> AwaitableConcurrentFuture[LocalSamplingClient]:
@@ -191,7 +192,7 @@ class LocalTrainingClient:
         return self._worker.submit(lambda: LocalSamplingClient(self._snapshot(), self._service.engine))
 
     def create_sampling_client(
-        self, model_path: str, retry_config: Any = None, record_stability_info: bool = False
+        self, model_path: str, retry_config: RetryConfig | None = None, record_stability_info: bool = False
     ) -> AwaitableConcurrentFuture[LocalSamplingClient]:
         """A sampling client over weights saved at ``model_path``."""
         return self._service.create_sampling_client(model_path=model_path)
