@@ -67,7 +67,7 @@ class RecordingPolicy:
 
 
 def count_sequences(transitions: Sequence[object]) -> int:
-    """Training sequences one agent's transitions make (seed 000 "Full-sequence assembly"):
+    """Training sequences one agent's transitions make (docs/training.md#from-trajectories-to-datums):
     a new one starts whenever an observation does not strictly extend the previous
     observation + action."""
     count = 0

@@ -1,4 +1,4 @@
-"""Authorship rules of seed 000: self-comparisons dropped first, then malformed ones."""
+"""Authorship rules (docs/protocol.md#authorship-and-validity): self-comparisons dropped first, then malformed ones."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ def test_out_of_range_and_equal_ids_are_malformed() -> None:
     assert (result.self_comparisons, result.malformed) == (0, 3)
 
 
-def test_self_rule_comes_first_as_in_seed_000() -> None:
+def test_self_rule_comes_first() -> None:
     # the author on either side is a self-comparison even when the other id is invalid
     result = apply_authorship([Comparison(1, ">", 1), Comparison(1, ">", 9)], 1, 3)
     assert (result.valid, result.self_comparisons, result.malformed) == ((), 2, 0)

@@ -1,4 +1,4 @@
-"""Whole debates without a model, under both turn protocols (seed 000, seed 002 §2.1)."""
+"""Whole debates without a model, under both turn protocols (docs/protocol.md#turn-protocols)."""
 
 from __future__ import annotations
 

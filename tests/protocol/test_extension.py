@@ -1,7 +1,7 @@
 """How many training sequences a 3-agent, 3-round debate gives each agent, per history policy.
 
 A new sequence starts whenever an observation does not strictly extend the agent's previous
-observation + action (seed 000 "Full-sequence assembly with prefix checks"). The numbers
+observation + action (docs/training.md#from-trajectories-to-datums). The numbers
 are documented in docs/protocol.md; ``-s`` prints the table.
 """
 
@@ -68,8 +68,8 @@ def test_count_sequences_detects_a_non_extension() -> None:
 
 
 def test_rendering_the_whole_chat_template_each_turn_loses_the_extension() -> None:
-    """The contrast of seed 002 §2.5: a template that strips the earlier turns' think blocks
-    makes every turn its own sequence; the segment-wise renderer keeps one per agent."""
+    """What docs/protocol.md#renderers-and-stop-conditions avoids: a template that strips the earlier
+    turns' think blocks makes every turn its own sequence; the segment-wise renderer keeps one per agent."""
 
     class WholeTemplate(ChatTemplateRenderer):
         def build_prompt(self, messages):  # type: ignore[no-untyped-def]

@@ -1,4 +1,4 @@
-"""Personas (seed 002 §2.4, seed 000), history policies (seed 000) and turn instructions."""
+"""Personas, history policies and turn instructions (docs/protocol.md#what-an-agent-sees)."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ from debate_core.records import ParsedResponse, Turn
 NAMES = ["Methodical Analyst", "Creative Problem-Solver", "Devil's Advocate", "Synthesizer", "First Principles Thinker"]
 
 
-def test_default_personas_follow_seed_002_and_cycle() -> None:
+def test_default_personas_have_their_temperatures_and_cycle() -> None:
     personas = [DefaultPersonas().persona(i, 7) for i in range(7)]
     assert [p.name for p in personas] == [*NAMES, NAMES[0], NAMES[1]]
     assert [p.temperature for p in personas] == [0.6, 1.0, 0.9, 1.0, 0.8, 0.6, 1.0]
@@ -63,7 +63,7 @@ def turn(round_: int, agent: int, text: str = "x" * 30) -> Turn:
 VISIBLE = [turn(r, a) for r in (1, 2, 3) for a in range(3)][:7]  # rounds 1, 2 and agent 0 of round 3
 
 
-def test_all_none_and_last_k_select_rounds_as_seed_000_says() -> None:
+def test_all_none_and_last_k_select_rounds_as_documented() -> None:
     assert [(e.round, e.agent) for e in AllRounds().select(VISIBLE, 3)] == [(t.round, t.agent) for t in VISIBLE]
     assert list(NoHistory().select(VISIBLE, 3)) == []
     last_one = LastRounds(LastRoundsOptions(rounds=1)).select(VISIBLE, 3)
@@ -104,7 +104,7 @@ def instructions(agent: int, round_: int, now: list[int], earlier: list[int]) ->
     )
 
 
-def test_round_one_bootstrapping_follows_seed_000() -> None:
+def test_round_one_bootstrapping_follows_whom_the_agent_sees() -> None:
     first = instructions(0, 1, [], [])
     assert "Nobody else has answered yet" in first and "N/A in <evaluation> and N/A in <comparison>" in first
     second = instructions(1, 1, [0], [])

@@ -1,4 +1,4 @@
-"""Renderers and stop conditions (seed 000 "Stop conditions", seed 002 §2.5)."""
+"""Renderers and stop conditions (docs/protocol.md#renderers-and-stop-conditions)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The ``xml`` parser against seed 000's output contract."""
+"""The ``xml`` parser against the output contract of docs/protocol.md#the-output-contract."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Advantages: seed 000's centred returns, per-stream centring, global normalisation, dropping."""
+"""Advantages (docs/rewards.md#advantages): centred returns, per-stream centring, global normalisation, dropping."""
 
 from __future__ import annotations
 
@@ -27,8 +27,8 @@ def shift(result: RewardResult, c: float) -> RewardResult:
     return attrs.evolve(result, agent_rewards=tuple(r + c for r in result.agent_rewards), step_streams=streams)
 
 
-def test_seed_000_parse_error_creates_variance() -> None:
-    """Seed 000 edge case: one failed turn and no votes gives A = (-2/3, 1/3, 1/3)."""
+def test_a_parse_error_creates_variance() -> None:
+    """The documented edge case: one failed turn and no votes gives A = (-2/3, 1/3, 1/3)."""
     debate = synthetic_debate(3, [TurnSpec(failed=True)] + [TurnSpec()] * 2)
     result = PairwiseReward("win_rate")(debate)
     (adv,) = compute_advantages([debate], [result])
@@ -115,7 +115,7 @@ def test_invariant_to_adding_a_constant(debate: DebateRecord, c: float, normalis
 
 
 @given(debates)
-def test_returns_follow_seed_000(debate: DebateRecord) -> None:
+def test_returns_follow_the_definition(debate: DebateRecord) -> None:
     result = PairwiseReward("win_rate")(debate)
     (adv,) = compute_advantages([debate], [result])
     assert adv is not None

@@ -1,4 +1,4 @@
-"""v2 against seed 002 §2.2 as the issue reads it: hand-computed debates and random ones."""
+"""v2 against docs/rewards.md#v2: hand-computed debates and random ones."""
 
 from __future__ import annotations
 

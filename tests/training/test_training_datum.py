@@ -1,4 +1,4 @@
-"""Datum assembly against hand-computed sequences (seed 000, "Converting Trajectories")."""
+"""Datum assembly against hand-computed sequences (docs/training.md#from-trajectories-to-datums)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Built-in history policies ``all`` (-1), ``none`` (0) and ``last_k`` (K) of seed 000."""
+"""Built-in history policies ``all``, ``none`` and ``last_k`` (docs/protocol.md#what-an-agent-sees)."""
 
 from __future__ import annotations
 

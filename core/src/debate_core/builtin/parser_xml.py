@@ -1,4 +1,4 @@
-"""Built-in output parser ``xml``: the five-tag contract of seed 000."""
+"""Built-in output parser ``xml``: the five-tag contract (docs/protocol.md#the-output-contract)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ def debate_parsers() -> list[ParserSpec]:
     return [
         ParserSpec(
             name="xml",
-            description="<solution>, <evaluation>, <comparison>, <consensus>, <consensus_reason> in order (seed 000)",
+            description="<solution>, <evaluation>, <comparison>, <consensus>, <consensus_reason> in order",
             build=_build_xml,
         )
     ]

@@ -1,4 +1,4 @@
-"""Built-in reward ``gt_mix``: a peer reward mixed with ground-truth correctness (seed 002 §5.1)."""
+"""Built-in reward ``gt_mix``: a peer reward mixed with ground-truth correctness (docs/rewards.md#gt_mix)."""
 
 from __future__ import annotations
 

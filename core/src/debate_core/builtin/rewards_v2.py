@@ -1,4 +1,4 @@
-"""Built-in reward ``v2``: generator and judge streams with a format penalty (seed 002 §2.2)."""
+"""Built-in reward ``v2``: generator and judge streams with a format penalty (docs/rewards.md#v2)."""
 
 from __future__ import annotations
 

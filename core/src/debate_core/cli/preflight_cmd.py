@@ -11,7 +11,7 @@ from pathlib import Path
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "preflight",
-        help="run the pre-training checklist (seed 002 §5.3) on the base model",
+        help="run the pre-training checklist on the base model",
         description=(
             "Evaluate the base model on held-out problems and check what self-play needs: direct accuracy "
             ">= 5%%, valid comparisons > 80%%, pass@N > 20%%, judge accuracy > 50%%. Each failing check says "

@@ -77,7 +77,7 @@ class DebateSettings:
     temperature: float = attrs.field(default=1.0, validator=v.ge(0.0))
     """Sampling temperature unless the agent's persona sets its own."""
     coordinator: ComponentChoice = attrs.field(factory=lambda: ComponentChoice(name="sequential"))
-    """Turn protocol: ``sequential`` (seed 000) or ``parallel`` rounds (seed 002)."""
+    """Turn protocol: ``sequential`` turns or ``parallel`` rounds (docs/protocol.md#turn-protocols)."""
     parser: ComponentChoice = attrs.field(factory=lambda: ComponentChoice(name="xml"))
     """Output parser for the XML contract."""
     persona_set: ComponentChoice = attrs.field(factory=lambda: ComponentChoice(name="default"))
@@ -90,14 +90,14 @@ class DebateSettings:
 
 @attrs.frozen(kw_only=True)
 class TrainingSettings:
-    """How the policy is updated (seed 000 "Training Loop", seed 002 §2.3)."""
+    """How the policy is updated (docs/training.md#one-iteration)."""
 
     batch_size: int = attrs.field(default=8, validator=v.ge(1))
     """Questions (debates) per iteration."""
     num_iterations: int = attrs.field(default=10, validator=v.ge(0))
     """RL iterations (ignored when a curriculum is given: its stages' iterations add up instead)."""
     learning_rate: float = attrs.field(default=1e-4, validator=v.gt(0.0))
-    """Adam learning rate of the RL updates (seed 002 uses 3e-5 for LoRA on an 8B model)."""
+    """Adam learning rate of the RL updates (3e-5 is a common choice for LoRA on an 8B model)."""
     lr_schedule: Literal["constant", "linear", "cosine"] = "constant"
     """Decay over the RL iterations: ``linear`` and ``cosine`` fall from ``learning_rate`` towards 0."""
     loss_fn: Literal["importance_sampling", "ppo", "cispo"] = "importance_sampling"
@@ -124,7 +124,7 @@ class TrainingSettings:
     max_debates_in_flight: int = attrs.field(default=16, validator=v.ge(1))
     """Debates sampled concurrently at most."""
     advantage_normalisation: Literal["group", "global"] = "group"
-    """``group`` centres within each debate (seed 000); ``global`` also divides by the batch's std (seed 002 §5.2)."""
+    """``group`` centres within each debate; ``global`` also divides by the batch's std (docs/rewards.md#advantages)."""
     drop_uniform_groups: bool = False
     """Drop debates whose advantages are all zero (they carry no gradient)."""
     skip_zero_advantage_updates: bool = True
@@ -138,7 +138,7 @@ class TrainingSettings:
 
 @attrs.frozen(kw_only=True)
 class WarmstartSettings:
-    """Supervised warm-start on correct solutions in the output format (seed 002 §5.1, appendix A).
+    """Supervised warm-start on correct solutions in the output format (docs/training.md#warm-start-and-curriculum).
 
     Each step takes ``batch_size`` training problems that have an answer and runs a debate in which
     every agent answers with the reference solution through the debate's own prompts (so the
@@ -174,7 +174,7 @@ class CurriculumStage:
 
 @attrs.frozen(kw_only=True)
 class EvaluationSettings:
-    """Held-out evaluation (seed 000 "Evaluation mode", seed 002 §3)."""
+    """Held-out evaluation (docs/training.md#evaluation)."""
 
     num_problems: int = attrs.field(default=50, validator=v.ge(0))
     """Problems of ``split`` evaluated on (the first ones, the same every time)."""
@@ -185,7 +185,7 @@ class EvaluationSettings:
     num_samples: int = attrs.field(default=0, validator=v.ge(0))
     """Direct answers per problem, the ``k`` of direct pass@k (0: the number of agents)."""
     role_averaged: bool = False
-    """Also run role-averaged debates against a fixed opponent policy (seed 000)."""
+    """Also run role-averaged debates against a fixed opponent policy (docs/training.md#evaluation)."""
     opponent: Literal["base"] = "base"
     """The fixed opponent: the untrained base model."""
     temperature: float | None = attrs.field(default=None, validator=v.optional(v.ge(0.0)))

@@ -3,13 +3,13 @@
 Every agent of a debate runs as its own task and asks the turn state for its next turn,
 waiting until the protocol lets it act. Two built-in protocols:
 
-* ``sequential`` (seed 000): one global order, agent 0 to N-1 in each round; an agent waits
+* ``sequential``: one global order, agent 0 to N-1 in each round; an agent waits
   for its turn and sees every turn committed before it.
-* ``parallel`` (seed 002 §2.1): all agents of a round answer at once against the same
+* ``parallel``: all agents of a round answer at once against the same
   history (the earlier rounds); the round is committed in agent order when the last answer
   is in. ``blind_review`` hides the ``<comparison>`` sections of the history.
 
-Termination (seed 000): at the end of a round when every agent of it said YES to consensus,
+Termination (docs/protocol.md#turn-protocols): at the end of a round when every agent of it said YES to consensus,
 or after ``max_rounds``. A failed turn (a parse error, or the agent's policy raising) is
 committed with step reward -1 and aborts the debate: every waiting agent is released at
 once. Under ``parallel`` a parse error ends the debate after its round, keeping the turns
@@ -154,7 +154,7 @@ def _reason(draft: TurnDraft) -> str:
 
 
 class SequentialTurns(TurnState):
-    """Seed 000: agent 0 to N-1 in each round, one at a time."""
+    """Sequential turns: agent 0 to N-1 in each round, one at a time."""
 
     protocol_name = "sequential"
 
@@ -186,7 +186,7 @@ class SequentialTurns(TurnState):
 
 
 class ParallelTurns(TurnState):
-    """Seed 002 §2.1: every agent of a round at once, committed in agent order."""
+    """Parallel rounds: every agent of a round at once, committed in agent order."""
 
     protocol_name = "parallel"
 
@@ -235,7 +235,7 @@ class Coordinator(Protocol):
 
 
 class SequentialCoordinator:
-    """The ``sequential`` coordinator (seed 000)."""
+    """The ``sequential`` coordinator."""
 
     protocol_name = "sequential"
     hide_comparisons = False
@@ -250,11 +250,11 @@ class ParallelOptions:
     """Options of the ``parallel`` coordinator."""
 
     blind_review: bool = False
-    """Hide every ``<comparison>`` section from the history, whatever the history policy (seed 002 §2.1)."""
+    """Hide every ``<comparison>`` section from the history, whatever the history policy."""
 
 
 class ParallelCoordinator:
-    """The ``parallel`` coordinator (seed 002 §2.1)."""
+    """The ``parallel`` coordinator."""
 
     protocol_name = "parallel"
 

@@ -1,4 +1,4 @@
-"""History policies (seed 000 "History truncation"): which earlier turns an agent's prompt
+"""History policies (docs/protocol.md#what-an-agent-sees): which earlier turns an agent's prompt
 shows, with each field clipped to ``max_chars_per_field``, comparisons hidden when blind.
 
 ``all`` (``history_rounds = -1``) shows every visible turn, ``none`` (``0``) shows nothing,
@@ -36,7 +36,7 @@ class HistoryOptions:
     max_chars_per_field: int | None = attrs.field(default=None, validator=_optional_positive)
     """Clip solution, evaluation, comparison and consensus reason to this many characters (unset: no clipping)."""
     blind: bool = False
-    """Hide every ``<comparison>`` section (seed 002 §2.1 blind review)."""
+    """Hide every ``<comparison>`` section (blind review)."""
 
 
 @attrs.frozen(kw_only=True)

@@ -1,6 +1,6 @@
 """The instructions at the end of each prompt: what the agent must do this turn.
 
-Seed 000's round-1 bootstrapping, driven by whom the agent can see:
+Round-1 bootstrapping (docs/protocol.md#what-an-agent-sees), driven by whom the agent can see:
 
 * nobody has answered yet (the first agent of a sequential round 1, every agent of a
   parallel round 1, every turn under the ``none`` history): propose a solution, write

@@ -3,8 +3,8 @@
 A persona's prompt says who the agent is; the debate appends the output parser's contract
 instructions to it (``observations.system_prompt``), so persona sets never depend on the format.
 
-``default`` is the five personas of seed 002 §2.4 with their own sampling temperatures,
-cycling for more than five agents (agent 5 gets persona 0); ``plain`` is seed 000's agent
+``default`` is five personas with their own sampling temperatures (docs/protocol.md#personas),
+cycling for more than five agents (agent 5 gets persona 0); ``plain`` is the plain agent
 system prompt with the agent id and no persona (the run's temperature applies).
 """
 
@@ -16,7 +16,7 @@ from debate_core.records import Persona
 
 
 def plain_system_prompt(agent_id: int, num_agents: int) -> str:
-    """Seed 000's agent system prompt: who the agent is (the debate adds the contract and its rules)."""
+    """The plain agent system prompt: who the agent is (the debate adds the contract and its rules)."""
     return (
         f"You are Agent {agent_id} in a debate among {num_agents} agents (Agent 0 to Agent {num_agents - 1}). "
         "The agents answer the same question over several rounds, read each other's responses, "
@@ -60,7 +60,7 @@ DEFAULT_PROFILES: tuple[PersonaProfile, ...] = (
         0.8,
     ),
 )
-"""The personas of seed 002 §2.4, in agent order."""
+"""The personas of the ``default`` set, in agent order."""
 
 
 @attrs.frozen(kw_only=True)
@@ -68,11 +68,12 @@ class DefaultPersonasOptions:
     """Options of the ``default`` persona set."""
 
     use_persona_temperatures: bool = True
-    """Sample each agent at its persona's temperature (seed 002 §2.4); ``false`` keeps the run's."""
+    """Sample each agent at its persona's temperature; ``false`` keeps the run's
+    (docs/protocol.md#sampling-temperature)."""
 
 
 class DefaultPersonas:
-    """The five personas of seed 002 §2.4, cycling for more than five agents."""
+    """The five personas of ``DEFAULT_PROFILES``, cycling for more than five agents."""
 
     def __init__(self, options: DefaultPersonasOptions | None = None) -> None:
         self.options = options or DefaultPersonasOptions()
@@ -90,7 +91,7 @@ class DefaultPersonas:
 
 
 class PlainPersonas:
-    """Seed 000's system prompt with the agent id: no persona, the run's temperature."""
+    """The plain system prompt with the agent id: no persona, the run's temperature."""
 
     def persona(self, agent_id: int, num_agents: int) -> Persona:
         """The same prompt for every agent but its id."""

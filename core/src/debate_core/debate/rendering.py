@@ -4,8 +4,8 @@ Both renderers build a prompt segment by segment: every earlier assistant messag
 on its own and surrounded by the same segments it was sampled after, so an agent's next
 prompt starts with exactly the tokens of its previous prompt and its previous response
 whenever the response's tokens are the tokenizer's own encoding of its text. Nothing is
-stripped from earlier turns (seed 002 §2.5: keep the empty ``<think></think>`` block of a
-chat template), which makes a whole debate of one agent one training sequence when the
+stripped from earlier turns (keep the empty ``<think></think>`` block of a chat template;
+docs/protocol.md#renderers-and-stop-conditions), which makes a whole debate of one agent one training sequence when the
 history policy only ever adds to the prompt.
 
 A renderer says how its chat format ends a turn (``stop_condition``); :func:`sampling_stop`

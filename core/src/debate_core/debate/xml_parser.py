@@ -1,6 +1,7 @@
-"""The XML output contract (seed 000): five tags in a fixed order, parsed without ever raising.
+"""The XML output contract (docs/protocol.md#the-output-contract): five tags in a fixed order,
+parsed without ever raising.
 
-Normalisations, as seed 000 lists them:
+Normalisations:
 
 * Markdown code fences around the response: text outside the five sections is never part of
   a field, so fences (and anything else) before, between or after the sections are ignored.

@@ -130,7 +130,7 @@ class DebateRecord:
     """A finished debate: what reward plugins score and what transcripts store.
 
     ``turns`` are in commit order. ``aborted`` is set when a turn failed (the debate stops
-    at that turn, seed 000); ``consensus_reached`` when every agent of the last round said YES.
+    at that turn, docs/protocol.md#turn-protocols); ``consensus_reached`` when every agent of the last round said YES.
     """
 
     question: str

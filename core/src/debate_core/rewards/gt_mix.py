@@ -1,4 +1,4 @@
-"""Ground-truth mixing (seed 002 §5.1): ``w_peer * peer + w_gt * correctness``.
+"""Ground-truth mixing (docs/rewards.md#gt_mix): ``w_peer * peer + w_gt * correctness``.
 
 Wraps any peer reward. Correctness is ``Turn.grade`` (1.0 or 0.0, filled by the dataset's
 grader); a turn without a grade (failed, or a non-verifiable task) counts as ``ungraded``.

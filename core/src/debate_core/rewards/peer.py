@@ -1,4 +1,4 @@
-"""The leave-one-out pairwise rewards of seed 000: win rate and win minus loss.
+"""The leave-one-out pairwise rewards (docs/rewards.md#win_rate): win rate and win minus loss.
 
 For a target agent ``i`` only the valid votes that involve ``i`` and were *not* authored
 by ``i`` count (leave-one-out). Both rewards are 0 for an agent no such vote involves.
@@ -47,7 +47,7 @@ def win_minus_loss_rewards(votes: Iterable[AuthoredComparison], num_agents: int)
 
 
 def pairwise_metrics(mode: PairwiseMode, tally: VoteTally, rewards: tuple[float, ...]) -> dict[str, float]:
-    """The seed 000 diagnostics of one debate (``pairwise_reward`` is the mean over agents)."""
+    """The pairwise diagnostics of one debate (``pairwise_reward`` is the mean over agents)."""
     return {
         "pairwise_reward": mean(rewards),
         "pairwise_reward_is_win_rate": float(mode == "win_rate"),

@@ -1,14 +1,14 @@
-"""The v2 reward of seed 002 §2.2: a generator stream from vote ratios and a judge stream
+"""The v2 reward (docs/rewards.md#v2): a generator stream from vote ratios and a judge stream
 from agreement with the majority, per (agent, step), with a format penalty.
 
-Reading of the seed (the peer recipe it comes from):
+The rules, as docs/rewards.md#v2 states them:
 
 - Votes are the debate's valid comparisons (``records.votes.tally_votes``). A vote made at
   turn ``t`` refers to the most recent step of each compared agent among the turns ``t``
   could see (``DebateRecord.visible_responses``). A vote naming an agent with no visible turn
   is *unresolved* and ignored. Failed turns cast no votes.
 - Generator reward of step ``(i, s)``: ``(for - against) / (for + against)``, 0 with no
-  votes; a tie ``=`` counts as neither. Equals ``2 * for / (for + against) - 1`` of the seed.
+  votes; a tie ``=`` counts as neither (equal to ``2 * for / (for + against) - 1``).
 - Judge reward of a step: mean over its resolved votes of +1 when the vote agrees with the
   majority judgement on that pair of responses and -1 when not. The majority is the
   judgement (first better, second better, equal) cast strictly more often than each other
@@ -55,7 +55,7 @@ def _finite(instance: object, attribute: attrs.Attribute[float], value: float) -
 
 @attrs.frozen(kw_only=True)
 class V2Options:
-    """Options of the ``v2`` reward (seed 002 §2.2, §2.3, appendix A)."""
+    """Options of the ``v2`` reward (docs/rewards.md#v2)."""
 
     lambda_gen: float = attrs.field(default=1.0, validator=[_finite, v.ge(0.0)])
     """Weight of the generator stream's advantages (``solution`` and ``evaluation`` tokens)."""
@@ -67,7 +67,7 @@ class V2Options:
     """The penalty added to such a step's judge reward (a penalty, so at most 0)."""
     judge_leave_one_out: bool = False
     """Leave the judge's own votes out of the majority it is scored against. Off by default
-    (seed 002: "the majority of all judges"); with it off a lone judge of a pair always agrees."""
+    (the majority of all judges); with it off a lone judge of a pair always agrees."""
 
 
 @attrs.frozen
@@ -207,7 +207,7 @@ def _per_agent(values: dict[StepRef, float], num_agents: int) -> tuple[tuple[flo
 
 
 class V2Reward:
-    """Seed 002's v2 reward: per-step generator and judge streams, weighted by lambdas."""
+    """The v2 reward: per-step generator and judge streams, weighted by lambdas."""
 
     def __init__(self, options: V2Options | None = None) -> None:
         self.options = options or V2Options()
@@ -230,7 +230,7 @@ class V2Reward:
 
 
 def v2_metrics(parts: V2Breakdown) -> dict[str, float]:
-    """The seed 002 §3.1 reward metrics, plus the counts of discarded comparisons."""
+    """The v2 reward metrics (docs/rewards.md#v2), plus the counts of discarded comparisons."""
     return {
         "v2/total_votes": float(len(parts.resolved)),
         "v2/missing_comparisons": float(len(parts.missing_comparisons)),

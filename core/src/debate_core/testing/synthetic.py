@@ -2,7 +2,7 @@
 
 A synthetic debate follows the fixed agent order of the built-in coordinators: turn ``k``
 (commit order) belongs to agent ``k % N`` in round ``k // N + 1``. Comparisons are given
-as raw ``(a, op, b)`` lines and go through the authorship rules of seed 000 exactly as a
+as raw ``(a, op, b)`` lines and go through the authorship rules (``apply_authorship``) exactly as a
 coordinator applies them (:func:`~debate_core.debate.authorship.apply_authorship`): a line
 naming its author is a self-comparison first, whatever the other id; of the rest, an id out
 of range or ``a == b`` is malformed. A failed turn (a parse error) contributes no votes and

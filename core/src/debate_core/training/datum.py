@@ -1,4 +1,4 @@
-"""Agent trajectories to ``tinker.types.Datum``s (seed 000, "Converting Trajectories").
+"""Agent trajectories to ``tinker.types.Datum``s (docs/training.md#from-trajectories-to-datums).
 
 Each trajectory (one agent's turns in one debate) is walked in order, keeping a running
 full sequence ``x``:

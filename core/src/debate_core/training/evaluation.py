@@ -1,5 +1,5 @@
 """Held-out evaluation: direct answers, self-play debates, and role-averaged debates against
-a fixed opponent (seed 000 "Evaluation mode", seed 002 §3.1).
+a fixed opponent (docs/training.md#evaluation).
 
 * ``direct``: one turn, no debate (a one-agent, one-round debate with the same prompts and
   output format), ``k`` independent samples per problem: ``format``, ``correct`` (mean over

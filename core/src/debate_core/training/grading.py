@@ -139,7 +139,8 @@ def grade_samples(records: Sequence[DebateRecord], grader: Grader, answer: str) 
 
 
 def verifiable_metrics(graded: Sequence[GradedDebate], prefix: str, k: int) -> dict[str, float]:
-    """``{prefix}/format``, ``correct``, ``pass@k``, ``avg@k``, ``cons@k``, ``judge_accuracy`` (seed 002 §3.1).
+    """``{prefix}/format``, ``correct``, ``pass@k``, ``avg@k``, ``cons@k``, ``judge_accuracy``
+    (docs/training.md#evaluation).
 
     ``correct_se`` is the standard error of ``correct`` with problems as the unit (the responses
     to one problem are not independent); ``judge_accuracy_se`` the binomial one over decidable votes.

@@ -1,4 +1,4 @@
-"""The training loop: optional warm-start, then debate self-play RL (seed 000 "Training Loop").
+"""The training loop: optional warm-start, then debate self-play RL (docs/training.md#one-iteration).
 
 One RL iteration:
 

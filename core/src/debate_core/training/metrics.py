@@ -1,4 +1,4 @@
-"""The metrics of one training iteration, with the names seed 000 and seed 002 §3.1 use.
+"""The metrics of one training iteration (docs/training.md#metrics).
 
 * per-turn env metrics, averaged over every turn: ``consensus_reached``, ``round``, ``parse_error``;
 * reward metrics, averaged over debates, under the reward plugin's own names
@@ -27,7 +27,8 @@ from debate_core.training.datum import AssembledDatum
 
 
 def total_returns(record: DebateRecord, result: RewardResult) -> list[float]:
-    """``R_{p,i} = sum_t r^step_{p,i,t} + r_{p,i}`` with ``r^step = -1`` for a failed turn (seed 000)."""
+    """``R_{p,i} = sum_t r^step_{p,i,t} + r_{p,i}`` with ``r^step = -1`` for a failed turn
+    (docs/rewards.md#advantages)."""
     failures = [0] * record.num_agents
     for turn in record.turns:
         if turn.failed:
@@ -57,7 +58,7 @@ def debate_metrics(records: Sequence[DebateRecord]) -> dict[str, float]:
     """Protocol diagnostics: rounds played, aborts, dropped comparisons, valid-comparison rate.
 
     ``debate/valid_comparison_rate`` is the share of turns that could compare (at least two
-    other agents visible) and made at least one valid comparison (seed 002 §5.3, check 2).
+    other agents visible) and made at least one valid comparison (docs/training.md#preflight, check 2).
     """
     expected = made = 0
     for record in records:

@@ -1,5 +1,5 @@
 """Supervised warm-start: cross-entropy on correct solutions written in the output format
-(seed 002 §5.1 "Supervised warm-start", appendix A).
+(docs/training.md#warm-start-and-curriculum).
 
 The reference responses are produced *through the debate itself*: a debate is run in which
 every agent is a :class:`ReferencePolicy` that answers with the problem's correct solution,
