@@ -16,6 +16,25 @@ import attrs
 from debate_core.config.choices import ComponentChoice, normalise_name
 from debate_core.errors import ConfigError, DebateError, PluginError
 
+__all__ = [
+    "KINDS",
+    "SPEC_TYPES",
+    "BackendSpec",
+    "BuildContext",
+    "ComponentBuilder",
+    "ComponentSpec",
+    "CoordinatorSpec",
+    "DatasetSpec",
+    "GraderSpec",
+    "HistoryPolicySpec",
+    "MetricSinkSpec",
+    "ParserSpec",
+    "PersonaSetSpec",
+    "RendererSpec",
+    "RewardSpec",
+    "build_choice",
+]
+
 T = TypeVar("T")
 
 _NAME_PATTERN = re.compile(r"^[a-z][a-z0-9_]*$")
@@ -212,6 +231,7 @@ SPEC_TYPES: tuple[type[ComponentSpec[Any]], ...] = (
 """Every kind, in the order listings show them."""
 
 KINDS: tuple[str, ...] = tuple(spec.kind for spec in SPEC_TYPES)
+"""Every kind name (``parser``, ``reward``, ...), in the order listings show them."""
 
 
 def build_choice(builder: ComponentBuilder, kind: str, choice: ComponentChoice, path: str) -> Any:

@@ -18,6 +18,13 @@ from typing import IO, Any, Literal
 
 from debate_core.errors import DebateError
 
+__all__ = [
+    "atomic_file",
+    "atomic_write_json",
+    "atomic_write_text",
+    "read_jsonl",
+]
+
 
 @contextmanager
 def atomic_file(path: Path, mode: Literal["w", "wb"] = "w") -> Iterator[IO[Any]]:

@@ -34,11 +34,30 @@ from debate_core.components import (
     RewardSpec,
 )
 
+__all__ = [
+    "HOOK_KINDS",
+    "PROJECT_NAME",
+    "debate_backends",
+    "debate_coordinators",
+    "debate_datasets",
+    "debate_graders",
+    "debate_history_policies",
+    "debate_metric_sinks",
+    "debate_parsers",
+    "debate_persona_sets",
+    "debate_renderers",
+    "debate_rewards",
+    "hookimpl",
+    "hookspec",
+]
+
 PROJECT_NAME = "debate"
 """The pluggy project name and the entry-point group."""
 
 hookspec = pluggy.HookspecMarker(PROJECT_NAME)
+"""Marks the hook specifications below."""
 hookimpl = pluggy.HookimplMarker(PROJECT_NAME)
+"""Marks a plugin's hook implementation: ``@hookimpl`` above ``def debate_rewards(): ...``."""
 
 
 @hookspec

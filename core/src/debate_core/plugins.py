@@ -31,12 +31,35 @@ from debate_core.config.environment import env_flag
 from debate_core.config.structuring import structure
 from debate_core.errors import ConflictingPluginsError, PluginError, UnknownComponentError
 
+__all__ = [
+    "CORE_DISTRIBUTION",
+    "DISABLE_AUTOLOAD_ENV",
+    "ONLY_ENV",
+    "STRICT_ENV",
+    "ComponentEntry",
+    "PluginLoadWarning",
+    "PluginSource",
+    "PluginStatus",
+    "Registry",
+    "get_registry",
+    "installed_distributions",
+    "kind_label",
+    "load_registry",
+    "normalise_distribution",
+    "reset_registry",
+]
+
 CORE_DISTRIBUTION = "debate-core"
+"""The distribution whose entry points are the built-ins (always loaded)."""
 STRICT_ENV = "DEBATE_STRICT_PLUGINS"
+"""Set to 1: a plugin that fails to load or register is fatal."""
 DISABLE_AUTOLOAD_ENV = "DEBATE_DISABLE_PLUGIN_AUTOLOAD"
+"""Set to 1: load debate-core's built-ins only."""
 ONLY_ENV = "DEBATE_PLUGINS"
+"""``dist1,dist2``: load the built-ins and only these distributions."""
 
 PluginStatus = Literal["active", "failed", "disabled", "conflict"]
+"""The status of a plugin or component in ``debate plugins``."""
 
 
 class PluginLoadWarning(UserWarning):

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+__all__ = [
+    "mean",
+]
+
 
 def mean(values: Iterable[float]) -> float:
     """The arithmetic mean, 0.0 for no values (no entries give no signal)."""

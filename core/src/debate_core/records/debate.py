@@ -12,6 +12,7 @@ from typing import Literal
 import attrs
 
 ComparisonOp = Literal[">", "="]
+"""``>``: the first agent's response is better; ``=``: the two are equally good."""
 
 
 @attrs.frozen

@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from typing import Protocol, runtime_checkable
 
 MetricValue = float | int | str
+"""One metric: a number, or a string (the phase of a step)."""
 
 
 @runtime_checkable

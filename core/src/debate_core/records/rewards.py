@@ -15,7 +15,9 @@ import attrs
 from debate_core.records.debate import DebateRecord
 
 GENERATOR_STREAM = "generator"
+"""The stream of the tokens that produce a solution (and, by default, everything else)."""
 JUDGE_STREAM = "judge"
+"""The stream of the tokens that judge other agents (v2's ``<comparison>`` section)."""
 
 
 def _float_tuple(values: Iterable[float]) -> tuple[float, ...]:

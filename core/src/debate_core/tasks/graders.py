@@ -54,10 +54,12 @@ class MathVerifyGrader:
 
 
 def build_boxed(options: None) -> BoxedGrader:
+    """The ``boxed`` grader (it takes no options)."""
     return BoxedGrader()
 
 
 def build_none(options: None) -> NoGrader:
+    """The ``none`` grader (it takes no options)."""
     return NoGrader()
 
 
