@@ -146,4 +146,4 @@ CONTRACT_PROTOCOLS: Mapping[str, type] = {
     "TrainingClient": TrainingClientLike,
     "SamplingClient": SamplingClientLike,
 }
-"""SDK class name -> the protocol that mirrors it."""
+"""SDK class name -> the typing protocol that mirrors it."""

@@ -55,7 +55,7 @@ class TurnDraft:
 
 
 class TurnState(abc.ABC):
-    """The shared state of one debate under some protocol (one instance per debate)."""
+    """The shared state of one debate under some turn protocol (one instance per debate)."""
 
     protocol_name = "base"
 
@@ -71,7 +71,7 @@ class TurnState(abc.ABC):
         self.consensus_reached = False
         self._condition = asyncio.Condition()
 
-    # ------------------------------------------------------------- the protocol's part
+    # ------------------------------------------------------------- the turn protocol's part
     @abc.abstractmethod
     def _may_answer(self, agent: int) -> bool:
         """Whether ``agent`` may take a turn now (called under the lock)."""

@@ -3,7 +3,7 @@
 ``run_debate`` starts one task per agent. Each asks the turn protocol for its turn, builds
 its prompt (persona, history policy, instructions, renderer), samples from its own policy,
 parses the answer, applies the authorship rules and hands the turn in. The debate ends by
-the protocol's termination rule or by an abort; on an abort every other agent task is
+the turn protocol's termination rule or by an abort; on an abort every other agent task is
 cancelled at once, so no agent is ever left waiting.
 
 A policy that raises fails its turn (``ParseError`` code ``turn_failed``, step reward -1).

@@ -181,9 +181,9 @@ def scripted_debate(
     debate_id: str = "scripted",
 ) -> DebateRecord:
     """The record of a debate whose responses are ``texts`` in commit order (agent ``k % N``
-    answers the ``k``-th text), run through the real protocol.
+    answers the ``k``-th text), run through the real debate (``run_debate``).
 
-    The protocol's rules apply: the debate stops at the first failed turn or when a whole
+    The debate's rules apply: the debate stops at the first failed turn or when a whole
     round says YES to consensus, and later texts are then unused; a missing text (fewer than
     ``N * rounds``) fails that turn. ``max_rounds`` defaults to ``ceil(len(texts) / N)``.
     """

@@ -5,7 +5,7 @@ a fixed opponent (docs/training.md#evaluation).
   output format), ``k`` independent samples per problem: ``format``, ``correct`` (mean over
   samples), ``pass@k``, ``avg@k``, ``cons@k``.
 * ``debate``: a self-play debate per problem, the policy in every role: the same metrics over
-  the agents' final answers, ``judge_accuracy``, and the protocol diagnostics
+  the agents' final answers, ``judge_accuracy``, and the debate diagnostics
   (``parse_error``, ``consensus_reached``, ``debate/valid_comparison_rate``).
 * role-averaged (``evaluation.role_averaged``): for each problem N debates; in debate ``i`` the
   policy plays role ``i`` and the fixed opponent (the base model) the others. Reported for the
