@@ -89,11 +89,12 @@ def _best(samples: list[float]) -> float:
 
 def _prompts(tokenizer: Any, count: int, length: int) -> list[list[int]]:
     """``count`` different prompts of exactly ``length`` tokens (debate-like text)."""
-    from debate_core.debate.personas import DefaultPersonas
+    from debate_core.debate import XML_CONTRACT, DefaultPersonas, system_prompt
 
     prompts = []
     for i in range(count):
-        text = DefaultPersonas().persona(i % 5, 3).system_prompt + f"\n\nQuestion: What is {i} + {2 * i + 7}?\n" * 8
+        persona = DefaultPersonas().persona(i % 5, 3)
+        text = system_prompt(persona, XML_CONTRACT, i % 5) + f"\n\nQuestion: What is {i} + {2 * i + 7}?\n" * 8
         tokens = tokenizer.encode(text, add_special_tokens=False)
         prompts.append(tokens[len(tokens) - length :])
     return prompts

@@ -3,13 +3,15 @@
 Every file debate-core writes (resolved run files, transcripts, checkpoint manifests, metric
 files, saved states of the test backend) goes through :func:`atomic_file`: the content is
 written to a temporary file in the same folder, flushed to disk, then renamed over the
-target, so the target is always either the old file or the whole new one.
+target, so the target is always either the old file or the whole new one. Folders written as
+one (the local backend's saved states) go through :func:`atomic_directory` the same way.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -19,6 +21,7 @@ from typing import IO, Any, Literal
 from debate_core.errors import DebateError
 
 __all__ = [
+    "atomic_directory",
     "atomic_file",
     "atomic_write_json",
     "atomic_write_text",
@@ -44,6 +47,30 @@ def atomic_file(path: Path, mode: Literal["w", "wb"] = "w") -> Iterator[IO[Any]]
         os.replace(temporary, path)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+@contextmanager
+def atomic_directory(path: Path) -> Iterator[Path]:
+    """A staging folder to fill, renamed over ``path`` when the block ends (a folder ``path``
+    already there is replaced); if the block raises, the staging folder is removed and ``path``
+    is left as it was."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp"))
+    try:
+        yield staging
+        for file in staging.iterdir():
+            with open(file, "rb") as handle:
+                os.fsync(handle.fileno())
+        if path.exists():
+            retired = path.parent / f".{path.name}.old-{os.getpid()}"
+            os.replace(path, retired)
+            os.replace(staging, path)
+            shutil.rmtree(retired, ignore_errors=True)
+        else:
+            os.replace(staging, path)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
         raise
 
 

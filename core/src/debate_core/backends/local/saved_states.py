@@ -16,9 +16,6 @@ leaves a half-written checkpoint behind a valid name.
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +24,7 @@ import torch
 from safetensors.torch import load_file, save_file
 
 from debate_core.errors import DebateError
+from debate_core.files import atomic_directory
 
 FORMAT = "debate-core-local/1"
 STATE_FILE = "state.json"
@@ -63,9 +61,7 @@ def write_state(
     path = path.expanduser().resolve()
     if path.exists() and not overwrite:
         raise SavedStateError(f"checkpoint {path} already exists (pass overwrite=True to replace it)")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp"))
-    try:
+    with atomic_directory(path) as staging:
         save_file(_cpu_contiguous(weights), str(staging / WEIGHTS_FILE))
         if optimizer is not None:
             save_file(_cpu_contiguous(optimizer), str(staging / OPTIMIZER_FILE))
@@ -73,19 +69,6 @@ def write_state(
             (staging / TOKENIZER_FILE).write_text(tokenizer_json, encoding="utf-8")
         full_meta = {"format": FORMAT, **meta, "has_optimizer": optimizer is not None}
         (staging / STATE_FILE).write_text(json.dumps(full_meta, indent=2, sort_keys=True), encoding="utf-8")
-        for file in staging.iterdir():
-            with open(file, "rb") as handle:
-                os.fsync(handle.fileno())
-        if path.exists():
-            retired = path.parent / f".{path.name}.old-{os.getpid()}"
-            os.replace(path, retired)
-            os.replace(staging, path)
-            shutil.rmtree(retired, ignore_errors=True)
-        else:
-            os.replace(staging, path)
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
     return path
 
 
