@@ -39,7 +39,7 @@ from debate_core.debate.rendering import (
 from debate_core.debate.sampling_policy import SamplingClientPolicy
 from debate_core.debate.token_sections import token_sections
 from debate_core.debate.transcripts import dumps_transcript, load_transcript, record_to_json, save_transcript
-from debate_core.debate.xml_parser import XML_CONTRACT, XmlParser, parse_response
+from debate_core.debate.xml_parser import XML_CONTRACT, XmlParser, XmlParserOptions, parse_response
 
 __all__ = [
     "DEFAULT_PROFILES",
@@ -70,6 +70,7 @@ __all__ = [
     "TurnState",
     "TurnTicket",
     "XmlParser",
+    "XmlParserOptions",
     "build_debate_setup",
     "build_messages",
     "choose_answer",
