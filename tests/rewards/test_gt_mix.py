@@ -51,6 +51,12 @@ def test_streamed_peer_mixes_the_generator_stream_per_step() -> None:
     assert without.step_streams[JUDGE_STREAM] == peer.step_streams[JUDGE_STREAM]
 
 
+def test_a_missing_comparison_is_a_wrong_judgement_even_without_peer_weight() -> None:
+    debate = graded_debate()
+    truth_only = GtMixReward(V2Reward(), GtMixOptions(w_peer=0.0, w_gt=1.0))(debate)
+    assert truth_only.step_streams[JUDGE_STREAM][2][1] == -1.0
+
+
 def test_ground_truth_reaches_the_judge_stream_by_hand() -> None:
     # grades by turn: a0 1, a1 0, a2 -, a0 0, a1 1, a2 1.
     # t2: agent 2 says 0 > 1 about (a0 step 0: right, a1 step 0: wrong): truth +1.
@@ -60,8 +66,9 @@ def test_ground_truth_reaches_the_judge_stream_by_hand() -> None:
     debate = graded_debate()
     assert V2Reward()(debate).step_streams[JUDGE_STREAM] == ((0.0, 1.0), (0.0, 1.0), (1.0, -0.5))
     mixed = GtMixReward(V2Reward(), GtMixOptions(w_peer=0.5, w_gt=0.5))(debate)
-    assert mixed.step_streams[JUDGE_STREAM] == ((0.0, 0.5), (0.0, 0.5), (1.0, -0.25))
-    assert mixed.metrics["gt_mix/judge_truth_mean"] == pytest.approx(1 / 6)
+    # agent 2's step 1 owed a comparison and made none: -1 from ground truth too
+    assert mixed.step_streams[JUDGE_STREAM] == ((0.0, 0.5), (0.0, 0.5), (1.0, -0.75))
+    assert mixed.metrics["gt_mix/judge_truth_mean"] == pytest.approx(0.0)
 
 
 def test_ground_truth_judges_a_wrong_preference_and_a_tie_on_a_decidable_pair() -> None:

@@ -9,7 +9,9 @@ grader); a turn without a grade (failed, or a non-verifiable task) counts as ``u
   ``w_peer * peer_judge[i][s] + w_gt * truth_judge[i][s]``, where ``truth_judge`` is the mean
   over the step's resolved votes of +1 for a vote that prefers the correct of a correct and a
   wrong response, -1 for one that prefers the wrong one or calls them equal, and 0 for a vote
-  between two responses the grader does not tell apart (both right, both wrong, or ungraded).
+  between two responses the grader does not tell apart (both right, both wrong, or ungraded);
+  a step that owed a comparison and made none gets -1 (so a small ``w_peer``, which scales the
+  peer reward's own format penalty, does not make skipping comparisons free).
   Other streams are left as they are (their weight is their lambda). The agent reward becomes
   ``w_peer * r_i + w_gt * mean_s grade(i, s)`` (for v2, still the mean of the mixed stream).
 - A scalar peer: ``r_i = w_peer * peer_i + w_gt * correctness of agent i's final answer`` (its latest turn
@@ -128,8 +130,11 @@ def final_grades(debate: DebateRecord, ungraded: float = 0.0) -> list[float]:
 def truth_judge_stream(debate: DebateRecord) -> tuple[tuple[float, ...], ...]:
     """Per agent and step: the mean over the step's resolved votes of what ground truth says of
     each (+1 prefers the correct response, -1 prefers the wrong one or calls them equal, 0 when
-    the grader does not tell the two apart); 0 for a step without votes."""
+    the grader does not tell the two apart); -1 for a step that owed a comparison (v2's format
+    rule) and made none, since a judgement owed and not made is a wrong one; 0 for any other
+    step without votes."""
     resolution = resolve_votes(debate)
+    owed = set(resolution.missing)
     grades = {ref: debate.turns[position].grade for position, ref in enumerate(resolution.refs)}
     earned: dict[tuple[int, int], list[float]] = {}
     for vote in resolution.resolved:
@@ -141,6 +146,9 @@ def truth_judge_stream(debate: DebateRecord) -> tuple[tuple[float, ...], ...]:
             value = 1.0 if vote.judgement == better else -1.0
         earned.setdefault(vote.judge, []).append(value)
     return tuple(
-        tuple(mean(earned.get((agent, step), ())) for step in range(len(debate.turns_of(agent))))
+        tuple(
+            -1.0 if (agent, step) in owed else mean(earned.get((agent, step), ()))
+            for step in range(len(debate.turns_of(agent)))
+        )
         for agent in range(debate.num_agents)
     )
