@@ -11,6 +11,7 @@ __all__ = [
     "ConfigError",
     "ConflictingPluginsError",
     "DebateError",
+    "LimitExceeded",
     "PluginError",
     "TranscriptError",
     "UnknownComponentError",
@@ -43,3 +44,8 @@ class TranscriptError(DebateError):
 
 class ComponentFailure(DebateError):
     """A plugin raised while the trainer or a command was using it."""
+
+
+class LimitExceeded(DebateError):
+    """An input is past one of the documented limits (docs/limits.md); the message names the
+    limit and the environment variable that raises it."""

@@ -18,7 +18,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any, Literal
 
-from debate_core.errors import DebateError
+from debate_core.errors import DebateError, LimitExceeded
+from debate_core.limits import loads_json, read_limited_text
 
 __all__ = [
     "atomic_directory",
@@ -87,28 +88,30 @@ def atomic_write_json(path: Path, data: Any, indent: int | None = 1) -> None:
 
 
 def read_jsonl(
-    path: Path, error: Callable[[str], DebateError] = DebateError, what: str = "file"
+    path: Path, error: Callable[[str], DebateError] = DebateError, what: str = "file", limit: str = "input_bytes"
 ) -> Iterator[tuple[str, Any]]:
     """The decoded objects of a JSON Lines file, as ``(where, object)``; blank lines are skipped.
     ``where`` is ``FILE:LINE``, for error messages about the object; ``what`` names the file
-    in the message for a missing one (``no such dataset file``).
+    in the message for a missing one (``no such dataset file``). The file is read only up to
+    ``limit`` (``input_bytes``, or ``dataset_bytes`` for datasets; docs/limits.md), and each
+    line's JSON may nest only to the ``nesting`` limit.
 
     Raises:
-        DebateError (or what ``error`` makes of the message): the file cannot be read, or a line
-            is not JSON; the message names the file (and the line).
+        DebateError (or what ``error`` makes of the message): the file cannot be read, is past its
+            limit, or a line is not JSON; the message names the file (and the line).
     """
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except FileNotFoundError:
-        raise error(f"{path}: no such {what}") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise error(f"{path}: cannot be read: {exc}") from None
-    for number, line in enumerate(lines, start=1):
+        text = read_limited_text(path, what, limit)
+    except LimitExceeded:
+        raise
+    except DebateError as exc:
+        raise error(str(exc)) from None
+    for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
         where = f"{path}:{number}"
         try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise error(f"{where}: not valid JSON: {exc.msg} (column {exc.colno})") from None
+            record = loads_json(line)
+        except ValueError as exc:
+            raise error(f"{where}: {exc}") from None
         yield where, record

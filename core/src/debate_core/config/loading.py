@@ -19,22 +19,35 @@ from typing import Any
 from debate_core.config.sections import RunConfig
 from debate_core.config.structuring import structure
 from debate_core.config.validation import ComponentCatalog, validate_components
-from debate_core.errors import ConfigError
+from debate_core.errors import ConfigError, DebateError, LimitExceeded
+from debate_core.limits import check_nesting, long_integer_message, nesting_message, read_limited_text
 
 
 def read_toml(path: str | os.PathLike[str]) -> dict[str, Any]:
-    """Read a TOML file; a missing file or a syntax error is a ``ConfigError`` naming the file."""
+    """Read a TOML file; a missing file, one past the ``input_bytes`` limit, a syntax error or values
+    nested past the ``nesting`` limit (docs/limits.md) is a ``ConfigError`` naming the file."""
     file = Path(path)
     try:
-        text = file.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ConfigError(f"{file}: no such run file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{file}: cannot be read: {exc}") from None
+        text = read_limited_text(file, "run file")
+    except LimitExceeded:
+        raise
+    except DebateError as exc:
+        raise ConfigError(str(exc)) from None
+    return _loads_toml(text, f"{file}: ")
+
+
+def _loads_toml(text: str, where: str) -> dict[str, Any]:
+    """Decode TOML text; every failure is a one-line ``ConfigError`` starting with ``where``."""
     try:
-        return tomllib.loads(text)
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{file}: not valid TOML: {exc}") from None
+        raise ConfigError(f"{where}not valid TOML: {exc}") from None
+    except RecursionError:
+        raise ConfigError(f"{where}not accepted: nested too deeply {nesting_message()}") from None
+    except ValueError as exc:  # an integer with more digits than int() converts
+        raise ConfigError(f"{where}{long_integer_message(exc)}") from None
+    check_nesting(data, lambda depth: ConfigError(f"{where}not accepted: nested too deeply {nesting_message()}"))
+    return data
 
 
 def parse_override(text: str) -> tuple[list[str], Any]:
@@ -52,6 +65,10 @@ def parse_override(text: str) -> tuple[list[str], Any]:
         parsed: Any = tomllib.loads(f"value = {value.strip()}")["value"]
     except tomllib.TOMLDecodeError:
         parsed = value.strip()
+    except (RecursionError, ValueError):  # nested or too many digits: a one-line error below
+        parsed = _loads_toml(f"value = {value.strip()}", f"override {key.strip()!r}: ")["value"]
+    where = f"override {key.strip()!r}: "
+    check_nesting(parsed, lambda depth: ConfigError(f"{where}not accepted: nested too deeply {nesting_message()}"))
     return keys, parsed
 
 

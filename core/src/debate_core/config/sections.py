@@ -12,6 +12,7 @@ import attrs
 from attrs import validators as v
 
 from debate_core.config.choices import ComponentChoice
+from debate_core.limits import exceeded_message, limit_value, short_repr
 
 LOSS_OPTIONS: dict[str, frozenset[str]] = {
     "importance_sampling": frozenset(),
@@ -35,6 +36,16 @@ def _check_loss_config(
         raise ValueError(
             f"'loss_fn_config' needs 0 < clip_low_threshold <= 1 <= clip_high_threshold, got {low}, {high}"
         )
+
+
+def _within_limit(name: str) -> Any:
+    """A validator refusing values past the documented limit ``name`` (docs/limits.md)."""
+
+    def check(instance: object, attribute: attrs.Attribute[int], value: int) -> None:
+        if value > limit_value(name):
+            raise ValueError(f"'{attribute.name}' is {exceeded_message(name, short_repr(value))}")
+
+    return check
 
 
 @attrs.frozen(kw_only=True)
@@ -68,17 +79,20 @@ class ModelSettings:
 class DebateSettings:
     """The shape of one debate and the components that run it."""
 
-    num_agents: int = attrs.field(default=3, validator=v.ge(1))
-    """Agents per debate (N); all are the same policy with different personas."""
-    max_rounds: int = attrs.field(default=3, validator=v.ge(1))
-    """Rounds at most; a debate also ends earlier by consensus (``stop_on_consensus``)."""
+    num_agents: int = attrs.field(default=3, validator=[v.ge(1), _within_limit("agents")])
+    """Agents per debate (N); all are the same policy with different personas. At most 100
+    unless raised (docs/limits.md)."""
+    max_rounds: int = attrs.field(default=3, validator=[v.ge(1), _within_limit("rounds")])
+    """Rounds at most; a debate also ends earlier by consensus (``stop_on_consensus``). At most 100
+    unless raised (docs/limits.md)."""
     stop_on_consensus: Literal["informed", "any", "never"] = "informed"
     """Which YES answers end a debate before ``max_rounds`` (docs/protocol.md#when-a-debate-ends):
     ``informed``: every agent of a round said YES after seeing the latest solution of every other
     agent; ``any``: every agent of a round said YES (the peer recipe's literal rule);
     ``never``: always play ``max_rounds``."""
-    max_tokens: int = attrs.field(default=256, validator=v.ge(1))
-    """Sampled tokens per turn at most."""
+    max_tokens: int = attrs.field(default=256, validator=[v.ge(1), _within_limit("tokens_per_turn")])
+    """Sampled tokens per turn at most; the model's context must hold them after the prompt, which
+    ``debate train``, ``run``, ``eval`` and ``preflight`` check before a model loads (docs/limits.md)."""
     temperature: float = attrs.field(default=1.0, validator=v.ge(0.0))
     """Sampling temperature unless the agent's persona sets its own."""
     show_answers: bool = False

@@ -16,6 +16,7 @@ from cattrs.errors import ClassValidationError, ForbiddenExtraKeysError, Iterabl
 
 from debate_core.config.choices import ComponentChoice
 from debate_core.errors import ConfigError
+from debate_core.limits import short_repr
 
 T = TypeVar("T")
 
@@ -27,32 +28,32 @@ def _make_converter() -> cattrs.Converter:
 
     def structure_float(value: Any, _: type) -> float:
         if isinstance(value, bool) or not isinstance(value, int | float | str):
-            raise TypeError(f"expected a number, got {type(value).__name__} {value!r}")
+            raise TypeError(f"expected a number, got {type(value).__name__} {short_repr(value)}")
         try:
             return float(value)
         except ValueError:
-            raise TypeError(f"expected a number, got {value!r}") from None
+            raise TypeError(f"expected a number, got {short_repr(value)}") from None
 
     def structure_int(value: Any, _: type) -> int:
         if isinstance(value, bool) or (isinstance(value, float) and not value.is_integer()):
-            raise TypeError(f"expected an integer, got {value!r}")
+            raise TypeError(f"expected an integer, got {short_repr(value)}")
         if not isinstance(value, int | float | str):
-            raise TypeError(f"expected an integer, got {type(value).__name__} {value!r}")
+            raise TypeError(f"expected an integer, got {type(value).__name__} {short_repr(value)}")
         try:
             return int(value)
         except ValueError:
-            raise TypeError(f"expected an integer, got {value!r}") from None
+            raise TypeError(f"expected an integer, got {short_repr(value)}") from None
 
     def structure_bool(value: Any, _: type) -> bool:
         if isinstance(value, bool):
             return value
         if isinstance(value, str) and value.lower() in ("true", "false"):
             return value.lower() == "true"
-        raise TypeError(f"expected true or false, got {value!r}")
+        raise TypeError(f"expected true or false, got {short_repr(value)}")
 
     def structure_str(value: Any, _: type) -> str:
         if not isinstance(value, str | int | float) or isinstance(value, bool):
-            raise TypeError(f"expected a string, got {type(value).__name__} {value!r}")
+            raise TypeError(f"expected a string, got {type(value).__name__} {short_repr(value)}")
         return str(value)
 
     converter.register_structure_hook(float, structure_float)
@@ -67,7 +68,9 @@ def _make_converter() -> cattrs.Converter:
 
         def structure_attrs(value: Any, target: type) -> Any:
             if not isinstance(value, Mapping):
-                raise TypeError(f"expected a table of {target.__name__} keys, got {type(value).__name__} {value!r}")
+                raise TypeError(
+                    f"expected a table of {target.__name__} keys, got {type(value).__name__} {short_repr(value)}"
+                )
             return inner(value, target)
 
         return structure_attrs
@@ -85,7 +88,7 @@ def _structure_choice(value: Any, _: type) -> ComponentChoice:
     if isinstance(value, str):
         return ComponentChoice(name=value)
     if not isinstance(value, dict):
-        raise TypeError(f"expected a component name or a table with 'name' and 'options', got {value!r}")
+        raise TypeError(f"expected a component name or a table with 'name' and 'options', got {short_repr(value)}")
     return _structure_choice_table(value, ComponentChoice)
 
 
@@ -157,8 +160,13 @@ def structure(raw: Any, cls: type[T], path: str = "") -> T:
     try:
         return converter.structure(raw, cls)
     except (cattrs.BaseValidationError, ValueError, TypeError, KeyError) as exc:
-        lines = list(iter_errors(exc, path, cls))
+        lines = [_clip(line) for line in iter_errors(exc, path, cls)]
         raise ConfigError("\n".join(lines)) from exc
+
+
+def _clip(line: str, limit: int = 300) -> str:
+    """A message line cut to ``limit`` characters (a huge value must not make a huge message)."""
+    return line if len(line) <= limit else line[: limit - 1] + "\u2026"
 
 
 def unstructure(value: Any) -> Any:

@@ -19,14 +19,16 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from debate_core.errors import TranscriptError
+from debate_core.errors import DebateError, LimitExceeded, TranscriptError
 from debate_core.files import atomic_write_text
+from debate_core.limits import check_limit, loads_json, read_limited_bytes, short_repr
 from debate_core.records import (
     CONSENSUS_RULES,
     CheckedComparisons,
     Comparison,
     ConsensusRule,
     DebateRecord,
+    HistoryIndex,
     OutputParser,
     ParsedResponse,
     ParseError,
@@ -137,7 +139,7 @@ def _field(obj: Mapping[str, Any], key: str, path: str, default: Any = _MISSING)
 
 def _int(value: Any, path: str, minimum: int | None = None) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
-        raise _fail(path, f"expected an integer, got {_type_name(value)} {value!r}")
+        raise _fail(path, f"expected an integer, got {_type_name(value)} {short_repr(value)}")
     if minimum is not None and value < minimum:
         raise _fail(path, f"must be at least {minimum}, got {value}")
     return value
@@ -145,7 +147,7 @@ def _int(value: Any, path: str, minimum: int | None = None) -> int:
 
 def _str(value: Any, path: str) -> str:
     if not isinstance(value, str):
-        raise _fail(path, f"expected a string, got {_type_name(value)} {value!r}")
+        raise _fail(path, f"expected a string, got {_type_name(value)} {short_repr(value)}")
     return value
 
 
@@ -155,7 +157,7 @@ def _optional_str(value: Any, path: str) -> str | None:
 
 def _bool(value: Any, path: str) -> bool:
     if not isinstance(value, bool):
-        raise _fail(path, f"expected true or false, got {_type_name(value)} {value!r}")
+        raise _fail(path, f"expected true or false, got {_type_name(value)} {short_repr(value)}")
     return value
 
 
@@ -173,7 +175,7 @@ def _list(value: Any, path: str) -> Sequence[Any]:
 
 def _op(value: Any, path: str) -> Any:
     if value not in (">", "="):
-        raise _fail(path, f"expected '>' or '=', got {value!r}")
+        raise _fail(path, f"expected '>' or '=', got {short_repr(value)}")
     return value
 
 
@@ -184,7 +186,7 @@ def _parsed_from_json(raw: Any, path: str) -> ParsedResponse:
         where = f"{path}.comparisons[{k}]"
         triple = _list(item, where)
         if len(triple) != 3:
-            raise _fail(where, f"expected [a, op, b], got {list(triple)!r}")
+            raise _fail(where, f"expected [a, op, b], got {short_repr(list(triple), 200)}")
         comparisons.append(
             Comparison(_int(triple[0], f"{where}[0]"), _op(triple[1], f"{where}[1]"), _int(triple[2], f"{where}[2]"))
         )
@@ -246,14 +248,14 @@ def _check_agrees(obj: Mapping[str, Any], key: str, path: str, expected: Any, re
     where = f"{path}.{key}" if path else key
     value = read(obj[key], where)
     if value != expected:
-        raise _fail(where, f"is {value!r} but the transcript's turns give {expected!r}")
+        raise _fail(where, f"is {short_repr(value)} but the transcript's turns give {expected!r}")
 
 
 def _grade(value: Any, path: str) -> float | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int | float):
-        raise _fail(path, f"expected a number or null, got {_type_name(value)} {value!r}")
+        raise _fail(path, f"expected a number or null, got {_type_name(value)} {short_repr(value)}")
     return float(value)
 
 
@@ -271,21 +273,22 @@ def _default_parser() -> OutputParser:
 
 def _read_file(path: Path) -> Mapping[str, Any]:
     """The decoded JSON object of a transcript file; errors say what is wrong, not where
-    (``load_transcript`` puts the file name in front, once)."""
+    (``load_transcript`` puts the file name in front, once). The file is read only up to the
+    ``input_bytes`` limit and its JSON may nest only to the ``nesting`` limit (docs/limits.md)."""
     try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise TranscriptError("no such transcript file") from None
-    except IsADirectoryError:
-        raise TranscriptError("is a directory, not a transcript file") from None
+        raw = read_limited_bytes(path, "transcript file")
+    except LimitExceeded:
+        raise
+    except DebateError as exc:
+        raise TranscriptError(str(exc).removeprefix(f"{path}: ")) from None
+    try:
+        text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise TranscriptError(f"not UTF-8 text: {exc.reason} at byte {exc.start}") from None
-    except OSError as exc:
-        raise TranscriptError(f"cannot be read: {exc.strerror or type(exc).__name__}") from None
     try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise TranscriptError(f"not valid JSON: {exc}") from None
+        data = loads_json(text)
+    except ValueError as exc:
+        raise TranscriptError(str(exc)) from None
     if not isinstance(data, Mapping):
         raise TranscriptError(f"a transcript is a JSON object, got {_type_name(data)}")
     return data
@@ -309,22 +312,26 @@ def load_transcript(
     path = Path(source)
     try:
         return _load(_read_file(path), parser or _default_parser())
-    except TranscriptError as exc:
-        raise TranscriptError(f"{path}: {exc}") from None
+    except (TranscriptError, LimitExceeded) as exc:
+        if str(exc).startswith(f"{path}: "):
+            raise
+        raise type(exc)(f"{path}: {exc}") from None
 
 
 def _load(data: Mapping[str, Any], parser: OutputParser) -> DebateRecord:
     if "format" in data and data["format"] != FORMAT_NAME:
-        raise _fail("format", f"expected {FORMAT_NAME!r}, got {data['format']!r}")
+        raise _fail("format", f"expected {FORMAT_NAME!r}, got {short_repr(data['format'])}")
     if "version" in data:
         version = _int(data["version"], "version", 1)
         if version > FORMAT_VERSION:
             raise _fail("version", f"this debate-core reads transcripts up to version {FORMAT_VERSION}, got {version}")
     num_agents = _int(_field(data, "num_agents", ""), "num_agents", 1)
+    check_limit("agents", num_agents, "num_agents")
     protocol = _str(_field(data, "protocol", "", "sequential"), "protocol")
     if not protocol:
         raise _fail("protocol", "must not be empty")
     raw_turns = _list(_field(data, "turns", ""), "turns")
+    check_limit("turns", len(raw_turns), "turns")
 
     keyed: list[tuple[tuple[int, int], Mapping[str, Any], str]] = []
     seen: dict[tuple[int, int], str] = {}
@@ -332,6 +339,7 @@ def _load(data: Mapping[str, Any], parser: OutputParser) -> DebateRecord:
         path = f"turns[{k}]"
         obj = _mapping(raw, path)
         round_ = _int(_field(obj, "round", path), f"{path}.round", 1)
+        check_limit("rounds", round_, f"{path}.round")
         agent = _int(_field(obj, "agent", path), f"{path}.agent", 0)
         if agent >= num_agents:
             raise _fail(f"{path}.agent", f"is {agent} but the debate has {num_agents} agents (0 to {num_agents - 1})")
@@ -341,12 +349,14 @@ def _load(data: Mapping[str, Any], parser: OutputParser) -> DebateRecord:
         keyed.append(((round_, agent), obj, path))
     keyed.sort(key=lambda item: item[0])
 
+    history = HistoryIndex([agent for (_, agent), _, _ in keyed])
     turns: list[Turn] = []
     steps: dict[int, int] = {}
     turns_before_round: dict[int, int] = {}
     for index, ((round_, agent), obj, path) in enumerate(keyed):
         turns_before_round.setdefault(round_, index)
         text = _str(_field(obj, "text", path), f"{path}.text")
+        check_limit("response_chars", len(text), f"{path}.text")
         parsed_raw = obj.get("parsed")
         response = parser.parse(text) if parsed_raw is None else _parsed_from_json(parsed_raw, f"{path}.parsed")
         authored = apply_authorship(response.comparisons, agent, num_agents) if response.ok else CheckedComparisons()
@@ -361,7 +371,7 @@ def _load(data: Mapping[str, Any], parser: OutputParser) -> DebateRecord:
         informed = (
             _bool(obj["informed"], f"{path}.informed")
             if "informed" in obj
-            else _saw_all_others(keyed, visible, agent, num_agents)
+            else history.others_seen(agent, visible) == num_agents - 1
         )
         _check_agrees(obj, "self_comparisons", path, authored.self_comparisons, _int)
         _check_agrees(obj, "malformed_comparisons", path, authored.malformed, _int)
@@ -406,6 +416,7 @@ def _load(data: Mapping[str, Any], parser: OutputParser) -> DebateRecord:
         computed_reason = f"round {failed.round}, agent {failed.agent}: {error.code}: {error.message}"
     abort_reason = _optional_str(data.get("abort_reason", computed_reason), "abort_reason")
     max_rounds = _int(_field(data, "max_rounds", "", max(rounds, 1)), "max_rounds", 1)
+    check_limit("rounds", max_rounds, "max_rounds")
     if max_rounds < rounds:
         raise _fail("max_rounds", f"is {max_rounds} but the turns reach round {rounds}")
     return DebateRecord(
@@ -425,15 +436,6 @@ def _load(data: Mapping[str, Any], parser: OutputParser) -> DebateRecord:
 
 def _consensus_rule(value: Any, path: str) -> ConsensusRule:
     if value not in CONSENSUS_RULES:
-        raise _fail(path, f"must be one of {', '.join(CONSENSUS_RULES)}, got {value!r}")
+        raise _fail(path, f"must be one of {', '.join(CONSENSUS_RULES)}, got {short_repr(value)}")
     rule: ConsensusRule = value
     return rule
-
-
-def _saw_all_others(
-    keyed: Sequence[tuple[tuple[int, int], Mapping[str, Any], str]], visible: int, agent: int, num_agents: int
-) -> bool:
-    """``Turn.informed`` of a transcript that does not store it: every other agent has a turn
-    among the ``visible`` turns before it (the full history was shown)."""
-    seen = {other for (_, other), _, _ in keyed[:visible]}
-    return all(other in seen for other in range(num_agents) if other != agent)

@@ -32,7 +32,7 @@ def read_problems(path: Path, mapping: FieldMapping) -> list[Problem]:
     """Every problem of a JSON Lines file; blank lines are skipped, a bad line is an error."""
     problems = [
         mapping.problem(record, where, f"{path.stem}-{where.rsplit(':', 1)[1]}")
-        for where, record in read_jsonl(path, DatasetError, "dataset file")
+        for where, record in read_jsonl(path, DatasetError, "dataset file", limit="dataset_bytes")
     ]
     if not problems:
         raise DatasetError(f"{path}: the dataset file has no records")
