@@ -65,10 +65,10 @@ instead of 230, for small models that learn the format in a warm-start, where ev
 token is trained on and sampled through many times."""
 
 _TAG = re.compile(
-    r"<\s*(?P<close>/?)\s*(?P<name>solution|evaluation|comparison|consensus_reason|consensus)\s*>",
+    r"<\s*(?:(?P<close>/)\s*)?(?P<name>solution|evaluation|comparison|consensus_reason|consensus)\s*>",
     re.IGNORECASE,
 )
-_THINK_MARKER = re.compile(r"<\s*/?\s*think\s*>", re.IGNORECASE)
+_THINK_MARKER = re.compile(r"<\s*(?:/\s*)?think\s*>", re.IGNORECASE)
 _COMPARISON_LINE = re.compile(
     r"(?:[-*+\u2022]\s*|[0-9]{1,3}[.)]\s*)?"  # an optional list marker
     r"agent\s*(?P<a>[0-9]{1,18})\s*(?P<op>[<>=])\s*agent\s*(?P<b>[0-9]{1,18})"

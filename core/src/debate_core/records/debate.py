@@ -6,6 +6,7 @@ unstructuring and reward plugins can be tested without any model.
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Iterator, Sequence
 from typing import Literal
 
@@ -180,6 +181,11 @@ class DebateRecord:
         docs/protocol.md#the-final-answer). ``None`` when it has none."""
         return next((t for t in reversed(self.turns) if t.agent == agent and not t.failed), None)
 
+    def history_index(self) -> HistoryIndex:
+        """A :class:`HistoryIndex` of these turns: what any prefix of them holds, per query in
+        logarithmic time (so scoring every turn of a debate stays near-linear in its turns)."""
+        return HistoryIndex(tuple(t.agent for t in self.turns))
+
     def visible_responses(self, turn: Turn) -> dict[int, int]:
         """Which response of each agent a vote made at ``turn`` refers to: agent -> position in
         ``turns`` of its latest turn among the ``turn.visible_turns`` turns the judge could see
@@ -203,6 +209,42 @@ class DebateRecord:
     def self_comparisons(self) -> int:
         """Comparisons dropped because the author was on either side."""
         return sum(t.self_comparisons for t in self.turns)
+
+
+class HistoryIndex:
+    """Who has a turn among the first ``visible`` turns of a debate, without rescanning them.
+
+    Built in one pass over the turns' agents (in commit order). ``latest(agent, visible)`` is
+    the position of ``agent``'s latest turn among the first ``visible`` turns (what
+    ``DebateRecord.visible_responses`` maps it to), ``others_seen(agent, visible)`` the number of
+    other agents with a turn among them.
+    """
+
+    def __init__(self, agents: Sequence[int]) -> None:
+        self._length = len(agents)
+        self._positions: dict[int, list[int]] = {}
+        self._distinct = [0]
+        for position, agent in enumerate(agents):
+            self._positions.setdefault(agent, []).append(position)
+            self._distinct.append(len(self._positions))
+
+    def _prefix(self, visible: int) -> int:
+        return max(0, min(visible, self._length))
+
+    def latest(self, agent: int, visible: int) -> int | None:
+        """Position of ``agent``'s latest turn among the first ``visible`` turns; ``None`` if it has none."""
+        positions = self._positions.get(agent)
+        if not positions:
+            return None
+        k = bisect.bisect_left(positions, self._prefix(visible)) - 1
+        return positions[k] if k >= 0 else None
+
+    def others_seen(self, agent: int, visible: int) -> int:
+        """How many agents other than ``agent`` have a turn among the first ``visible`` turns."""
+        prefix = self._prefix(visible)
+        positions = self._positions.get(agent)
+        seen_self = positions is not None and positions[0] < prefix
+        return self._distinct[prefix] - (1 if seen_self else 0)
 
 
 def counts_as_consensus(turn: Turn, rule: ConsensusRule) -> bool:

@@ -158,24 +158,24 @@ def resolve_votes(debate: DebateRecord) -> VoteResolution:
     unresolved = 0
     missing: list[StepRef] = []
     judge_steps: list[StepRef] = []
+    history = debate.history_index()  # one pass; each turn's view is then looked up, not rescanned
     for position, turn in enumerate(debate.turns):
         judge_ref = refs[position]
         if turn.failed:
             continue
         judge_steps.append(judge_ref)
-        latest = {agent: refs[p] for agent, p in debate.visible_responses(turn).items()}
         usable = 0
         for c in by_turn.get(turn.turn_index, ()):
-            if c.a not in latest or c.b not in latest:
+            a_at, b_at = history.latest(c.a, turn.visible_turns), history.latest(c.b, turn.visible_turns)
+            if a_at is None or b_at is None:
                 unresolved += 1
                 continue
             usable += 1
-            a_ref, b_ref = latest[c.a], latest[c.b]
+            a_ref, b_ref = refs[a_at], refs[b_at]
             first, second = min(a_ref, b_ref), max(a_ref, b_ref)
             judgement = 0 if c.op == "=" else (1 if a_ref == first else -1)
             resolved.append(ResolvedVote(judge_ref, first, second, judgement))
-        others_visible = {agent for agent in latest if agent != turn.agent}
-        if turn.turn_index >= 2 and usable == 0 and len(others_visible) >= 2:
+        if turn.turn_index >= 2 and usable == 0 and history.others_seen(turn.agent, turn.visible_turns) >= 2:
             missing.append(judge_ref)
     return VoteResolution(
         tuple(refs),
