@@ -101,7 +101,7 @@ def test_parse_reports_a_broken_response_with_exit_status_1(capsys: pytest.Captu
 
 def test_parse_errors_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = run_cli(["parse", str(tmp_path / "nope.txt")], capsys)
-    assert code == 1 and "nope.txt: cannot be read" in err and "Traceback" not in err
+    assert code == 1 and "nope.txt: no such response file" in err and "Traceback" not in err
     code, _, err = run_cli(["parse", "-", "--author", "3", "--num-agents", "3"], capsys, stdin=TEXT)
     assert code == 1 and "--author 3 is not an agent of a 3-agent debate" in err
 

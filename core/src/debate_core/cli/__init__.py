@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 import traceback
 import warnings
 from collections.abc import Sequence
-from typing import TextIO
+from typing import NoReturn, TextIO
 
 from debate_core.config.environment import env_flag
 from debate_core.errors import DebateError
@@ -30,9 +31,18 @@ COMMAND_MODULES: tuple[str, ...] = (
 )
 
 
+class OneLineErrorParser(argparse.ArgumentParser):
+    """An argument parser whose usage errors are one line (``debate score: error: ...``), not the
+    usage block; subcommand parsers are of the same class."""
+
+    def error(self, message: str) -> NoReturn:
+        print(f"{self.prog}: error: {message} (see {self.prog} --help)", file=sys.stderr)
+        sys.exit(2)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The top-level parser with every subcommand registered."""
-    parser = argparse.ArgumentParser(
+    parser = OneLineErrorParser(
         prog="debate",
         description="Train a language model by multi-agent debate self-play.",
     )
@@ -59,8 +69,51 @@ def _show_warning(
     print(f"debate: warning: {message}", file=file or sys.stderr)
 
 
+def _safe_output() -> None:
+    """Let characters the terminal cannot encode (``LANG=C``, ``PYTHONIOENCODING=ascii``) print as
+    escapes instead of raising ``UnicodeEncodeError``."""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            reconfigure(errors="backslashreplace")
+
+
+def _silence_stdout() -> None:
+    """Point standard output at /dev/null, so that output still buffered when writing failed
+    (a full device, a closed pipe) is not flushed again, and fails again, at exit."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, AttributeError, ValueError):
+        pass
+
+
+def _error_line(exc: BaseException, command: str) -> str:
+    """The one line printed for an exception that is not a ``DebateError``."""
+    if isinstance(exc, MemoryError):
+        return f"{command}: out of memory: an input is too large for this machine (see docs/limits.md)"
+    if isinstance(exc, RecursionError):
+        return f"{command}: an input is nested too deeply to read (see docs/limits.md)"
+    if isinstance(exc, OSError):
+        where = f"{exc.filename}: " if exc.filename else ""
+        return f"{command}: {where}{exc.strerror or type(exc).__name__}"
+    text = " ".join(str(exc).split())
+    text = text if len(text) <= 200 else text[:199] + "\u2026"
+    return (
+        f"{command}: internal error: {type(exc).__name__}: {text} "
+        "(a bug in debate-core or a plugin: rerun with DEBATE_DEBUG=1 for the traceback and report it)"
+    )
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``debate`` script."""
+    """Entry point of the ``debate`` script.
+
+    Every failure ends with one line on standard error and a non-zero status: ``DebateError``
+    messages as they are, a failed write of the output (a full device) with the file and the
+    reason, ``MemoryError`` and ``RecursionError`` as such, anything else as an internal error.
+    ``DEBATE_DEBUG=1`` prints the traceback before that line.
+    """
+    _safe_output()
     if not debug_enabled():
         warnings.showwarning = _show_warning
     parser = build_parser()
@@ -69,8 +122,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if handler is None:
         parser.print_help()
         return 2
+    command = f"debate {args.command}"
     try:
-        return int(handler(args) or 0)
+        status = int(handler(args) or 0)
+        sys.stdout.flush()
+        return status
     except DebateError as exc:
         if debug_enabled():
             traceback.print_exc()
@@ -79,6 +135,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("debate: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # the reader went away (``debate plugins | head``): nothing more to say
+        _silence_stdout()
+        return 141
+    except (Exception, RecursionError, MemoryError) as exc:
+        if isinstance(exc, OSError):
+            _silence_stdout()
+        if debug_enabled():
+            traceback.print_exc()
+        print(f"debate: error: {_error_line(exc, command)}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

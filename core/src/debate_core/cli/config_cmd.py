@@ -23,8 +23,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 def run_check(args: argparse.Namespace) -> int:
     from debate_core.config import load_run_config
     from debate_core.plugins import get_registry
+    from debate_core.training.context_check import check_context
 
-    load_run_config(args.file, args.overrides, registry=get_registry())
+    config = load_run_config(args.file, args.overrides, registry=get_registry())
+    check_context(config, get_registry())
     print(f"{args.file}: ok")
     return 0
 

@@ -48,10 +48,12 @@ def resolve_state_path(argument: str) -> str:
 def run(args: argparse.Namespace) -> int:
     from debate_core.config import load_run_config
     from debate_core.plugins import get_registry
+    from debate_core.training.context_check import check_context
     from debate_core.training.evaluation import evaluate_policy
     from debate_core.training.progress import Progress
 
     config = load_run_config(args.config, args.overrides, registry=get_registry())
+    check_context(config, get_registry())
     state_path = resolve_state_path(args.checkpoint) if args.checkpoint else None
     progress = Progress(config.logging.progress)
     metrics = asyncio.run(evaluate_policy(config, get_registry(), state_path=state_path, progress=progress))

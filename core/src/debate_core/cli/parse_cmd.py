@@ -8,7 +8,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from debate_core.errors import DebateError
+from debate_core.cli.arguments import stdout_is_utf8
+from debate_core.errors import DebateError, LimitExceeded
 from debate_core.records import OutputParser
 
 
@@ -32,14 +33,24 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def read_text(source: str) -> str:
-    """The text of a file, or of standard input for ``-`` (undecodable bytes replaced)."""
+    """The text of a file, or of standard input for ``-`` (undecodable bytes replaced), read only up
+    to the ``input_bytes`` limit; a text past the ``response_chars`` limit is refused (docs/limits.md)."""
+    from debate_core.limits import LIMITS, check_limit, how_to_raise, limit_value, read_limited_bytes
+
     if source == "-":
+        most = limit_value("input_bytes")
         stream = getattr(sys.stdin, "buffer", None)
-        return stream.read().decode("utf-8", errors="replace") if stream is not None else sys.stdin.read()
-    try:
-        return Path(source).read_bytes().decode("utf-8", errors="replace")
-    except OSError as exc:
-        raise DebateError(f"{source}: cannot be read: {exc.strerror or exc}") from None
+        data = stream.read(most + 1) if stream is not None else sys.stdin.read(most + 1).encode("utf-8", "replace")
+        if len(data) > most:
+            raise LimitExceeded(
+                f"standard input: longer than the limit of {most} {LIMITS['input_bytes'].counts} "
+                f"{how_to_raise('input_bytes')}"
+            )
+    else:
+        data = read_limited_bytes(Path(source), "response file")
+    text = data.decode("utf-8", errors="replace")
+    check_limit("response_chars", len(text), "standard input" if source == "-" else source)
+    return text
 
 
 def _parser(name: str) -> OutputParser:
@@ -83,7 +94,8 @@ def parse_to_json(
 
 def format_json(data: dict[str, Any]) -> str:
     """A JSON object with one key per line and each value on that line."""
-    rows = [f"  {json.dumps(key)}: {json.dumps(value, ensure_ascii=False)}" for key, value in data.items()]
+    ascii_only = not stdout_is_utf8()
+    rows = [f"  {json.dumps(key)}: {json.dumps(value, ensure_ascii=ascii_only)}" for key, value in data.items()]
     return "{\n" + ",\n".join(rows) + "\n}"
 
 

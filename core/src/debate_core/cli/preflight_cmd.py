@@ -33,11 +33,13 @@ def run(args: argparse.Namespace) -> int:
     from debate_core.config import load_run_config
     from debate_core.errors import ConfigError
     from debate_core.plugins import get_registry
+    from debate_core.training.context_check import check_context
     from debate_core.training.evaluation import evaluate_policy
     from debate_core.training.preflight import format_checklist, run_checklist
     from debate_core.training.progress import Progress
 
     config = load_run_config(args.config, args.overrides, registry=get_registry())
+    check_context(config, get_registry())
     settings = attrs.evolve(config.evaluation, modes=("direct", "debate"), role_averaged=False)
     if args.num_problems is not None:
         if args.num_problems < 1:

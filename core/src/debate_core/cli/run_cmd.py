@@ -123,9 +123,11 @@ def run(args: argparse.Namespace) -> int:
     from debate_core.files import atomic_write_text
     from debate_core.plugins import get_registry
     from debate_core.records import Problem
+    from debate_core.training.context_check import check_context
 
     overrides: Sequence[str] = [*args.overrides, *args.more_overrides]
     config = load_run_config(args.config, overrides, registry=get_registry())
+    check_context(config, get_registry())
     if args.questions is not None:
         problems = read_questions(args.questions)
     else:

@@ -12,6 +12,7 @@ import argparse
 import json
 from typing import Any
 
+from debate_core.cli.arguments import MAX_INDENT, bounded_int
 from debate_core.errors import ConfigError
 
 
@@ -32,7 +33,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         metavar="KEY=VALUE",
         help="a reward option, e.g. --set lambda_judge=0.5 or --set peer.name=win_rate (repeatable)",
     )
-    parser.add_argument("--indent", type=int, default=2, help="JSON indentation (0: one line)")
+    parser.add_argument(
+        "--indent",
+        type=bounded_int(0, MAX_INDENT),
+        default=2,
+        help=f"JSON indentation, 0 to {MAX_INDENT} (0: one line)",
+    )
     parser.set_defaults(handler=run)
 
 

@@ -84,12 +84,14 @@ def format_changes(evaluations: Mapping[str, Mapping[str, float]]) -> list[str]:
 def run(args: argparse.Namespace) -> int:
     from debate_core.config import load_run_config
     from debate_core.plugins import get_registry
+    from debate_core.training.context_check import check_context
     from debate_core.training.loop import run_training
     from debate_core.training.progress import Progress
     from debate_core.training.run_dir import default_run_directory, existing_run_directory, fresh_run_directory
 
     config = load_run_config(args.config, args.overrides, registry=get_registry())
     registry = get_registry()
+    check_context(config, registry)
     if args.resume is not None:
         run_dir = existing_run_directory(args.resume)
     elif args.run_dir is not None:
