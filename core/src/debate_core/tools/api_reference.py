@@ -23,6 +23,7 @@ PUBLIC_MODULES: tuple[str, ...] = (
     "debate_core.errors",
     "debate_core.files",
     "debate_core.stats",
+    "debate_core.limits",
     "debate_core.config",
     "debate_core.components",
     "debate_core.hookspecs",
