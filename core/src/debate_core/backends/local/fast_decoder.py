@@ -19,7 +19,12 @@ import torch
 import torch.nn.functional as F
 
 from debate_core.backends.local.prefix_cache import PrefixCache
+from debate_core.backends.local.prefix_groups import group_by_prefix
 from debate_core.backends.local.runtime import no_grad
+from debate_core.backends.local.threads import ThreadPlan, use_threads
+
+SHARED_PREFILL_MIN = 32
+"""Prompts of one batch sharing at least this many tokens (not cached yet) prefill them once."""
 
 SUPPORTED_MODEL_TYPES = frozenset({"llama", "mistral", "qwen2", "qwen3"})
 
@@ -336,13 +341,24 @@ def pad_rows(sequences: Sequence[Sequence[int]], pad: int, device: torch.device)
 
 
 class FastDecoder:
-    """The sampler's view of a Llama-family snapshot: prefill (reusing cached prefixes) and steps."""
+    """The sampler's view of a Llama-family snapshot: prefill (reusing cached prefixes, and running
+    a prefix that several prompts of the batch share once) and steps."""
 
     supports_join = True
 
-    def __init__(self, weights: DecoderWeights, attention_budget: int = 1 << 26) -> None:
+    def __init__(
+        self, weights: DecoderWeights, attention_budget: int = 1 << 26, threads: ThreadPlan | None = None
+    ) -> None:
         self.weights = weights
         self._attention_budget = attention_budget
+        self._threads = threads
+        matrices = sum(t.numel() for layer in weights.layers for t in (layer.qkv, layer.out, layer.gate_up, layer.down))
+        self._flops_per_token = 2.0 * matrices / max(4 * weights.num_layers, 1)
+        """Floating-point operations of an average matrix product of one layer, per token."""
+
+    def _use_threads(self, tokens: int) -> None:
+        if self._threads is not None:
+            use_threads(self._threads.threads_for(tokens, self._flops_per_token))
 
     @property
     def max_positions(self) -> int:
@@ -361,6 +377,33 @@ class FastDecoder:
         self, prompts: Sequence[Sequence[int]], capacity: int, prefix_cache: PrefixCache
     ) -> tuple[KVBatch, torch.Tensor]:
         """Cache ``prompts`` (each row from its longest cached prefix on); return next-token logits ``[B, V]``."""
+        self._share_within_batch(prompts, prefix_cache)
+        return self._prefill(prompts, capacity, prefix_cache)
+
+    def _share_within_batch(self, prompts: Sequence[Sequence[int]], prefix_cache: PrefixCache) -> None:
+        """Run each prefix that several prompts share (``SHARED_PREFILL_MIN`` tokens or more, and
+        longer than what the cache holds of it) once, and keep it in the cache, so that the rows'
+        lookups start after it: the N prompts of one persona at the start of an RL iteration
+        share their system prompt, and nothing is cached yet for a fresh snapshot."""
+        if not prefix_cache.enabled or len(prompts) < 2:
+            return
+        shared: list[list[int]] = []
+        for group in group_by_prefix(prompts, min_shared=SHARED_PREFILL_MIN):
+            if len(group.members) < 2:
+                continue
+            prefix = list(prompts[group.members[0]][: group.shared])
+            _, cached = prefix_cache.lookup([*prefix, 0])  # a lookup leaves one token to compute
+            if cached < len(prefix):
+                shared.append(prefix)
+        if not shared:
+            return
+        state, _ = self._prefill(shared, max(len(p) for p in shared), prefix_cache)
+        for row, prefix in enumerate(shared):
+            self.remember(state, row, prefix, prefix_cache)
+
+    def _prefill(
+        self, prompts: Sequence[Sequence[int]], capacity: int, prefix_cache: PrefixCache
+    ) -> tuple[KVBatch, torch.Tensor]:
         weights = self.weights
         cache = KVBatch.allocate(weights, len(prompts), capacity)
         starts = []
@@ -372,6 +415,7 @@ class FastDecoder:
             prefix_cache.hit_tokens += shared
             prefix_cache.computed_tokens += len(prompt) - shared
         suffix_lengths = [len(p) - s for p, s in zip(prompts, starts, strict=True)]
+        self._use_threads(sum(suffix_lengths))
         widest = max(suffix_lengths)
         per_row = weights.num_heads * widest * (max(len(p) for p in prompts) + 1)
         chunk = max(1, self._attention_budget // max(per_row, 1))
@@ -396,6 +440,7 @@ class FastDecoder:
     @no_grad
     def step(self, state: KVBatch, tokens: torch.Tensor, active: torch.Tensor) -> torch.Tensor:
         """Feed one token per row; rows with ``active`` false do not advance. Returns logits ``[B, V]``."""
+        self._use_threads(int(tokens.shape[0]))
         positions = state.lengths.clamp(max=state.capacity - 1).unsqueeze(1)
         hidden = forward(self.weights, tokens.view(-1, 1), positions, state)
         state.lengths = state.lengths + active.to(state.lengths.dtype)
@@ -416,6 +461,7 @@ class FastDecoder:
     @no_grad
     def prompt_logprobs(self, prompt: Sequence[int]) -> list[float | None]:
         """Logprob of each prompt token given the ones before it (``None`` for the first)."""
+        self._use_threads(len(prompt))
         cache = KVBatch.allocate(self.weights, 1, len(prompt))
         tokens = torch.tensor([list(prompt)], device=self.device)
         positions = torch.arange(len(prompt), device=self.device).unsqueeze(0)

@@ -13,9 +13,11 @@ from __future__ import annotations
 import contextlib
 import copy
 import functools
+import importlib
 import json
 import re
 import threading
+import warnings
 from collections.abc import Iterator
 from functools import lru_cache
 from importlib import resources
@@ -191,7 +193,7 @@ def _quiet_transformers() -> Iterator[None]:
     logging.disable_progress_bar()
     gguf_utils: Any = None
     with contextlib.suppress(ImportError):
-        import transformers.modeling_gguf_pytorch_utils as gguf_utils
+        gguf_utils = importlib.import_module("transformers.modeling_gguf_pytorch_utils")
     bar = getattr(gguf_utils, "tqdm", None)
     if bar is not None:
         gguf_utils.tqdm = functools.partial(bar, disable=True)
@@ -234,7 +236,8 @@ def _load_gguf(path: Path, dtype: torch.dtype) -> tuple[torch.nn.Module, Any]:
                     tokenizer = AutoTokenizer.from_pretrained(path.parent, gguf_file=path.name)
                     module = AutoModelForCausalLM.from_pretrained(path.parent, gguf_file=path.name, dtype=dtype)
             except (OSError, ValueError, KeyError, RuntimeError) as exc:
-                raise ConfigError(f"model.base_model: {path} could not be loaded as a causal language model: {exc}") from None
+                message = f"model.base_model: {path} could not be loaded as a causal language model: {exc}"
+                raise ConfigError(message) from None
             _gguf_loaded.clear()
             _gguf_loaded[key] = (module.eval(), tokenizer)
         module, tokenizer = _gguf_loaded[key]
@@ -277,7 +280,9 @@ def prepare_for_training(module: torch.nn.Module, mode: FinetuneMode, lora_seed:
     if not targets:
         raise ConfigError("model: LoRA found no linear layer to adapt with these train_* switches")
     config = LoraConfig(r=mode.lora_rank, lora_alpha=mode.lora_rank, lora_dropout=0.0, target_modules=targets)
-    with torch.random.fork_rng(devices=[]):
+    with torch.random.fork_rng(devices=[]), warnings.catch_warnings():
+        # peft asks transformers a deprecated question about gradient checkpointing (transformers 5)
+        warnings.filterwarnings("ignore", message=".*is_gradient_checkpointing.*", category=FutureWarning)
         torch.manual_seed(lora_seed)
         wrapped = get_peft_model(module, config)
     wrapped.eval()

@@ -24,6 +24,7 @@ from debate_core.backends.local.options import LocalBackendOptions
 from debate_core.backends.local.runtime import configure_torch, resolve_device, resolve_dtype
 from debate_core.backends.local.sampling_client import LocalSamplingClient
 from debate_core.backends.local.snapshots import make_snapshot
+from debate_core.backends.local.threads import ThreadPlan
 from debate_core.backends.local.tokenizer import token_byte_table
 from debate_core.backends.local.training_client import LocalTrainingClient
 from debate_core.errors import ConfigError
@@ -35,6 +36,8 @@ class LocalServiceClient:
     def __init__(self, settings: LocalBackendOptions | None = None, **overrides: Any) -> None:
         self.settings = attrs.evolve(settings or LocalBackendOptions(), **overrides)
         self.threads = configure_torch(self.settings.num_threads)
+        self.thread_plan = ThreadPlan(self.threads, self.settings.sampler_min_mflops_per_thread)
+        """The sampler's threads per model call (``threads.py``)."""
         self.device = resolve_device(self.settings.device)
         self.dtype = resolve_dtype(self.settings.dtype)
         default_directory = Path(os.environ.get("DEBATE_LOCAL_STATE_DIR", "~/.cache/debate-core/local-states"))
@@ -184,5 +187,6 @@ class LocalServiceClient:
             seed=self.settings.init_seed,
             base_model=base_model,
             frozen=True,
+            threads=self.thread_plan,
         )
         return LocalSamplingClient(snapshot, self.engine)

@@ -23,12 +23,14 @@ from tinker.lib.retry_handler import RetryConfig
 from debate_core.backends.local import losses, saved_states
 from debate_core.backends.local.engine import SamplerEngine, SamplerSnapshot
 from debate_core.backends.local.fast_decoder import supports
-from debate_core.backends.local.fast_training import PrefixGroup, batch_logprobs, group_by_prefix
+from debate_core.backends.local.fast_training import batch_logprobs
 from debate_core.backends.local.futures import AwaitableConcurrentFuture, OrderedWorker
 from debate_core.backends.local.models import LoadedModel, trainable_parameters
 from debate_core.backends.local.options import LocalBackendOptions
+from debate_core.backends.local.prefix_groups import PrefixGroup, group_by_prefix
 from debate_core.backends.local.sampling_client import LocalSamplingClient
 from debate_core.backends.local.snapshots import core_module, make_snapshot
+from debate_core.backends.local.threads import ThreadPlan
 from debate_core.backends.local.tokenizer import token_byte_table
 
 CustomLoss = Callable[[list[types.Datum], list[torch.Tensor]], tuple[torch.Tensor, dict[str, float]]]
@@ -45,6 +47,9 @@ class TrainingHost(Protocol):
 
     @property
     def engine(self) -> SamplerEngine: ...
+
+    @property
+    def thread_plan(self) -> ThreadPlan: ...
 
     def state_path(self, name: str) -> Path: ...
 
@@ -369,6 +374,7 @@ class LocalTrainingClient:
             prefix_cache_mb=self._service.settings.prefix_cache_mb,
             seed=(self._seed * 1_000_003 + self._snapshots) % (1 << 63),
             base_model=self._loaded.base_model,
+            threads=self._service.thread_plan,
         )
 
     def _save(self, path: Path, with_optimizer: bool, overwrite: bool, user_metadata: dict[str, str] | None) -> Path:
