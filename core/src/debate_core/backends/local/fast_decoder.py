@@ -31,13 +31,16 @@ SUPPORTED_MODEL_TYPES = frozenset({"llama", "mistral", "qwen2", "qwen3"})
 
 @dataclass(frozen=True)
 class LayerWeights:
-    """One decoder layer, with q/k/v fused into one matrix and gate/up into another."""
+    """One decoder layer, with q/k/v fused into one matrix and gate/up into another.
+
+    ``qk_norm`` (Qwen3's per-head q and k norms) holds the q norm's weight once per query head,
+    then the k norm's once per kv head, ``[heads + kv_heads, head_dim]``: queries and keys are
+    normalised and rotated together, as one tensor."""
 
     input_norm: torch.Tensor
     qkv: torch.Tensor
     qkv_bias: torch.Tensor | None
-    q_norm: torch.Tensor | None
-    k_norm: torch.Tensor | None
+    qk_norm: torch.Tensor | None
     out: torch.Tensor
     out_bias: torch.Tensor | None
     post_norm: torch.Tensor
@@ -109,6 +112,18 @@ def _owned(parameter: torch.Tensor) -> torch.Tensor:
     return parameter.detach().clone() if parameter.requires_grad else parameter.detach()
 
 
+def _kv_heads(config: Any) -> int:
+    return int(getattr(config, "num_key_value_heads", None) or config.num_attention_heads)
+
+
+def _stacked_norms(q_norm: Any, k_norm: Any, heads: int, kv_heads: int) -> torch.Tensor | None:
+    """The q norm's weight once per query head, then the k norm's once per kv head (a copy)."""
+    if q_norm is None or k_norm is None:
+        return None
+    q_weight, k_weight = q_norm.weight.detach(), k_norm.weight.detach()
+    return torch.cat([q_weight.expand(heads, -1), k_weight.expand(kv_heads, -1)]).contiguous()
+
+
 def _core(model: torch.nn.Module) -> torch.nn.Module:
     """The ``*ForCausalLM`` module, under any peft wrappers."""
     get_base = getattr(model, "get_base_model", None)
@@ -139,8 +154,7 @@ def extract_weights(model: torch.nn.Module) -> DecoderWeights:
                 input_norm=_owned(layer.input_layernorm.weight),
                 qkv=torch.cat([wq, wk, wv]).contiguous(),
                 qkv_bias=qkv_bias,
-                q_norm=_owned(q_norm.weight) if q_norm is not None else None,
-                k_norm=_owned(k_norm.weight) if k_norm is not None else None,
+                qk_norm=_stacked_norms(q_norm, k_norm, int(config.num_attention_heads), _kv_heads(config)),
                 out=wo,
                 out_bias=bo,
                 post_norm=_owned(layer.post_attention_layernorm.weight),
@@ -169,7 +183,7 @@ def extract_weights(model: torch.nn.Module) -> DecoderWeights:
         final_norm=_owned(inner.norm.weight),
         lm_head=lm_head,
         num_heads=int(config.num_attention_heads),
-        num_kv_heads=int(getattr(config, "num_key_value_heads", None) or config.num_attention_heads),
+        num_kv_heads=_kv_heads(config),
         head_dim=int(head_dim),
         norm_eps=float(config.rms_norm_eps),
         rope_cos=(angles.cos() * scaling).to(embed.dtype),
@@ -289,20 +303,19 @@ def forward(
 
     for layer, keys, values in zip(weights.layers, cache.keys, cache.values, strict=True):
         h = F.rms_norm(x, (hidden_size,), layer.input_norm, eps)
-        # Row slices of the fused matrices are contiguous, and so are their outputs: elementwise
-        # work (norms, rotary, SiLU) on strided column slices of one fused output is several
-        # times slower on a CPU, which dominates a long prefill.
-        q = F.linear(h, layer.qkv[:q_size], _part(layer.qkv_bias, 0, q_size)).view(batch, steps, heads, dim)
-        k_rows = slice(q_size, q_size + kv_size)
-        k = F.linear(h, layer.qkv[k_rows], _part(layer.qkv_bias, q_size, q_size + kv_size))
-        k = k.view(batch, steps, kv_heads, dim)
-        v = F.linear(h, layer.qkv[q_size + kv_size :], _part(layer.qkv_bias, q_size + kv_size, None))
+        # Row slices of the fused matrices are contiguous, and so are their outputs: elementwise work
+        # (norms, rotary, SiLU) on strided column slices of one fused output is several times slower
+        # on a CPU, which dominates a long prefill. Queries and keys come out of one product and are
+        # normalised and rotated as one tensor (fewer operations per decoding step).
+        qk_rows = q_size + kv_size
+        qk = F.linear(h, layer.qkv[:qk_rows], _part(layer.qkv_bias, 0, qk_rows))
+        qk = qk.view(batch, steps, heads + kv_heads, dim)
+        v = F.linear(h, layer.qkv[qk_rows:], _part(layer.qkv_bias, qk_rows, None))
         v = v.view(batch, steps, kv_heads, dim)
-        if layer.q_norm is not None and layer.k_norm is not None:
-            q = F.rms_norm(q, (dim,), layer.q_norm, eps)
-            k = F.rms_norm(k, (dim,), layer.k_norm, eps)
-        q = q * cos + _rotate_half(q) * sin
-        k = k * cos + _rotate_half(k) * sin
+        if layer.qk_norm is not None:
+            qk = F.rms_norm(qk, (dim,), None, eps) * layer.qk_norm
+        qk = qk * cos + _rotate_half(qk) * sin
+        q, k = qk[:, :, :heads], qk[:, :, heads:]
         keys[rows, :, positions] = k
         values[rows, :, positions] = v
         # [B, kv_heads, S*G, D]: the G query heads that share a kv head, for every step.

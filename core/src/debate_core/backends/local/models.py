@@ -14,6 +14,7 @@ import contextlib
 import copy
 import functools
 import importlib
+import importlib.util
 import json
 import re
 import threading
@@ -206,6 +207,13 @@ def _quiet_transformers() -> Iterator[None]:
             logging.enable_progress_bar()
 
 
+def _importable(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):  # a module set to None in sys.modules, or without a spec
+        return False
+
+
 _gguf_lock = threading.Lock()
 _gguf_loaded: dict[tuple[str, int, int, torch.dtype], tuple[torch.nn.Module, Any]] = {}
 
@@ -218,13 +226,11 @@ def _load_gguf(path: Path, dtype: torch.dtype) -> tuple[torch.nn.Module, Any]:
     its own copy of the module: a run's training client and its base-model sampling client
     read the file once.
     """
-    try:
-        import gguf  # noqa: F401  (transformers reads GGUF files through it)
-    except ImportError:
+    if not _importable("gguf"):  # transformers reads GGUF files through it
         raise ConfigError(
             f"model.base_model: {path} is a GGUF file, and reading one needs the 'gguf' package: "
             "pip install 'debate-core[gguf]'"
-        ) from None
+        )
     stat = path.stat()
     key = (str(path), stat.st_size, stat.st_mtime_ns, dtype)
     with _gguf_lock:
