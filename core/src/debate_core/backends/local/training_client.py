@@ -301,8 +301,7 @@ class LocalTrainingClient:
         """
         sequences = [tokens for tokens, _ in prepared]
         settings = self._service.settings
-        shareable = settings.share_training_prefixes and self._loaded.module is self._core
-        if shareable and supports(self._core.config):
+        if settings.share_training_prefixes and supports(self._core.config):
             groups = group_by_prefix(sequences, min_shared=32)
         else:
             groups = [PrefixGroup(0, (i,)) for i in range(len(sequences))]
