@@ -112,8 +112,8 @@ def _owned(parameter: torch.Tensor) -> torch.Tensor:
     return parameter.detach().clone() if parameter.requires_grad else parameter.detach()
 
 
-def _kv_heads(config: Any) -> int:
-    return int(getattr(config, "num_key_value_heads", None) or config.num_attention_heads)
+def _kv_heads(model_config: Any) -> int:
+    return int(getattr(model_config, "num_key_value_heads", None) or model_config.num_attention_heads)
 
 
 def _stacked_norms(q_norm: Any, k_norm: Any, heads: int, kv_heads: int) -> torch.Tensor | None:
