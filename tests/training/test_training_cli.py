@@ -10,7 +10,7 @@ import pytest
 from debate_core.cli import main
 from debate_core.plugins import Registry
 from debate_core.training.progress import Progress
-from tests.training.trainer_harness import BASE_OVERRIDES, read_metrics
+from tests.training.trainer_harness import BASE_OVERRIDES, SERVICES, read_metrics
 
 
 @pytest.fixture
@@ -63,7 +63,9 @@ def test_train_resume_and_eval(
         == 0
     )
     report = json.loads(capsys.readouterr().out)
-    assert report["checkpoint"].endswith("step_000003.npz")
+    assert report["checkpoint"].endswith("step_000003_sampler.npz")  # the weights saved for sampling
+    opened = SERVICES[-1].log
+    assert not any(label.startswith(("create_lora", "create_training")) for _, label in opened)
     assert json.loads((tmp_path / "eval.json").read_text()) == report
     assert "eval_tiny_sums/debate/pass@3" in report["metrics"]
 

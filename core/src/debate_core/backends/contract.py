@@ -81,6 +81,10 @@ class TrainingClientLike(Protocol):
 
     def save_state(self, name: str, ttl_seconds: int | None = None) -> APIFutureLike[types.SaveWeightsResponse]: ...
 
+    def save_weights_for_sampler(
+        self, name: str, ttl_seconds: int | None = None
+    ) -> APIFutureLike[types.SaveWeightsForSamplerResponse]: ...
+
     def load_state(self, path: str) -> APIFutureLike[types.LoadWeightsResponse]: ...
 
     def load_state_with_optimizer(self, path: str) -> APIFutureLike[types.LoadWeightsResponse]: ...
@@ -130,6 +134,20 @@ class SupportsStateDirectory(Protocol):
     def use_state_directory(self, path: Path) -> None: ...
 
 
+@runtime_checkable
+class SupportsCheckpointTTL(Protocol):
+    """Optional: how long the backend keeps periodic checkpoints (not part of the SDK).
+
+    The trainer passes ``ttl_seconds=checkpoint_ttl_seconds`` to ``save_state`` and
+    ``save_weights_for_sampler`` for periodic checkpoints, and ``None`` (keep) for the last
+    checkpoint of a run and those written on a stop or before a failure exits. A backend without
+    this attribute gets ``None`` everywhere.
+    """
+
+    @property
+    def checkpoint_ttl_seconds(self) -> int | None: ...
+
+
 CONTRACT_METHODS: Mapping[str, tuple[str, ...]] = {
     "ServiceClient": (
         "create_lora_training_client",
@@ -143,6 +161,7 @@ CONTRACT_METHODS: Mapping[str, tuple[str, ...]] = {
         "save_state",
         "load_state",
         "load_state_with_optimizer",
+        "save_weights_for_sampler",
         "save_weights_and_get_sampling_client",
         "get_tokenizer",
     ),

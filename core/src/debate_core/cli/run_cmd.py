@@ -42,16 +42,32 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument(
         "--out", metavar="FILE", help="write the transcript (JSON; one transcript per line with --questions)"
     )
-    parser.add_argument("--checkpoint", metavar="PATH", help="sample from saved weights instead of the base model")
+    parser.add_argument(
+        "--checkpoint",
+        metavar="PATH",
+        help="sample from saved weights instead of the base model: a checkpoint manifest, a run directory "
+        "(its latest checkpoint) or a backend path; the weights saved for sampling are opened",
+    )
     parser.add_argument("--quiet", action="store_true", help="print only the tally and the final answer")
     parser.set_defaults(handler=run)
 
 
 def _open_session(config: Any, registry: Any, checkpoint: str | None) -> Any:
-    """The backend session (``.tokenizer``, ``.sampling_client()``), sampling only."""
+    """The backend session (``.tokenizer``, ``.sampling_client()``), sampling only: on the base
+    model, or on the weights a checkpoint saved for sampling."""
     from debate_core.backends.session import open_session
+    from debate_core.training.policy_weights import resolve_policy_weights
 
-    return open_session(config, registry, training=False, state_path=checkpoint)
+    if checkpoint is None:
+        return open_session(config, registry, training=False)
+    weights = resolve_policy_weights(checkpoint, "--checkpoint")
+    return open_session(
+        config,
+        registry,
+        training=False,
+        sampler_path=weights.sampler_path,
+        state_path=None if weights.sampler_path else weights.state_path,
+    )
 
 
 def read_questions(path: str) -> list[Any]:

@@ -1,8 +1,10 @@
 """Trainer checkpoints: where the run is, written so that a crash never breaks resuming.
 
-A checkpoint is two things: the backend's saved state (weights and optimizer, written by
-``save_state``) and a JSON manifest ``checkpoints/step_NNNNNN.json`` that points to it and
-holds the trainer's position (warm-start steps and RL iterations done, the data position)
+A checkpoint is three things: the backend's saved state (weights and optimizer, written by
+``save_state``), the same weights saved for sampling (``save_weights_for_sampler``: what
+``debate eval --checkpoint`` and ``debate run --checkpoint`` open, without a training model),
+and a JSON manifest ``checkpoints/step_NNNNNN.json`` that points to both and holds the trainer's
+position (warm-start steps and RL iterations done, the data position)
 and every RNG state (Python, NumPy, and torch when it is loaded). The manifest is written
 last, through a temporary file and a rename, so a manifest exists only for a complete
 checkpoint; resuming picks the newest manifest that reads back whole.
@@ -57,7 +59,21 @@ class Checkpoint:
     rng: dict[str, Any] = attrs.field(factory=dict)
     created: float = attrs.field(factory=time.time)
     reason: str = "scheduled"
+    sampler_weights: str | None = None
+    """The backend's path of the weights saved for sampling (``None`` in manifests written before
+    sampler weights were saved: the training state is opened instead)."""
+    ttl_seconds: int | None = None
+    """How long the backend keeps both saves (``None``: until deleted)."""
     format: int = FORMAT_VERSION
+
+    def expires_at(self) -> float | None:
+        """When the backend drops this checkpoint (seconds since the epoch), ``None`` when never."""
+        return None if self.ttl_seconds is None else self.created + self.ttl_seconds
+
+    def expired(self, now: float | None = None) -> bool:
+        """True once the backend may have dropped the saves this manifest names."""
+        expiry = self.expires_at()
+        return expiry is not None and (time.time() if now is None else now) >= expiry
 
     def to_json(self) -> dict[str, Any]:
         return attrs.asdict(self)
@@ -77,6 +93,8 @@ class Checkpoint:
             rng=dict(raw.get("rng") or {}),
             created=float(raw.get("created", 0.0)),
             reason=str(raw.get("reason", "scheduled")),
+            sampler_weights=None if raw.get("sampler_weights") is None else str(raw["sampler_weights"]),
+            ttl_seconds=None if raw.get("ttl_seconds") is None else int(raw["ttl_seconds"]),
         )
 
 

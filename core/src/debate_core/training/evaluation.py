@@ -31,6 +31,7 @@ from debate_core.protocol.tasks import Problem
 from debate_core.training.grading import GradedDebate, JudgeTally, grade_debate, grade_turn, verifiable_metrics
 from debate_core.training.metrics import debate_metrics, mean, turn_metrics
 from debate_core.training.parts import RunParts
+from debate_core.training.policy_weights import PolicyWeights
 from debate_core.training.progress import Progress
 from debate_core.training.rollouts import DebateJob, run_debates, sampled_tokens
 from debate_core.training.seeding import derive_seed
@@ -231,14 +232,15 @@ async def evaluate_policy(
     config: Any,
     registry: Any,
     *,
-    state_path: str | None = None,
+    weights: PolicyWeights | None = None,
     settings: Any | None = None,
     progress: Progress | None = None,
 ) -> dict[str, float]:
-    """Open the backend, load the policy (a saved state, or the base model) and evaluate it.
+    """Open the backend for sampling only, on saved weights or the base model, and evaluate them.
 
-    ``state_path`` is a path returned by the backend's ``save_state``; ``None`` evaluates the
-    untrained base model. ``settings`` replaces ``config.evaluation``.
+    ``weights`` are opened with ``create_sampling_client`` (the weights saved for sampling) or,
+    without those, from a training state; ``None`` evaluates the untrained base model. No training
+    model is started. ``settings`` replaces ``config.evaluation``.
     """
     from debate_core.backends.session import RetryPolicy, open_session_async
     from debate_core.training.parts import RetryingSamplingClient, build_run_parts
@@ -247,7 +249,12 @@ async def evaluate_policy(
         max_attempts=config.training.backend_retries, initial_delay_s=config.training.backend_retry_delay_s
     )
     session = await open_session_async(
-        config, registry, training=state_path is not None, state_path=state_path, with_optimizer=False, retry=retry
+        config,
+        registry,
+        training=False,
+        sampler_path=weights.sampler_path if weights else None,
+        state_path=weights.state_path if weights and not weights.sampler_path else None,
+        retry=retry,
     )
     parts = build_run_parts(config, registry, session.tokenizer)
     evaluator = Evaluator(

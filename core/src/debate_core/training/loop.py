@@ -57,6 +57,7 @@ from debate_core.training.metrics import (
     turn_metrics,
 )
 from debate_core.training.parts import RetryingSamplingClient, RunParts, build_run_parts
+from debate_core.training.policy_weights import check_not_expired
 from debate_core.training.progress import Progress
 from debate_core.training.rollouts import DebateJob, run_debates, sampled_tokens
 from debate_core.training.run_dir import RunDirectory
@@ -130,7 +131,7 @@ class Trainer:
             await self._checkpoint_before_exit(exc)
             raise
         if self.stop.requested and self.last_checkpoint != self.step:
-            await self._checkpoint(f"stopped by {self.stop.name}")
+            await self._checkpoint(f"stopped by {self.stop.name}", keep=True)
         return self._outcome()
 
     def _outcome(self) -> RunOutcome:
@@ -155,7 +156,7 @@ class Trainer:
         if self.last_checkpoint == self.step:
             return
         try:
-            await self._checkpoint(f"failure: {type(error).__name__}")
+            await self._checkpoint(f"failure: {type(error).__name__}", keep=True)
         except DebateError as exc:  # the backend may be the thing that failed
             self.progress.message(f"debate: could not checkpoint before exiting: {exc}")
 
@@ -184,7 +185,9 @@ class Trainer:
                 metrics.update(await self._evaluate("warmstart"))
             self._write(metrics)
             if last or self._due(self.warmstart_steps, self.config.training.save_every):
-                await self._checkpoint("warm-start" if last else "scheduled")
+                await self._checkpoint(
+                    "warm-start" if last else "scheduled", keep=last and not self.parts.total_iterations
+                )
 
     async def _warmstart_step(self, data: WarmstartData, index: int) -> dict[str, MetricValue]:
         settings = self.config.warmstart
@@ -237,7 +240,7 @@ class Trainer:
             self._write(metrics)
             if last or self._due(self.iteration, training.save_every) or self.stop.requested:
                 reason = f"stopped by {self.stop.name}" if self.stop.requested and not last else "scheduled"
-                await self._checkpoint(reason)
+                await self._checkpoint(reason, keep=last or self.stop.requested)
 
     @staticmethod
     def _due(count: int, every: int) -> bool:
@@ -418,9 +421,13 @@ class Trainer:
         await self.session.refresh_sampling_client()
         return update
 
-    async def _checkpoint(self, reason: str) -> None:
+    async def _checkpoint(self, reason: str, *, keep: bool) -> None:
+        """Save the training state and the sampler weights, then the manifest. ``keep``: the last
+        checkpoint of the run, or one written on a stop or a failure (it never expires); the
+        others live ``session.checkpoint_ttl_seconds`` on the backend."""
         started = time.perf_counter()
-        path = await self.session.save_state(f"step_{self.step:06d}")
+        ttl = None if keep else self.session.checkpoint_ttl_seconds
+        saved = await self.session.save_checkpoint(f"step_{self.step:06d}", ttl)
         if self.iteration < self.parts.total_iterations:
             stage, within = self.parts.stage_at(self.iteration)
         else:
@@ -429,15 +436,19 @@ class Trainer:
             step=self.step,
             warmstart_steps=self.warmstart_steps,
             iteration=self.iteration,
-            backend_state=path,
+            backend_state=saved.state,
             data=DataPosition(stage, within),
             seed=self.config.run.seed,
             rng=capture_rng_state(),
             reason=reason,
+            sampler_weights=saved.sampler,
+            ttl_seconds=ttl,
         )
         write_checkpoint(self.run_dir.checkpoints, checkpoint)
         self.last_checkpoint = self.step
-        self.progress.message(f"checkpoint step {self.step} ({reason}) in {time.perf_counter() - started:.1f}s: {path}")
+        self.progress.message(
+            f"checkpoint step {self.step} ({reason}) in {time.perf_counter() - started:.1f}s: {saved.state}"
+        )
 
     # ------------------------------------------------------------------ side outputs
     def _write(self, metrics: dict[str, MetricValue]) -> None:
@@ -562,6 +573,8 @@ async def run_training(
     start: Checkpoint | None = None
     if resume:
         start = latest_checkpoint(run_dir.checkpoints)
+        if start is not None:
+            check_not_expired(start, f"--resume {run_dir.root}")
         differences = _resume_differences(run_dir, resolved_config_dict(config, registry))
         if differences:
             progress.message("debate: resuming with a config that differs from the run's at: " + ", ".join(differences))

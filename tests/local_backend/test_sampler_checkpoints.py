@@ -1,0 +1,57 @@
+"""The local backend follows the Tinker path for checkpoints: the trainer saves a training state and
+sampler weights, and ``debate run/eval --checkpoint`` open the sampler weights with
+``create_sampling_client`` (no training model is built)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from debate_core.backends.local.service import LocalServiceClient
+from debate_core.cli import main
+from debate_core.training.checkpoints import read_checkpoint
+
+OVERRIDES = [
+    "backend.name=local",
+    "backend.options.num_threads=1",
+    "model.base_model=embedded:debate-micro",
+    "dataset.name=arithmetic",
+    "debate.num_agents=2",
+    "debate.max_rounds=1",
+    "debate.max_tokens=16",
+    "training.batch_size=2",
+    "training.num_iterations=1",
+    "evaluation.num_problems=1",
+    "evaluation.modes=['direct']",
+    "logging.progress=off",
+]
+
+
+def test_checkpoints_and_their_use_without_a_training_model(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run_file = tmp_path / "run.toml"
+    run_file.write_text("", encoding="utf-8")
+    run = tmp_path / "run"
+    assert main(["train", str(run_file), *OVERRIDES, "--run-dir", str(run)]) == 0
+    checkpoint = read_checkpoint(run / "checkpoints" / "step_000001.json")
+    state, sampler = Path(checkpoint.backend_state), Path(str(checkpoint.sampler_weights))
+    assert state.parent == sampler.parent == run / "checkpoints" / "backend"
+    assert (state / "optimizer.safetensors").is_file() and not (sampler / "optimizer.safetensors").exists()
+    assert checkpoint.ttl_seconds is None  # the local backend keeps its files until they are deleted
+
+    def no_training_model(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("a training model was started")
+
+    for method in ("create_lora_training_client", "create_training_client_from_state"):
+        monkeypatch.setattr(LocalServiceClient, method, no_training_model)
+    capsys.readouterr()
+    assert main(["eval", str(run_file), *OVERRIDES, "--checkpoint", str(run), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["checkpoint"] == str(sampler)
+    assert (
+        main(["run", str(run_file), *OVERRIDES, "--checkpoint", str(run), "--question", "What is 2+3?", "--quiet"]) == 0
+    )
+    assert "Final answer" in capsys.readouterr().out
