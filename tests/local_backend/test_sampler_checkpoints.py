@@ -55,3 +55,25 @@ def test_checkpoints_and_their_use_without_a_training_model(
         main(["run", str(run_file), *OVERRIDES, "--checkpoint", str(run), "--question", "What is 2+3?", "--quiet"]) == 0
     )
     assert "Final answer" in capsys.readouterr().out
+
+
+def test_the_local_backend_knows_its_context(tmp_path: Path) -> None:
+    from debate_core.backends.local.models import model_context_length
+
+    assert model_context_length("embedded:debate-micro") == 1024
+    assert model_context_length("embedded:debate-tiny") == 2048
+    directory = tmp_path / "model"
+    directory.mkdir()
+    assert model_context_length(str(directory)) is None  # no config.json: loading it says what is wrong
+    (directory / "config.json").write_text(json.dumps({"max_position_embeddings": 40960}), encoding="utf-8")
+    assert model_context_length(str(directory)) == 40960
+    (directory / "config.json").write_text(json.dumps({"n_positions": 1024}), encoding="utf-8")
+    assert model_context_length(str(directory)) == 1024
+
+
+def test_a_local_run_stops_at_the_models_context(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run_file = tmp_path / "run.toml"
+    run_file.write_text("", encoding="utf-8")
+    assert main(["run", str(run_file), *OVERRIDES, "debate.max_tokens=1000", "--question", "What is 2+3?"]) == 1
+    err = capsys.readouterr().err
+    assert "beyond the model's context of 1024" in err and "debate 'q0' (agent 0, round 1)" in err

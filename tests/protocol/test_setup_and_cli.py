@@ -112,8 +112,14 @@ def test_parse_errors_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture
 class FakeSession:
     """What ``open_session`` returns, over a scripted sampler that answers by agent persona."""
 
+    backend_name = "fake"
+    context_length = None
+
     def __init__(self) -> None:
+        from debate_core.backends.session import RetryPolicy
+
         self.tokenizer = ByteTokenizer()
+        self.retry = RetryPolicy(max_attempts=1)
 
     def sampling_client(self) -> Any:
         return FakeSamplingClient(self.tokenizer)
@@ -123,7 +129,14 @@ class FakeSamplingClient:
     def __init__(self, tokenizer: ByteTokenizer) -> None:
         self.tokenizer = tokenizer
 
-    def sample(self, prompt: Any, num_samples: int, sampling_params: Any) -> Any:
+    def sample(
+        self,
+        prompt: Any,
+        num_samples: int,
+        sampling_params: Any,
+        include_prompt_logprobs: bool = False,
+        topk_prompt_logprobs: int = 0,
+    ) -> Any:
         from tinker import types
 
         text = self.tokenizer.decode(prompt.to_ints())

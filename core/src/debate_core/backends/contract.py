@@ -148,6 +148,17 @@ class SupportsCheckpointTTL(Protocol):
     def checkpoint_ttl_seconds(self) -> int | None: ...
 
 
+@runtime_checkable
+class SupportsContextLength(Protocol):
+    """Optional: the model's context length, for the trainer's context guard (not part of the SDK).
+
+    ``max_context_length(base_model)`` is the most tokens a prompt plus its sampled tokens may
+    hold, or ``None`` when the backend cannot tell (then nothing is checked).
+    """
+
+    def max_context_length(self, base_model: str) -> int | None: ...
+
+
 CONTRACT_METHODS: Mapping[str, tuple[str, ...]] = {
     "ServiceClient": (
         "create_lora_training_client",

@@ -125,6 +125,7 @@ class ScriptedSamplingClient:
     ) -> ScriptedFuture[types.SampleResponse]:
         label = self._service.record("sample")
         self._service.sent_sampling.append(sampling_params)
+        self._service.sent_prompt_lengths.append(prompt.length)
         error = self._service.take_failure("sample")
         if error is not None:
             return ScriptedFuture(self._service.log, label, error=error)
@@ -395,6 +396,7 @@ class ScriptedServiceClient:
         """Every ``forward_backward`` request: the Datums, the loss and its config."""
         self.sent_adam: list[types.AdamParams] = []
         self.sent_sampling: list[types.SamplingParams] = []
+        self.sent_prompt_lengths: list[int] = []
         self.sent_saves: list[tuple[str, str, int | None]] = []
         """Every ``save_state`` and ``save_weights_for_sampler``: the method, the name and the TTL."""
         self.on_call: Callable[[str], None] | None = None

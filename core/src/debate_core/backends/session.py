@@ -20,6 +20,7 @@ from debate_core.backends.contract import (
     SamplingClientLike,
     ServiceClientLike,
     SupportsCheckpointTTL,
+    SupportsContextLength,
     SupportsStateDirectory,
     TrainingClientLike,
 )
@@ -121,6 +122,8 @@ class BackendSession:
     _base: SamplingClientLike | None = None
     checkpoint_ttl_seconds: int | None = None
     """How long the backend keeps periodic checkpoints (``SupportsCheckpointTTL``; ``None``: until deleted)."""
+    context_length: int | None = None
+    """The model's context in tokens (``SupportsContextLength``; ``None``: unknown, nothing is checked)."""
     _saved: dict[str, SamplingClientLike] = attrs.field(factory=dict)
 
     def sampling_client(self) -> SamplingClientLike:
@@ -310,8 +313,19 @@ async def open_session_async(
         current = await with_retries("create_sampling_client", create_sampler, policy, name)
         tokenizer = current.get_tokenizer()
     ttl = service.checkpoint_ttl_seconds if isinstance(service, SupportsCheckpointTTL) else None
+    context = None
+    if isinstance(service, SupportsContextLength):
+        context = await asyncio.to_thread(service.max_context_length, model.base_model)
     return BackendSession(
-        name, model.base_model, service, training_client, tokenizer, policy, current, checkpoint_ttl_seconds=ttl
+        name,
+        model.base_model,
+        service,
+        training_client,
+        tokenizer,
+        policy,
+        current,
+        checkpoint_ttl_seconds=ttl,
+        context_length=context,
     )
 
 

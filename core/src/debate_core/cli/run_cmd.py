@@ -145,6 +145,8 @@ def run(args: argparse.Namespace) -> int:
     from debate_core.protocol.sampling_policy import SamplingClientPolicy
     from debate_core.protocol.tasks import Problem
     from debate_core.protocol.transcripts import dumps_transcript, save_transcript
+    from debate_core.training.loop import raise_backend_failure
+    from debate_core.training.parts import RetryingSamplingClient
 
     overrides: Sequence[str] = [*args.overrides, *args.more_overrides]
     config = load_run_config(args.config, overrides)
@@ -159,7 +161,10 @@ def run(args: argparse.Namespace) -> int:
     session = _open_session(config, registry, args.checkpoint)
     setup = build_debate_setup(config, registry, session.tokenizer)
     grader = registry.build("grader", config.grader.name, config.grader.options, "grader.options")
-    policy = SamplingClientPolicy(session.sampling_client(), setup.renderer)
+    sampler = RetryingSamplingClient(
+        session.sampling_client(), session.retry, session.backend_name, context_length=session.context_length
+    )
+    policy = SamplingClientPolicy(sampler, setup.renderer)
 
     records = []
     for index, problem in enumerate(problems):
@@ -173,6 +178,7 @@ def run(args: argparse.Namespace) -> int:
                 grader=grader,
             )
         )
+        raise_backend_failure(sampler, [episode], config)
         record = episode.record
         records.append(record)
         answer = final_answer(record, grader)

@@ -30,7 +30,7 @@ from debate_core.protocol.interfaces import AgentPolicy, DebateEpisode
 from debate_core.protocol.tasks import Problem
 from debate_core.training.grading import GradedDebate, JudgeTally, grade_debate, grade_turn, verifiable_metrics
 from debate_core.training.metrics import debate_metrics, mean, turn_metrics
-from debate_core.training.parts import RunParts
+from debate_core.training.parts import RetryingSamplingClient, RunParts
 from debate_core.training.policy_weights import PolicyWeights
 from debate_core.training.progress import Progress
 from debate_core.training.rollouts import DebateJob, run_debates, sampled_tokens
@@ -74,6 +74,8 @@ class Evaluator:
     seed: int
     max_in_flight: int
     progress: Progress | None = None
+    episodes: list[DebateEpisode] = attrs.field(factory=list)
+    """Every debate of the last :meth:`evaluate` (to name the one a failure came from)."""
 
     @property
     def prefix(self) -> str:
@@ -86,6 +88,7 @@ class Evaluator:
         label: str = "eval",
     ) -> dict[str, float]:
         """Every configured mode on the evaluation problems; ``{}`` when there are none."""
+        self.episodes = []
         problems = evaluation_problems(self.parts, self.settings.split, self.settings.num_problems)
         if not problems:
             return {}
@@ -98,7 +101,10 @@ class Evaluator:
         if self.settings.role_averaged:
             if base_client is None:
                 raise EvaluationError("role-averaged evaluation needs the base model's sampling client")
-            opponent = self.parts.make_policy(await base_client())
+            opponent_client = await base_client()
+            if isinstance(policy_client, RetryingSamplingClient):
+                opponent_client = policy_client.sibling(opponent_client)
+            opponent = self.parts.make_policy(opponent_client)
             metrics.update(await self._role_averaged(problems, policy, opponent, label))
         return metrics
 
@@ -107,12 +113,14 @@ class Evaluator:
         if self.progress is not None:
             self.progress.start(label, len(jobs))
         progress = self.progress
-        return await run_debates(
+        episodes = await run_debates(
             runner,
             jobs,
             self.max_in_flight,
             (lambda e: progress.debate_done(sampled_tokens(e))) if progress is not None else None,
         )
+        self.episodes.extend(episodes)
+        return episodes
 
     @functools.cached_property
     def _debate_config(self) -> Any:
@@ -243,7 +251,8 @@ async def evaluate_policy(
     model is started. ``settings`` replaces ``config.evaluation``.
     """
     from debate_core.backends.session import RetryPolicy, open_session_async
-    from debate_core.training.parts import RetryingSamplingClient, build_run_parts
+    from debate_core.training.loop import raise_backend_failure
+    from debate_core.training.parts import build_run_parts
 
     retry = RetryPolicy(
         max_attempts=config.training.backend_retries, initial_delay_s=config.training.backend_retry_delay_s
@@ -260,8 +269,9 @@ async def evaluate_policy(
     evaluator = Evaluator(
         parts, settings or config.evaluation, config.run.seed, config.training.max_debates_in_flight, progress
     )
-    sampler = RetryingSamplingClient(session.sampling_client(), retry, session.backend_name)
+    sampler = RetryingSamplingClient(
+        session.sampling_client(), retry, session.backend_name, context_length=session.context_length
+    )
     metrics = await evaluator.evaluate(sampler, session.base_sampling_client)
-    if sampler.failures:
-        raise sampler.failures[0]
+    raise_backend_failure(sampler, evaluator.episodes, config)
     return metrics

@@ -43,6 +43,7 @@ from debate_core.training.checkpoints import (
     restore_rng_state,
     write_checkpoint,
 )
+from debate_core.training.context_guard import ContextLengthError, context_failure
 from debate_core.training.datum import AssembledDatum, trajectory_datums
 from debate_core.training.evaluation import Evaluator
 from debate_core.training.grading import grade_debate, verifiable_metrics
@@ -285,7 +286,7 @@ class Trainer:
         n = config.debate.num_agents
         stage_index, dataset_name, problems = self._batch(iteration)
         started = time.perf_counter()
-        sampler = RetryingSamplingClient(self.session.sampling_client(), self.session.retry, self.session.backend_name)
+        sampler = self._sampler()
         policy = self.parts.make_policy(sampler)
         jobs = [
             DebateJob(
@@ -295,7 +296,7 @@ class Trainer:
         ]
         self.progress.start(f"iter {iteration + 1}/{self.parts.total_iterations}", len(jobs))
         episodes = await self._sample(jobs)
-        raise_backend_failure(sampler, episodes)
+        raise_backend_failure(sampler, episodes, self.config)
         sampled = time.perf_counter()
 
         records = [e.record for e in episodes]
@@ -394,6 +395,13 @@ class Trainer:
         return out
 
     # ------------------------------------------------------------------ backend
+    def _sampler(self) -> RetryingSamplingClient:
+        """The current weights' sampling client, with retries and the context guard."""
+        session = self.session
+        return RetryingSamplingClient(
+            session.sampling_client(), session.retry, session.backend_name, context_length=session.context_length
+        )
+
     async def _update(
         self, datums: Sequence[AssembledDatum], loss_fn: Any, loss_config: Any, lr: float, substeps: int
     ) -> UpdateResult:
@@ -473,10 +481,9 @@ class Trainer:
             self.config.training.max_debates_in_flight,
             self.progress,
         )
-        sampler = RetryingSamplingClient(self.session.sampling_client(), self.session.retry, self.session.backend_name)
+        sampler = self._sampler()
         metrics = await evaluator.evaluate(sampler, self.session.base_sampling_client, label=f"eval {label}")
-        if sampler.failures:
-            raise BackendError(f"{sampler.failures[0]} (evaluation '{label}')") from sampler.failures[0]
+        raise_evaluation_failure(sampler, evaluator.episodes, self.config, label)
         metrics["time/eval"] = time.perf_counter() - started
         record = {
             "label": label,
@@ -493,22 +500,39 @@ class Trainer:
         return metrics
 
 
-def raise_backend_failure(sampler: RetryingSamplingClient, episodes: Sequence[DebateEpisode]) -> None:
-    """Stop when sampling failed for good: the debates counted it as failed turns, but training on
-    an outage would teach the policy nothing true."""
+def raise_backend_failure(
+    sampler: RetryingSamplingClient, episodes: Sequence[DebateEpisode], config: Any = None
+) -> None:
+    """Stop when sampling failed for good (the debates counted it as failed turns, but training on
+    an outage would teach the policy nothing true), or a prompt did not fit the model's context
+    (naming the debate, the sizes and, with ``config``, what to change)."""
     if not sampler.failures:
         return
+    first = sampler.failures[0]
+    if isinstance(first, ContextLengthError):
+        raise context_failure(first, episodes, config) from None
     where = next(
         (
             e.record.debate_id
             for e in episodes
             for t in e.record.turns
-            if t.response.error is not None and "BackendError" in t.response.error.message
+            if t.response.error is not None and type(first).__name__ in t.response.error.message
         ),
         None,
     )
     suffix = f" (debate '{where}')" if where else ""
-    raise BackendError(f"{sampler.failures[0]}{suffix}") from sampler.failures[0]
+    raise BackendError(f"{first}{suffix}") from first
+
+
+def raise_evaluation_failure(
+    sampler: RetryingSamplingClient, episodes: Sequence[DebateEpisode], config: Any, label: str
+) -> None:
+    """:func:`raise_backend_failure` for an evaluation, naming it."""
+    try:
+        raise_backend_failure(sampler, episodes, config)
+    except (BackendError, ContextLengthError) as exc:
+        exc.args = (f"{exc} (evaluation '{label}')",)
+        raise
 
 
 def read_evaluations(run_dir: RunDirectory) -> dict[str, dict[str, float]]:
