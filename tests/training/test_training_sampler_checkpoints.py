@@ -169,3 +169,24 @@ def test_eval_and_run_open_sampler_weights_without_a_training_model(
     assert main(["eval", str(run_file), *overrides, "--checkpoint", str(tmp_path / "run"), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["checkpoint"] == sampler
     assert not any(label.startswith(("create_lora", "create_training")) for _, label in SERVICES[-1].log)
+
+
+def test_a_retried_checkpoint_takes_a_fresh_name(registry: Registry, tmp_path: Path) -> None:
+    """A checkpoint whose sampler save failed after its state was saved is retried (before the run
+    exits) under a new name: the backend never sees one name twice."""
+
+    def fail_sampler_save_once(service: ScriptedServiceClient) -> None:
+        service.fail_next["save_weights_for_sampler"] = [ValueError("disk full")]
+
+    with service_setup(fail_sampler_save_once), pytest.raises(Exception, match="disk full"):
+        train(
+            registry,
+            tmp_path / "run",
+            "training.num_iterations=2",
+            "training.save_every=1",
+            "evaluation.num_problems=0",
+        )
+    names = [name for _, name, _ in SERVICES[-1].sent_saves]
+    assert names == ["step_000001", "step_000001_sampler", "step_000001-2", "step_000001-2_sampler"]
+    checkpoint = read_checkpoint(tmp_path / "run" / "checkpoints" / "step_000001.json")
+    assert checkpoint.reason == "failure: BackendError" and checkpoint.backend_state.endswith("step_000001-2.npz")

@@ -9,6 +9,7 @@ errors (connection, timeout, rate limit, server error) are retried with exponent
 from __future__ import annotations
 
 import asyncio
+import inspect
 import logging
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -53,13 +54,18 @@ class RetryPolicy:
 
 
 def is_transient(error: BaseException) -> bool:
-    """Errors worth retrying: the network, timeouts, rate limits and server-side failures."""
+    """Errors worth retrying: the network, timeouts, rate limits and server-side failures
+    (including a Tinker request that completed as failed in the ``server`` or ``unknown``
+    category; ``user`` failures are the request's own fault and are not retried)."""
     if isinstance(error, ConnectionError | TimeoutError | asyncio.TimeoutError):
         return True
     try:
         import tinker
+        from tinker.types import RequestErrorCategory
     except ImportError:  # pragma: no cover - tinker is a dependency
         return False
+    if isinstance(error, tinker.RequestFailedError):
+        return error.category is not RequestErrorCategory.User
     return isinstance(
         error, tinker.APIConnectionError | tinker.RateLimitError | tinker.InternalServerError | tinker.ConflictError
     )
@@ -161,6 +167,20 @@ class BackendSession:
 
             self._base = await self.call("create_sampling_client(base_model)", create)
         return self._base
+
+    async def close(self, status: str = "success") -> None:
+        """Finish the backend's session: the Tinker service marks it ``status`` (``success``,
+        ``errored``, ``interrupted``) and the SDK closes its connections; the local backend stops
+        its threads. Backends without ``close`` are left as they are; a failure to close is logged."""
+        close = getattr(self.service_client, "close", None)
+        if not callable(close):
+            return
+        try:
+            result = close(status)
+            while inspect.isawaitable(result):
+                result = await result
+        except Exception as exc:
+            logger.info("backend '%s': closing the session failed: %s", self.backend_name, exc)
 
     async def saved_sampling_client(
         self, sampler_path: str | None, state_path: str | None = None

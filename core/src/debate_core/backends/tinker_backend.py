@@ -117,8 +117,11 @@ class TinkerService:
             return self.options.max_context_length
         import tinker
 
+        # The SDK keeps one REST connection per (base URL, key) for the whole process: name the URL
+        # this service uses, so a changed TINKER_BASE_URL never reaches an earlier server.
+        base_url = self.options.base_url or os.environ.get("TINKER_BASE_URL") or None
         try:
-            rest = tinker.RestClient(base_url=self.options.base_url, api_key=self._api_key)
+            rest = tinker.RestClient(base_url=base_url, api_key=self._api_key)
             capabilities = rest.get_server_capabilities().result()
         except Exception as exc:
             logger.info("backend 'tinker': the service's model list could not be read (%s)", exc)

@@ -140,13 +140,8 @@ def run(args: argparse.Namespace) -> int:
 
     from debate_core.config import load_run_config
     from debate_core.plugins import get_registry
-    from debate_core.protocol.episode import build_debate_setup, run_debate
-    from debate_core.protocol.final_answer import final_answer
-    from debate_core.protocol.sampling_policy import SamplingClientPolicy
     from debate_core.protocol.tasks import Problem
     from debate_core.protocol.transcripts import dumps_transcript, save_transcript
-    from debate_core.training.loop import raise_backend_failure
-    from debate_core.training.parts import RetryingSamplingClient
 
     overrides: Sequence[str] = [*args.overrides, *args.more_overrides]
     config = load_run_config(args.config, overrides)
@@ -159,13 +154,40 @@ def run(args: argparse.Namespace) -> int:
 
     registry = get_registry()
     session = _open_session(config, registry, args.checkpoint)
+    status = "errored"
+    try:
+        records = _debate_each(args, config, registry, session, problems)
+        status = "success"
+    finally:
+        close = getattr(session, "close", None)
+        if callable(close):
+            asyncio.run(close(status))
+
+    if args.out is not None:
+        if args.questions is None:
+            save_transcript(records[0], args.out)
+        else:
+            _write_lines(Path(args.out), [dumps_transcript(r, indent=None) for r in records])
+        print(f"Transcript written to {args.out}")
+    return 0
+
+
+def _debate_each(args: argparse.Namespace, config: Any, registry: Any, session: Any, problems: list[Any]) -> list[Any]:
+    """Debate each problem on the open session, printing each transcript and outcome."""
+    import asyncio
+
+    from debate_core.protocol.episode import build_debate_setup, run_debate
+    from debate_core.protocol.final_answer import final_answer
+    from debate_core.protocol.sampling_policy import SamplingClientPolicy
+    from debate_core.training.loop import raise_backend_failure
+    from debate_core.training.parts import RetryingSamplingClient
+
     setup = build_debate_setup(config, registry, session.tokenizer)
     grader = registry.build("grader", config.grader.name, config.grader.options, "grader.options")
     sampler = RetryingSamplingClient(
         session.sampling_client(), session.retry, session.backend_name, context_length=session.context_length
     )
     policy = SamplingClientPolicy(sampler, setup.renderer)
-
     records = []
     for index, problem in enumerate(problems):
         episode = asyncio.run(
@@ -188,14 +210,7 @@ def run(args: argparse.Namespace) -> int:
         print("\n".join([*lines, *format_outcome(record, answer)]))
         if len(problems) > 1:
             print()
-
-    if args.out is not None:
-        if args.questions is None:
-            save_transcript(records[0], args.out)
-        else:
-            _write_lines(Path(args.out), [dumps_transcript(r, indent=None) for r in records])
-        print(f"Transcript written to {args.out}")
-    return 0
+    return records
 
 
 def _write_lines(path: Path, lines: list[str]) -> None:

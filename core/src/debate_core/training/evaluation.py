@@ -265,13 +265,18 @@ async def evaluate_policy(
         state_path=weights.state_path if weights and not weights.sampler_path else None,
         retry=retry,
     )
-    parts = build_run_parts(config, registry, session.tokenizer)
-    evaluator = Evaluator(
-        parts, settings or config.evaluation, config.run.seed, config.training.max_debates_in_flight, progress
-    )
-    sampler = RetryingSamplingClient(
-        session.sampling_client(), retry, session.backend_name, context_length=session.context_length
-    )
-    metrics = await evaluator.evaluate(sampler, session.base_sampling_client)
-    raise_backend_failure(sampler, evaluator.episodes, config)
-    return metrics
+    status = "errored"
+    try:
+        parts = build_run_parts(config, registry, session.tokenizer)
+        evaluator = Evaluator(
+            parts, settings or config.evaluation, config.run.seed, config.training.max_debates_in_flight, progress
+        )
+        sampler = RetryingSamplingClient(
+            session.sampling_client(), retry, session.backend_name, context_length=session.context_length
+        )
+        metrics = await evaluator.evaluate(sampler, session.base_sampling_client)
+        raise_backend_failure(sampler, evaluator.episodes, config)
+        status = "success"
+        return metrics
+    finally:
+        await session.close(status)

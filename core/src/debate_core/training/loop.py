@@ -110,6 +110,9 @@ class Trainer:
     warmstart_steps: int = 0
     iteration: int = 0
     last_checkpoint: int | None = None
+    _names_used: set[str] = attrs.field(factory=set)
+    """Checkpoint names saved (or tried) on this training client: a retry after a half-written
+    checkpoint takes a fresh name, so the backend never sees one name twice."""
     _uncommitted: bool = False
     """True from the start of an update until its step's metrics are written: a checkpoint then
     would not match any written step, so failures in between leave the last checkpoint standing."""
@@ -435,7 +438,7 @@ class Trainer:
         others live ``session.checkpoint_ttl_seconds`` on the backend."""
         started = time.perf_counter()
         ttl = None if keep else self.session.checkpoint_ttl_seconds
-        saved = await self.session.save_checkpoint(f"step_{self.step:06d}", ttl)
+        saved = await self.session.save_checkpoint(self._checkpoint_name(), ttl)
         if self.iteration < self.parts.total_iterations:
             stage, within = self.parts.stage_at(self.iteration)
         else:
@@ -457,6 +460,16 @@ class Trainer:
         self.progress.message(
             f"checkpoint step {self.step} ({reason}) in {time.perf_counter() - started:.1f}s: {saved.state}"
         )
+
+    def _checkpoint_name(self) -> str:
+        """``step_NNNNNN``, or ``step_NNNNNN-2``, ``-3``, ... when that name was tried before."""
+        base = name = f"step_{self.step:06d}"
+        attempt = 1
+        while name in self._names_used:
+            attempt += 1
+            name = f"{base}-{attempt}"
+        self._names_used.add(name)
+        return name
 
     # ------------------------------------------------------------------ side outputs
     def _write(self, metrics: dict[str, MetricValue]) -> None:
@@ -627,18 +640,25 @@ async def run_training(
         state_directory=run_dir.backend_states,
         retry=retry,
     )
-    if start is not None:
-        restore_rng_state(start.rng)
-    parts = parts_factory(config, registry, session.tokenizer)
-    sink = open_sinks(config, registry, run_dir)
-    trainer = Trainer(config, parts, session, run_dir, sink, progress, stop, session.tokenizer)
+    status = "errored"
     try:
-        if handle_signals:
-            with stop_on_signals(stop, asyncio.get_running_loop()):
-                return await trainer.run(start)
-        return await trainer.run(start)
+        if start is not None:
+            restore_rng_state(start.rng)
+        parts = parts_factory(config, registry, session.tokenizer)
+        sink = open_sinks(config, registry, run_dir)
+        trainer = Trainer(config, parts, session, run_dir, sink, progress, stop, session.tokenizer)
+        try:
+            if handle_signals:
+                with stop_on_signals(stop, asyncio.get_running_loop()):
+                    outcome = await trainer.run(start)
+            else:
+                outcome = await trainer.run(start)
+        finally:
+            sink.close()
+        status = "interrupted" if outcome.stopped_by else "success"
+        return outcome
     finally:
-        sink.close()
+        await session.close(status)
 
 
 def _resume_differences(run_dir: RunDirectory, new: dict[str, Any]) -> list[str]:
