@@ -15,7 +15,8 @@ def register(subparsers: Any) -> None:
         help="evaluate a checkpoint (or the base model) on held-out problems",
         description=(
             "Evaluate a policy as the run file's [evaluation] section says: direct answers, self-play "
-            "debates and, with evaluation.role_averaged = true, debates against the base model in every role. "
+            "debates and, with evaluation.role_averaged = true, debates against a fixed opponent "
+            "(evaluation.opponent: the base model or a checkpoint) in every role. "
             "Reports format, correct, pass@k, avg@k, cons@k and judge accuracy."
         ),
     )

@@ -8,9 +8,9 @@ a fixed opponent (seed 000 "Evaluation mode", seed 002 §3.1).
   the agents' final answers, ``judge_accuracy``, and the protocol diagnostics
   (``parse_error``, ``consensus_reached``, ``debate/valid_comparison_rate``).
 * role-averaged (``evaluation.role_averaged``): for each problem N debates; in debate ``i`` the
-  policy plays role ``i`` and the fixed opponent (the base model) the others. Reported for the
-  policy's role: ``format``, ``correct`` of its final answer, its ``judge_accuracy``, and the
-  opponent's ``correct`` beside it.
+  policy plays role ``i`` and the fixed opponent (``evaluation.opponent``: the base model or any
+  checkpoint) the others. Reported for the policy's role: ``format``, ``correct`` of its final
+  answer, its ``judge_accuracy``, and the opponent's ``correct`` beside it.
 
 Names: ``eval_{dataset}/{mode}/{metric}``. Every evaluation uses the same problems and seeds,
 so evaluations during one run are paired comparisons.
@@ -31,7 +31,7 @@ from debate_core.protocol.tasks import Problem
 from debate_core.training.grading import GradedDebate, JudgeTally, grade_debate, grade_turn, verifiable_metrics
 from debate_core.training.metrics import debate_metrics, mean, turn_metrics
 from debate_core.training.parts import RetryingSamplingClient, RunParts
-from debate_core.training.policy_weights import PolicyWeights
+from debate_core.training.policy_weights import PolicyWeights, opponent_client
 from debate_core.training.progress import Progress
 from debate_core.training.rollouts import DebateJob, run_debates, sampled_tokens
 from debate_core.training.seeding import derive_seed
@@ -84,10 +84,11 @@ class Evaluator:
     async def evaluate(
         self,
         policy_client: SamplingClientLike,
-        base_client: Callable[[], Awaitable[SamplingClientLike]] | None = None,
+        opponent_client: Callable[[], Awaitable[SamplingClientLike]] | None = None,
         label: str = "eval",
     ) -> dict[str, float]:
-        """Every configured mode on the evaluation problems; ``{}`` when there are none."""
+        """Every configured mode on the evaluation problems; ``{}`` when there are none.
+        ``opponent_client`` opens the fixed opponent of role-averaged debates."""
         self.episodes = []
         problems = evaluation_problems(self.parts, self.settings.split, self.settings.num_problems)
         if not problems:
@@ -99,12 +100,12 @@ class Evaluator:
         if "debate" in self.settings.modes:
             metrics.update(await self._debate(problems, policy, label))
         if self.settings.role_averaged:
-            if base_client is None:
-                raise EvaluationError("role-averaged evaluation needs the base model's sampling client")
-            opponent_client = await base_client()
+            if opponent_client is None:
+                raise EvaluationError("role-averaged evaluation needs the fixed opponent's sampling client")
+            fixed = await opponent_client()
             if isinstance(policy_client, RetryingSamplingClient):
-                opponent_client = policy_client.sibling(opponent_client)
-            opponent = self.parts.make_policy(opponent_client)
+                fixed = policy_client.sibling(fixed)
+            opponent = self.parts.make_policy(fixed)
             metrics.update(await self._role_averaged(problems, policy, opponent, label))
         return metrics
 
@@ -274,7 +275,8 @@ async def evaluate_policy(
         sampler = RetryingSamplingClient(
             session.sampling_client(), retry, session.backend_name, context_length=session.context_length
         )
-        metrics = await evaluator.evaluate(sampler, session.base_sampling_client)
+        opponent = opponent_client(session, evaluator.settings.opponent) if evaluator.settings.role_averaged else None
+        metrics = await evaluator.evaluate(sampler, opponent)
         raise_backend_failure(sampler, evaluator.episodes, config)
         status = "success"
         return metrics

@@ -21,13 +21,14 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import attrs
 from tinker import types
 
+from debate_core.backends.contract import SamplingClientLike
 from debate_core.backends.session import BackendError, BackendSession, RetryPolicy, open_session_async
 from debate_core.errors import ComponentFailure, DebateError
 from debate_core.protocol.interfaces import DebateEpisode
@@ -58,7 +59,7 @@ from debate_core.training.metrics import (
     turn_metrics,
 )
 from debate_core.training.parts import RetryingSamplingClient, RunParts, build_run_parts
-from debate_core.training.policy_weights import check_not_expired
+from debate_core.training.policy_weights import check_not_expired, opponent_client
 from debate_core.training.progress import Progress
 from debate_core.training.rollouts import DebateJob, run_debates, sampled_tokens
 from debate_core.training.run_dir import RunDirectory
@@ -110,6 +111,8 @@ class Trainer:
     warmstart_steps: int = 0
     iteration: int = 0
     last_checkpoint: int | None = None
+    opponent: Callable[[], Awaitable[SamplingClientLike]] | None = None
+    """Opens the fixed opponent of role-averaged evaluation (resolved once, at the start of the run)."""
     _names_used: set[str] = attrs.field(factory=set)
     """Checkpoint names saved (or tried) on this training client: a retry after a half-written
     checkpoint takes a fresh name, so the backend never sees one name twice."""
@@ -495,7 +498,7 @@ class Trainer:
             self.progress,
         )
         sampler = self._sampler()
-        metrics = await evaluator.evaluate(sampler, self.session.base_sampling_client, label=f"eval {label}")
+        metrics = await evaluator.evaluate(sampler, self.opponent, label=f"eval {label}")
         raise_evaluation_failure(sampler, evaluator.episodes, self.config, label)
         metrics["time/eval"] = time.perf_counter() - started
         record = {
@@ -642,11 +645,14 @@ async def run_training(
     )
     status = "errored"
     try:
+        # the fixed opponent is resolved once: a wrong checkpoint fails before any work, and a run
+        # directory named as the opponent cannot change it halfway
+        opponent = opponent_client(session, config.evaluation.opponent) if config.evaluation.role_averaged else None
         if start is not None:
             restore_rng_state(start.rng)
         parts = parts_factory(config, registry, session.tokenizer)
         sink = open_sinks(config, registry, run_dir)
-        trainer = Trainer(config, parts, session, run_dir, sink, progress, stop, session.tokenizer)
+        trainer = Trainer(config, parts, session, run_dir, sink, progress, stop, session.tokenizer, opponent=opponent)
         try:
             if handle_signals:
                 with stop_on_signals(stop, asyncio.get_running_loop()):

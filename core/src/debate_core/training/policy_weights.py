@@ -10,11 +10,19 @@ Accepted: a trainer manifest (``checkpoints/step_*.json``), a run directory or i
 from __future__ import annotations
 
 import datetime
+from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import attrs
 
 from debate_core.training.checkpoints import Checkpoint, CheckpointError, load_checkpoint_argument
+
+if TYPE_CHECKING:
+    from debate_core.backends.contract import SamplingClientLike
+    from debate_core.backends.session import BackendSession
+
+BASE_OPPONENT = "base"
 
 TINKER_STATE_SEGMENT = "/weights/"
 """Tinker names training states ``tinker://<run>/weights/<name>`` and sampler weights
@@ -81,3 +89,22 @@ def resolve_policy_weights(argument: str, where: str) -> PolicyWeights:
         raise CheckpointError(f"{where} {exc}") from None
     check_not_expired(checkpoint, f"{where} {argument}")
     return PolicyWeights.of_checkpoint(checkpoint)
+
+
+def opponent_client(session: BackendSession, opponent: str) -> Callable[[], Awaitable[SamplingClientLike]]:
+    """The fixed opponent of role-averaged evaluation (``evaluation.opponent``), opened on first use:
+    the base model, or the weights a checkpoint saved for sampling.
+
+    The checkpoint is resolved now, so a wrong path fails before any debate is run.
+
+    Raises:
+        CheckpointError: ``opponent`` names no checkpoint (or an expired one).
+    """
+    if opponent == BASE_OPPONENT:
+        return session.base_sampling_client
+    weights = resolve_policy_weights(opponent, "evaluation.opponent")
+
+    async def open_opponent() -> SamplingClientLike:
+        return await session.saved_sampling_client(weights.sampler_path, weights.state_path)
+
+    return open_opponent

@@ -130,8 +130,9 @@ class EvaluationSettings:
     """Direct answers per problem, the ``k`` of direct pass@k (0: the number of agents)."""
     role_averaged: bool = False
     """Also run role-averaged debates against a fixed opponent policy (seed 000)."""
-    opponent: Literal["base"] = "base"
-    """The fixed opponent: the untrained base model."""
+    opponent: str = attrs.field(default="base", validator=v.min_len(1))
+    """The fixed opponent: ``base`` (the untrained base model) or saved weights: a checkpoint manifest
+    (``checkpoints/step_*.json``), a run directory (its latest checkpoint) or a backend path."""
     temperature: float | None = attrs.field(default=None, validator=v.optional(v.ge(0.0)))
     """Sampling temperature of evaluation debates (unset: the debate's own and the personas')."""
     at_start: bool = False
