@@ -77,3 +77,19 @@ def test_a_local_run_stops_at_the_models_context(tmp_path: Path, capsys: pytest.
     assert main(["run", str(run_file), *OVERRIDES, "debate.max_tokens=1000", "--question", "What is 2+3?"]) == 1
     err = capsys.readouterr().err
     assert "beyond the model's context of 1024" in err and "debate 'q0' (agent 0, round 1)" in err
+
+
+def test_a_save_left_without_its_manifest_is_not_overwritten(tmp_path: Path) -> None:
+    """A crash between the backend's save and the manifest leaves a state behind; resuming redoes
+    that step and saves it under a fresh name instead of failing on the existing folder."""
+    run_file = tmp_path / "run.toml"
+    run_file.write_text("", encoding="utf-8")
+    run = tmp_path / "run"
+    short = [*OVERRIDES, "evaluation.num_problems=0", "training.save_every=1"]
+    assert main(["train", str(run_file), *short, "--run-dir", str(run)]) == 0
+    backend = run / "checkpoints" / "backend"
+    (backend / "step_000002").mkdir()  # what a crash after save_state of step 2 would leave
+    assert main(["train", str(run_file), *short, "training.num_iterations=2", "--resume", str(run)]) == 0
+    checkpoint = read_checkpoint(run / "checkpoints" / "step_000002.json")
+    assert Path(checkpoint.backend_state) == backend / "step_000002-2"
+    assert Path(str(checkpoint.sampler_weights)) == backend / "step_000002-2_sampler"

@@ -29,7 +29,13 @@ import attrs
 from tinker import types
 
 from debate_core.backends.contract import SamplingClientLike
-from debate_core.backends.session import BackendError, BackendSession, RetryPolicy, open_session_async
+from debate_core.backends.session import (
+    SAMPLER_SUFFIX,
+    BackendError,
+    BackendSession,
+    RetryPolicy,
+    open_session_async,
+)
 from debate_core.errors import ComponentFailure, DebateError
 from debate_core.protocol.interfaces import DebateEpisode
 from debate_core.protocol.tasks import Problem
@@ -465,10 +471,13 @@ class Trainer:
         )
 
     def _checkpoint_name(self) -> str:
-        """``step_NNNNNN``, or ``step_NNNNNN-2``, ``-3``, ... when that name was tried before."""
+        """``step_NNNNNN``, or ``step_NNNNNN-2``, ``-3``, ... when that name was tried before: on
+        this training client, or by an earlier process whose save a crash left without a manifest
+        (a backend that keeps its states in ``RUN_DIR/checkpoints/backend``)."""
         base = name = f"step_{self.step:06d}"
         attempt = 1
-        while name in self._names_used:
+        leftovers = self.run_dir.backend_states
+        while name in self._names_used or (leftovers / name).exists() or (leftovers / (name + SAMPLER_SUFFIX)).exists():
             attempt += 1
             name = f"{base}-{attempt}"
         self._names_used.add(name)
