@@ -58,10 +58,11 @@ def test_the_base_model_stays_the_default_opponent(registry: Registry, tmp_path:
     assert sampling_clients_opened(SERVICES[-1]) == [make_config().model.base_model]
 
 
-def test_a_missing_opponent_fails_before_any_debate(registry: Registry, tmp_path: Path) -> None:
+def test_a_missing_opponent_fails_before_anything_starts(registry: Registry, tmp_path: Path) -> None:
+    built = len(SERVICES)
     with pytest.raises(CheckpointError, match=r"^evaluation.opponent .*nowhere: no such file or directory$"):
         train(registry, tmp_path / "run", *ROLE_AVERAGED, f"evaluation.opponent={tmp_path / 'nowhere'}")
-    assert not any(label.startswith("sample") for _, label in SERVICES[-1].log)
+    assert len(SERVICES) == built and not (tmp_path / "run").exists()  # no backend opened, no run directory
 
 
 def test_an_empty_opponent_is_a_config_error() -> None:

@@ -283,7 +283,7 @@ async def open_session_async(
         config: the ``RunConfig`` (``backend``, ``model`` and ``run.seed`` are used).
         registry: the plugin registry that builds the backend.
         training: create a training client (a LoRA client, or one restored from ``state_path``);
-            ``False`` opens a sampling-only session on the base model or on ``state_path``.
+            ``False`` opens a sampling-only session on the base model, ``sampler_path`` or ``state_path``.
         state_path: a path returned by ``save_state`` (or a trainer checkpoint manifest, or a run
             directory: its latest checkpoint) to restore (resume; sampling sessions on a training
             state saved without sampler weights).

@@ -31,7 +31,7 @@ from debate_core.protocol.tasks import Problem
 from debate_core.training.grading import GradedDebate, JudgeTally, grade_debate, grade_turn, verifiable_metrics
 from debate_core.training.metrics import debate_metrics, mean, turn_metrics
 from debate_core.training.parts import RetryingSamplingClient, RunParts
-from debate_core.training.policy_weights import PolicyWeights, opponent_client
+from debate_core.training.policy_weights import PolicyWeights, opponent_client, resolve_opponent
 from debate_core.training.progress import Progress
 from debate_core.training.rollouts import DebateJob, run_debates, sampled_tokens
 from debate_core.training.seeding import derive_seed
@@ -258,6 +258,8 @@ async def evaluate_policy(
     retry = RetryPolicy(
         max_attempts=config.training.backend_retries, initial_delay_s=config.training.backend_retry_delay_s
     )
+    evaluation = settings or config.evaluation
+    fixed_opponent = resolve_opponent(evaluation.opponent) if evaluation.role_averaged else None
     session = await open_session_async(
         config,
         registry,
@@ -275,7 +277,7 @@ async def evaluate_policy(
         sampler = RetryingSamplingClient(
             session.sampling_client(), retry, session.backend_name, context_length=session.context_length
         )
-        opponent = opponent_client(session, evaluator.settings.opponent) if evaluator.settings.role_averaged else None
+        opponent = opponent_client(session, fixed_opponent) if evaluator.settings.role_averaged else None
         metrics = await evaluator.evaluate(sampler, opponent)
         raise_backend_failure(sampler, evaluator.episodes, config)
         status = "success"

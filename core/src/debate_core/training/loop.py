@@ -65,7 +65,7 @@ from debate_core.training.metrics import (
     turn_metrics,
 )
 from debate_core.training.parts import RetryingSamplingClient, RunParts, build_run_parts
-from debate_core.training.policy_weights import check_not_expired, opponent_client
+from debate_core.training.policy_weights import check_not_expired, opponent_client, resolve_opponent
 from debate_core.training.progress import Progress
 from debate_core.training.rollouts import DebateJob, run_debates, sampled_tokens
 from debate_core.training.run_dir import RunDirectory
@@ -619,6 +619,9 @@ async def run_training(
 
     progress = progress or Progress(config.logging.progress)
     stop = stop or StopRequest()
+    # the fixed opponent is resolved once: a wrong checkpoint fails before any work, and a run
+    # directory named as the opponent cannot change it halfway
+    fixed_opponent = resolve_opponent(config.evaluation.opponent) if config.evaluation.role_averaged else None
     start: Checkpoint | None = None
     if resume:
         start = latest_checkpoint(run_dir.checkpoints)
@@ -654,9 +657,7 @@ async def run_training(
     )
     status = "errored"
     try:
-        # the fixed opponent is resolved once: a wrong checkpoint fails before any work, and a run
-        # directory named as the opponent cannot change it halfway
-        opponent = opponent_client(session, config.evaluation.opponent) if config.evaluation.role_averaged else None
+        opponent = opponent_client(session, fixed_opponent) if config.evaluation.role_averaged else None
         if start is not None:
             restore_rng_state(start.rng)
         parts = parts_factory(config, registry, session.tokenizer)

@@ -91,18 +91,26 @@ def resolve_policy_weights(argument: str, where: str) -> PolicyWeights:
     return PolicyWeights.of_checkpoint(checkpoint)
 
 
-def opponent_client(session: BackendSession, opponent: str) -> Callable[[], Awaitable[SamplingClientLike]]:
-    """The fixed opponent of role-averaged evaluation (``evaluation.opponent``), opened on first use:
-    the base model, or the weights a checkpoint saved for sampling.
-
-    The checkpoint is resolved now, so a wrong path fails before any debate is run.
+def resolve_opponent(opponent: str) -> PolicyWeights | None:
+    """The fixed opponent of role-averaged evaluation (``evaluation.opponent``): ``None`` for the
+    base model, else the checkpoint's weights.
 
     Raises:
         CheckpointError: ``opponent`` names no checkpoint (or an expired one).
     """
     if opponent == BASE_OPPONENT:
+        return None
+    return resolve_policy_weights(opponent, "evaluation.opponent")
+
+
+def opponent_client(
+    session: BackendSession, opponent: PolicyWeights | None
+) -> Callable[[], Awaitable[SamplingClientLike]]:
+    """Opens the fixed opponent on first use: the base model (``None``), or the weights a checkpoint
+    saved for sampling."""
+    if opponent is None:
         return session.base_sampling_client
-    weights = resolve_policy_weights(opponent, "evaluation.opponent")
+    weights = opponent
 
     async def open_opponent() -> SamplingClientLike:
         return await session.saved_sampling_client(weights.sampler_path, weights.state_path)
