@@ -46,7 +46,7 @@ def test_train_resume_and_eval(
         == 0
     )
     assert "training.num_iterations" in capsys.readouterr().err  # the changed key is reported
-    assert [r["step"] for r in read_metrics(run / "metrics.jsonl")] == [0, 1, 2]
+    assert [r["step"] for r in read_metrics(run / "metrics.jsonl")] == [1, 2, 3]
     assert (
         main(
             [

@@ -119,6 +119,13 @@ class TrainingSettings:
     save_every: int = attrs.field(default=5, validator=v.ge(0))
     """Checkpoint every this many RL iterations (and warm-start steps); 0: only at the end of each phase,
     on a stop signal and before a failure exits."""
+    keep_last: int = attrs.field(default=0, validator=v.ge(0))
+    """Keep only this many of the newest periodic checkpoints (``save_every``), deleting older ones with their
+    backend states; the end of each phase, stops, failures and the best evaluation's checkpoint are always kept
+    (0: keep every checkpoint)."""
+    keep_best_by: str = "debate/debate_correct"
+    """The evaluation metric whose best checkpoint ``keep_last`` keeps, without its ``eval_<dataset>/`` prefix
+    (higher is better; empty: none is kept for it)."""
     eval_every: int = attrs.field(default=0, validator=v.ge(0))
     """Evaluate every this many RL iterations (0: never during training)."""
     max_debates_in_flight: int = attrs.field(default=16, validator=v.ge(1))

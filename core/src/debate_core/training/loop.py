@@ -11,9 +11,12 @@ One RL iteration:
 5. a fresh sampling client of the new weights; evaluation every ``eval_every``; one metrics
    record; transcripts; a checkpoint every ``save_every``.
 
-Steps count warm-start steps first, then RL iterations; step ``s`` writes the metrics record
-``s``. Metrics are written before the checkpoint of the same step, so a crash between the two
-resumes from the earlier checkpoint and rewrites the record; nothing is lost or repeated.
+Steps count updates, warm-start steps first, then RL iterations, from 1: step ``s`` is the
+state after ``s`` updates, and everything the run leaves about it carries that number (its
+metrics record, the progress line, ``transcripts/step_s``, ``eval/step_s_<label>.json`` and
+``checkpoints/step_s.json``; an evaluation before any update is step 0). Metrics are written
+before the checkpoint of the same step, so a crash between the two resumes from the earlier
+checkpoint and rewrites the record; nothing is lost or repeated.
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ from debate_core.runtime.manifests import (
     DataPosition,
     capture_rng_state,
     latest_checkpoint,
+    prune_checkpoints,
     restore_rng_state,
     write_checkpoint,
 )
@@ -48,6 +52,7 @@ from debate_core.runtime.session import BackendSession, open_session_async
 from debate_core.stats import mean
 from debate_core.training.datum import AssembledDatum, trajectory_datums
 from debate_core.training.evaluation import Evaluator
+from debate_core.training.evaluation_records import best_steps
 from debate_core.training.grading import grade_debate, verifiable_metrics
 from debate_core.training.metrics import (
     backend_metrics,
@@ -59,6 +64,7 @@ from debate_core.training.metrics import (
     turn_metrics,
 )
 from debate_core.training.progress import Progress
+from debate_core.training.reward_sidecars import reward_summary, write_sidecar
 from debate_core.training.rollouts import DebateJob, run_debates, sampled_tokens
 from debate_core.training.run_components import RunComponents, build_run_components
 from debate_core.training.run_dir import RunDirectory
@@ -122,7 +128,7 @@ class Trainer:
             self.last_checkpoint = start.step
         pending_eval: dict[str, float] = {}
         if self.step == 0 and self.config.evaluation.at_start:
-            pending_eval = await self._evaluate("start")
+            pending_eval = await self._evaluate("start", 0)
         try:
             await self._warmstart(pending_eval)
             await self._reinforce(pending_eval)
@@ -152,7 +158,9 @@ class Trainer:
         """Checkpoint when the weights are those of a finished step, then let the error go."""
         if self._uncommitted:
             where = f"step {self.last_checkpoint}" if self.last_checkpoint is not None else "no checkpoint yet"
-            self.progress.message(f"debate: the update of step {self.step} failed; last checkpoint: {where}")
+            self.progress.message(
+                f"debate: step {self.step + 1} failed before it was recorded; last checkpoint: {where}"
+            )
             return
         if self.last_checkpoint == self.step:
             return
@@ -184,16 +192,16 @@ class Trainer:
             self.warmstart_steps += 1
             last = self.warmstart_steps == settings.steps
             if last and self.config.evaluation.after_warmstart:
-                metrics.update(await self._evaluate("warmstart"))
+                metrics.update(await self._evaluate("warmstart", self.step + 1))
             self._write(metrics)
             if last or self._due(self.warmstart_steps, self.config.training.save_every):
-                await self._checkpoint("warm-start" if last else "scheduled")
+                await self._checkpoint("warm-start" if last else "scheduled", periodic=not last)
 
     async def _warmstart_step(self, data: WarmstartData, index: int) -> dict[str, MetricValue]:
         settings = self.config.warmstart
         started = time.perf_counter()
         jobs, policies = data.jobs(index)
-        self.progress.start(f"warm-start {index + 1}/{settings.steps}", len(jobs))
+        self.progress.start(f"{self._step_label(self.step + 1)} warm-start {index + 1}/{settings.steps}", len(jobs))
         episodes = await run_debates(
             self.components.runner(),
             jobs,
@@ -236,11 +244,12 @@ class Trainer:
             self.iteration += 1
             last = self.iteration == total
             if self._due(self.iteration, training.eval_every) or (last and evaluation.at_end):
-                metrics.update(await self._evaluate("final" if last else f"iteration_{self.iteration}"))
+                metrics.update(await self._evaluate("final" if last else f"iteration_{self.iteration}", self.step + 1))
             self._write(metrics)
             if last or self._due(self.iteration, training.save_every) or self.stop.requested:
-                reason = f"stopped by {self.stop.name}" if self.stop.requested and not last else "scheduled"
-                await self._checkpoint(reason)
+                stopped = self.stop.requested and not last
+                reason = "final" if last else (f"stopped by {self.stop.name}" if stopped else "scheduled")
+                await self._checkpoint(reason, periodic=reason == "scheduled")
 
     @staticmethod
     def _due(count: int, every: int) -> bool:
@@ -275,7 +284,7 @@ class Trainer:
         if not rollouts.done():
             rollouts.cancel()
             await asyncio.gather(rollouts, return_exceptions=True)
-            self.progress.message(f"debate: sampling of step {self.step} abandoned (stop requested)")
+            self.progress.message(f"debate: sampling of step {self.step + 1} abandoned (stop requested)")
             raise _Abandoned
         return rollouts.result()
 
@@ -284,16 +293,17 @@ class Trainer:
         training = config.training
         n = config.debate.num_agents
         stage_index, dataset_name, problems = self._batch(iteration)
+        step = self.step + 1
         started = time.perf_counter()
         sampler = self.session.sampler()
         policy = self.components.make_policy(sampler)
         jobs = [
-            DebateJob(
-                p, (policy,) * n, derive_seed(config.run.seed, "train", iteration, i), f"iter{iteration}-debate{i}"
-            )
+            DebateJob(p, (policy,) * n, derive_seed(config.run.seed, "train", iteration, i), f"step{step}-debate{i}")
             for i, p in enumerate(problems)
         ]
-        self.progress.start(f"iter {iteration + 1}/{self.components.total_iterations}", len(jobs))
+        self.progress.start(
+            f"{self._step_label(step)} iter {iteration + 1}/{self.components.total_iterations}", len(jobs)
+        )
         episodes = await self._sample(jobs)
         raise_backend_failure(sampler, episodes)
         sampled = time.perf_counter()
@@ -314,10 +324,11 @@ class Trainer:
         lr = learning_rate_at(training.learning_rate, training.lr_schedule, iteration, self.components.total_iterations)
         update = await self._update(trainable, training.loss_fn, training.loss_fn_config, lr, training.num_substeps)
         trained = time.perf_counter()
-        self._log_transcripts(episodes)
+        self._log_transcripts(step, records, results, advantages)
 
         metrics: dict[str, MetricValue] = {"phase": "rl", "iteration": iteration, "stage": stage_index, "optim/lr": lr}
         returns = [total_returns(r, res) for r, res in zip(records, results, strict=True)]
+        rewards = [float(x) for res in results for x in res.agent_rewards]
         metrics.update(turn_metrics(records))
         metrics.update(reward_metrics(results))
         metrics.update(episode_metrics(episodes, returns))
@@ -346,8 +357,11 @@ class Trainer:
                 else 0.0,
             }
         )
+        metrics["reward/configured"] = mean(rewards)
+        metrics["reward/failure_penalty"] = mean(rewards) - float(metrics["env/all/reward/total"])
         headline = {
-            "reward": float(metrics["env/all/reward/total"]),
+            "reward": float(metrics["reward/configured"]),
+            "fail_penalty": float(metrics["reward/failure_penalty"]),
             "parse_err": float(metrics["parse_error"]),
             "tok/s": float(metrics["throughput/sampled_tokens_per_s"]),
         }
@@ -430,7 +444,16 @@ class Trainer:
         await self.session.refresh_sampling_client()
         return update
 
-    async def _checkpoint(self, reason: str) -> None:
+    def _step_label(self, step: int) -> str:
+        """``step 21/210``: the step of the update under way, out of every step of the run."""
+        total = self.components.total_iterations
+        if self.config.warmstart.enabled:
+            total += self.config.warmstart.steps
+        return f"step {step}/{total}"
+
+    async def _checkpoint(self, reason: str, periodic: bool = False) -> None:
+        """Save the state after ``self.step`` updates; a ``periodic`` one may be pruned later
+        (``training.keep_last``), the others (phase ends, stops, failures) are kept."""
         started = time.perf_counter()
         path = await self.session.save_state(f"step_{self.step:06d}")
         if self.iteration < self.components.total_iterations:
@@ -449,24 +472,44 @@ class Trainer:
             seed=self.config.run.seed,
             rng=capture_rng_state(),
             reason=reason,
+            periodic=periodic,
         )
         write_checkpoint(self.run_dir.checkpoints, checkpoint)
         self.last_checkpoint = self.step
         self.progress.message(f"checkpoint step {self.step} ({reason}) in {time.perf_counter() - started:.1f}s: {path}")
+        training = self.config.training
+        for pruned in prune_checkpoints(
+            self.run_dir.checkpoints,
+            training.keep_last,
+            best_steps(self.run_dir.evaluations, training.keep_best_by),
+            self.run_dir.backend_states,
+        ):
+            self.progress.message(f"checkpoint step {pruned.step} pruned (keep_last = {training.keep_last})")
 
     # ------------------------------------------------------------------ side outputs
     def _write(self, metrics: dict[str, MetricValue]) -> None:
-        self.sink.write(self.step, metrics)
+        """The metrics record of the step just done (steps count from 1)."""
         self.step += 1
+        self.sink.write(self.step, metrics)
         self._uncommitted = False
 
-    def _log_transcripts(self, episodes: Sequence[DebateEpisode]) -> None:
-        for index, episode in enumerate(episodes[: self.config.logging.num_groups_to_log]):
-            path = self.run_dir.transcript_path(self.step, index)
+    def _log_transcripts(
+        self,
+        step: int,
+        records: Sequence[DebateRecord],
+        results: Sequence[RewardResult],
+        advantages: Sequence[DebateAdvantages | None],
+    ) -> None:
+        """The first ``num_groups_to_log`` debates of a step, each with its rewards and advantages beside it."""
+        logged = zip(records, results, advantages, strict=True)
+        for index, (record, result, advantage) in enumerate(list(logged)[: self.config.logging.num_groups_to_log]):
+            path = self.run_dir.transcript_path(step, index)
             path.parent.mkdir(parents=True, exist_ok=True)
-            self.components.write_transcript(episode.record, path)
+            self.components.write_transcript(record, path)
+            write_sidecar(path, reward_summary(self.components.reward_name, record, result, advantage))
 
-    async def _evaluate(self, label: str) -> dict[str, float]:
+    async def _evaluate(self, label: str, step: int) -> dict[str, float]:
+        """Evaluate the current weights, the state after ``step`` updates."""
         if self.config.evaluation.num_problems == 0:
             return {}
         started = time.perf_counter()
@@ -484,12 +527,12 @@ class Trainer:
         metrics["time/eval"] = time.perf_counter() - started
         record = {
             "label": label,
-            "step": self.step,
+            "step": step,
             "iteration": self.iteration,
             "warmstart_steps": self.warmstart_steps,
             "metrics": metrics,
         }
-        atomic_write_json(self.run_dir.evaluation_path(self.step, label), record)
+        atomic_write_json(self.run_dir.evaluation_path(step, label), record)
         shown = {
             k.split("/", 1)[1]: v for k, v in metrics.items() if k.endswith(("/correct", "/judge_accuracy", "/format"))
         }
@@ -580,7 +623,7 @@ async def run_training(
         write_resolved_config(config, run_dir.config_path, registry)
         run_dir.write_plugins(installed_distributions())
     run_dir.create()
-    run_dir.truncate_metrics(start.step if start else 0)
+    run_dir.truncate_metrics((start.step if start else 0) + 1)
     session = await open_session_async(
         config,
         registry,
