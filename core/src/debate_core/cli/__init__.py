@@ -27,6 +27,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "train_cmd",
     "eval_cmd",
     "preflight_cmd",
+    "report_cmd",
 )
 
 
