@@ -46,7 +46,19 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument(
         "--out", metavar="FILE", help="write the transcript (JSON; one transcript per line with --questions)"
     )
-    parser.add_argument("--checkpoint", metavar="PATH", help="sample from saved weights instead of the base model")
+    parser.add_argument(
+        "--checkpoint",
+        metavar="PATH",
+        help="sample from saved weights instead of the base model: a run directory, a checkpoint manifest or a "
+        "backend state path",
+    )
+    parser.add_argument(
+        "--temperature",
+        type=float,
+        metavar="T",
+        help="sampling temperature of every agent (default: evaluation.temperature when the run file sets it, "
+        "as in evaluation; else the personas' own, else debate.temperature)",
+    )
     parser.add_argument("--quiet", action="store_true", help="print only the tally and the final answer")
     parser.set_defaults(handler=run)
 
@@ -115,6 +127,8 @@ def format_outcome(record: Any, answer: Any) -> list[str]:
 def run(args: argparse.Namespace) -> int:
     import asyncio
 
+    import attrs
+
     from debate_core.config import load_run_config
     from debate_core.debate.episode import build_debate_setup, run_debate
     from debate_core.debate.final_answer import final_answer
@@ -136,6 +150,10 @@ def run(args: argparse.Namespace) -> int:
     registry = get_registry()
     session = _open_session(config, registry, args.checkpoint)
     setup = build_debate_setup(config.debate, registry, session.tokenizer)
+    if args.temperature is not None and args.temperature < 0:
+        raise DebateError(f"--temperature must be at least 0, got {args.temperature}")
+    temperature = args.temperature if args.temperature is not None else config.evaluation.temperature
+    setup = attrs.evolve(setup, temperature_override=temperature)
     grader = registry.build("grader", config.grader.name, config.grader.options, "grader.options")
     policy = SamplingClientPolicy(session.sampling_client(), setup.renderer)
 

@@ -67,6 +67,17 @@ def format_changes(evaluations: Mapping[str, Mapping[str, float]]) -> list[str]:
     return [f"change from {labels[0]} to {labels[-1]}:", *lines] if lines else []
 
 
+def next_commands(config: str, run_dir: str, checkpointed: bool) -> list[str]:
+    """What to run next: look at the run, evaluate its last checkpoint, debate with it."""
+    lines = ["next:", f"  debate report {run_dir}                  # the run as one HTML page"]
+    if checkpointed:
+        lines += [
+            f"  debate eval {config} --checkpoint {run_dir}      # evaluate the last checkpoint again",
+            f'  debate run {config} --checkpoint {run_dir} --question "..."   # debate with it',
+        ]
+    return lines
+
+
 def run(args: argparse.Namespace) -> int:
     from debate_core.config import load_run_config
     from debate_core.plugins import get_registry
@@ -93,6 +104,7 @@ def run(args: argparse.Namespace) -> int:
         changes = format_changes(outcome.evaluations)
         if changes:
             print("\n".join(changes))
+    print("\n".join(next_commands(str(args.config), str(outcome.run_dir), outcome.last_checkpoint is not None)))
     if outcome.stopped_by:
         print(
             f"stopped by {outcome.stopped_by}; checkpoint at step {outcome.last_checkpoint}. "

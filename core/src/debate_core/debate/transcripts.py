@@ -264,6 +264,20 @@ def _default_parser() -> OutputParser:
     return XmlParser()
 
 
+def _read_text(path: Path) -> str:
+    """The text of a transcript file; errors say what is wrong, not where."""
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise TranscriptError("no such transcript file") from None
+    except IsADirectoryError:
+        raise TranscriptError("is a directory, not a transcript file") from None
+    except UnicodeDecodeError as exc:
+        raise TranscriptError(f"not UTF-8 text: {exc.reason} at byte {exc.start}") from None
+    except OSError as exc:
+        raise TranscriptError(f"cannot be read: {exc.strerror or type(exc).__name__}") from None
+
+
 def _read_file(path: Path) -> Mapping[str, Any]:
     """The decoded JSON object of a transcript file; errors say what is wrong, not where
     (``load_transcript`` puts the file name in front, once)."""
@@ -306,6 +320,56 @@ def load_transcript(
         return _load(_read_file(path), parser or _default_parser())
     except TranscriptError as exc:
         raise TranscriptError(f"{path}: {exc}") from None
+
+
+def load_transcripts(path: str | os.PathLike[str], parser: OutputParser | None = None) -> list[DebateRecord]:
+    """Every debate of a file: one transcript (a JSON object), a JSON list of them, or JSON Lines
+    with one transcript per line (what ``debate run --questions ... --out`` writes).
+
+    Raises:
+        TranscriptError: one line naming the file (and the line, for JSON Lines) and what is wrong.
+    """
+    file = Path(path)
+    chosen = parser or _default_parser()
+    try:
+        text = _read_text(file)
+        try:
+            data: Any = json.loads(text)
+        except json.JSONDecodeError as whole:
+            return _load_lines(file, text, chosen, whole)
+        if isinstance(data, Mapping):
+            return [_load(data, chosen)]
+        if isinstance(data, list):
+            records = []
+            for k, item in enumerate(data):
+                try:
+                    records.append(_load(_mapping(item, ""), chosen))
+                except TranscriptError as exc:
+                    raise TranscriptError(f"[{k}]: {exc}") from None
+            return records
+        raise TranscriptError(f"a transcript is a JSON object, got {_type_name(data)}")
+    except TranscriptError as exc:
+        raise TranscriptError(f"{file}: {exc}") from None
+
+
+def _load_lines(file: Path, text: str, parser: OutputParser, whole: json.JSONDecodeError) -> list[DebateRecord]:
+    """JSON Lines: one transcript per non-blank line; errors name the line."""
+    lines = [(number, line) for number, line in enumerate(text.splitlines(), start=1) if line.strip()]
+    if len(lines) < 2:
+        raise TranscriptError(f"not valid JSON: {whole}")
+    records = []
+    for number, line in lines:
+        try:
+            data = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise TranscriptError(f"line {number}: not valid JSON: {exc}") from None
+        if not isinstance(data, Mapping):
+            raise TranscriptError(f"line {number}: a transcript is a JSON object, got {_type_name(data)}")
+        try:
+            records.append(_load(data, parser))
+        except TranscriptError as exc:
+            raise TranscriptError(f"line {number}: {exc}") from None
+    return records
 
 
 def _load(data: Mapping[str, Any], parser: OutputParser) -> DebateRecord:
