@@ -69,13 +69,14 @@ def format_changes(evaluations: Mapping[str, Mapping[str, float]]) -> list[str]:
 
 def next_commands(config: str, run_dir: str, checkpointed: bool) -> list[str]:
     """What to run next: look at the run, evaluate its last checkpoint, debate with it."""
-    lines = ["next:", f"  debate report {run_dir}                  # the run as one HTML page"]
+    commands = [(f"debate report {run_dir}", "the run as one HTML page")]
     if checkpointed:
-        lines += [
-            f"  debate eval {config} --checkpoint {run_dir}      # evaluate the last checkpoint again",
-            f'  debate run {config} --checkpoint {run_dir} --question "..."   # debate with it',
+        commands += [
+            (f"debate eval {config} --checkpoint {run_dir}", "evaluate the last checkpoint again"),
+            (f'debate run {config} --checkpoint {run_dir} --question "..."', "debate with it"),
         ]
-    return lines
+    width = max(len(command) for command, _ in commands)
+    return ["next:", *(f"  {command.ljust(width)}  # {why}" for command, why in commands)]
 
 
 def run(args: argparse.Namespace) -> int:
