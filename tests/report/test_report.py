@@ -167,3 +167,15 @@ def test_ticks_cover_the_range_and_charts_escape_labels() -> None:
     svg = line_chart("a <b>", [Series("x & y", ((1, 0.5), (2, float("nan")), (3, 0.7)))])
     assert "a &lt;b&gt;" in svg and "x &amp; y" in svg and svg.count("<circle") == 2
     assert "no data yet" in line_chart("empty", [Series("s", ())])
+
+
+def test_evaluations_without_metrics_and_odd_values_do_not_break_the_page(finished_run: Path, tmp_path: Path) -> None:
+    from debate_core.report.page import evaluation_table
+
+    assert "hold no" in evaluation_table([{"label": "x", "step": 0, "metrics": {"time/eval": 1.0}}])
+    odd = [
+        {"label": "a", "step": 0, "metrics": {"eval_d/direct/correct": "n/a", "eval_d/debate/correct": 0.5}},
+        {"label": "b", "step": 5, "metrics": {"eval_d/direct/correct": 0.25, "eval_d/debate/correct_change": 0.1}},
+    ]
+    table = evaluation_table(odd)
+    assert "accuracy, direct answers" in table and "+0.100" in table  # the paired change is shown as given

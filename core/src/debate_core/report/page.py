@@ -116,8 +116,11 @@ def evaluation_table(evaluations: Sequence[dict[str, Any]]) -> str:
     and their change since the first evaluation; every other metric in a folded table."""
     if not evaluations:
         return '<p class="note">No evaluation yet.</p>'
+    prefixes = evaluation_prefixes(evaluations)
+    if not prefixes:
+        return '<p class="note">The evaluations hold no <code>eval_&lt;dataset&gt;/</code> metric.</p>'
     out = []
-    for prefix in evaluation_prefixes(evaluations):
+    for prefix in prefixes:
         columns = [
             {k.split("/", 1)[1]: v for k, v in e["metrics"].items() if k.startswith(prefix + "/")} for e in evaluations
         ]
