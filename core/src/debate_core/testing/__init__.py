@@ -442,7 +442,8 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
 def build_installed(kind: str, name: str) -> Any:
     """Build an installed component with its default options; skip the test, with the reason,
-    when it cannot be built so here (it needs options, a package, a key). Its own bugs fail."""
+    when it cannot be built so here (it needs options, a key, or an optional package that is not
+    installed, such as torch for the ``local`` backend). Its own bugs fail."""
     from debate_core.errors import DebateError
     from debate_core.plugins import get_registry
 
@@ -450,6 +451,8 @@ def build_installed(kind: str, name: str) -> Any:
         return get_registry().build(kind, name)
     except DebateError as exc:
         pytest.skip(f"{kind} '{name}' cannot be built with its default options here: {exc}")
+    except ImportError as exc:
+        pytest.skip(f"{kind} '{name}' needs a package that is not installed here: {type(exc).__name__}: {exc}")
 
 
 class InstalledRewardContract(RewardContract):
