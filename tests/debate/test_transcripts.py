@@ -35,7 +35,7 @@ def test_full_form_round_trips_through_a_file(tmp_path: Path, protocol: str) -> 
     path = save_transcript(record, tmp_path / "nested" / "debate.json")
     assert [p.name for p in path.parent.iterdir()] == ["debate.json"]  # no temporary file left behind
     data = json.loads(path.read_text(encoding="utf-8"))
-    assert data["format"] == "debate-transcript" and data["version"] == 1
+    assert data["format"] == "debate-transcript" and data["version"] == 2
     assert data["turns"][2]["comparisons"] == [{"author": 2, "a": 0, "op": ">", "b": 1}]
     assert data["turns"][2]["parsed"]["comparisons"] == [[0, ">", 1], [2, "=", 0], [7, ">", 1]]
     assert data["turns"][5]["parsed"]["error"]["code"] == "missing_tag"

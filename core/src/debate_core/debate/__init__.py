@@ -45,7 +45,7 @@ from debate_core.debate.transcripts import (
     record_to_json,
     save_transcript,
 )
-from debate_core.debate.xml_parser import XML_CONTRACT, XmlParser, parse_response
+from debate_core.debate.xml_parser import XML_CONTRACT, XmlParser, XmlParserOptions, parse_response
 
 __all__ = [
     "DEFAULT_PROFILES",
@@ -76,6 +76,7 @@ __all__ = [
     "TurnState",
     "TurnTicket",
     "XmlParser",
+    "XmlParserOptions",
     "build_debate_setup",
     "build_messages",
     "choose_answer",

@@ -22,8 +22,10 @@ from typing import Any
 from debate_core.errors import TranscriptError
 from debate_core.files import atomic_write_text
 from debate_core.records import (
+    CONSENSUS_RULES,
     CheckedComparisons,
     Comparison,
+    ConsensusRule,
     DebateRecord,
     OutputParser,
     ParsedResponse,
@@ -31,10 +33,11 @@ from debate_core.records import (
     SectionSpan,
     Turn,
     apply_authorship,
+    round_reaches_consensus,
 )
 
 FORMAT_NAME = "debate-transcript"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 
 _MISSING = object()
 
@@ -65,6 +68,7 @@ def turn_to_json(turn: Turn) -> dict[str, Any]:
         "step": turn.step,
         "turn_index": turn.turn_index,
         "visible_turns": turn.visible_turns,
+        "informed": turn.informed,
         "persona": turn.persona,
         "text": turn.text,
         "parsed": parsed_to_json(turn.response),
@@ -86,6 +90,7 @@ def record_to_json(record: DebateRecord) -> dict[str, Any]:
         "num_agents": record.num_agents,
         "protocol": record.protocol,
         "max_rounds": record.max_rounds,
+        "consensus_rule": record.consensus_rule,
         "consensus_reached": record.consensus_reached,
         "aborted": record.aborted,
         "abort_reason": record.abort_reason,
@@ -417,6 +422,11 @@ def _load(data: Mapping[str, Any], parser: OutputParser) -> DebateRecord:
         _check_agrees(obj, "step", path, step, _int)
         _check_agrees(obj, "turn_index", path, index, _int)
         _check_agrees(obj, "visible_turns", path, visible, _int)
+        informed = (
+            _bool(obj["informed"], f"{path}.informed")
+            if "informed" in obj
+            else _saw_all_others(keyed, visible, agent, num_agents)
+        )
         _check_agrees(obj, "self_comparisons", path, authored.self_comparisons, _int)
         _check_agrees(obj, "malformed_comparisons", path, authored.malformed, _int)
         if "comparisons" in obj:
@@ -441,13 +451,16 @@ def _load(data: Mapping[str, Any], parser: OutputParser) -> DebateRecord:
                 self_comparisons=authored.self_comparisons,
                 malformed_comparisons=authored.malformed,
                 grade=_grade(obj.get("grade"), f"{path}.grade"),
+                informed=informed,
             )
         )
 
     failed = next((t for t in turns if t.failed), None)
     rounds = max((t.round for t in turns), default=0)
     last_round = [t for t in turns if t.round == rounds]
-    consensus = failed is None and len(last_round) == num_agents and all(t.response.consensus for t in last_round)
+    # transcripts written before the consensus rule existed were made under the literal rule
+    rule = _consensus_rule(data.get("consensus_rule", "any"), "consensus_rule")
+    consensus = failed is None and round_reaches_consensus(last_round, num_agents, rule)
     aborted = failed is not None
     _check_agrees(data, "aborted", "", aborted, _bool)
     _check_agrees(data, "consensus_reached", "", consensus, _bool)
@@ -470,4 +483,21 @@ def _load(data: Mapping[str, Any], parser: OutputParser) -> DebateRecord:
         consensus_reached=consensus,
         aborted=aborted,
         abort_reason=abort_reason if aborted else None,
+        consensus_rule=rule,
     )
+
+
+def _consensus_rule(value: Any, path: str) -> ConsensusRule:
+    if value not in CONSENSUS_RULES:
+        raise _fail(path, f"must be one of {', '.join(CONSENSUS_RULES)}, got {value!r}")
+    rule: ConsensusRule = value
+    return rule
+
+
+def _saw_all_others(
+    keyed: Sequence[tuple[tuple[int, int], Mapping[str, Any], str]], visible: int, agent: int, num_agents: int
+) -> bool:
+    """``Turn.informed`` of a transcript that does not store it: every other agent has a turn
+    among the ``visible`` turns before it (the full history was shown)."""
+    seen = {other for (_, other), _, _ in keyed[:visible]}
+    return all(other in seen for other in range(num_agents) if other != agent)

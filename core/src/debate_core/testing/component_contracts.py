@@ -241,7 +241,14 @@ class CoordinatorContract(ComponentContract):
         assert sum(t.failed for t in record.turns) == 1
 
     def test_consensus_ends_the_debate(self, contract_component: Any) -> None:
-        record = _run({"coordinator": contract_component}, _texts(3, 3, consensus_round=1), 3, 3)
+        # docs/protocol.md#when-a-debate-ends: by round 2 every agent has seen every other
+        # agent's latest solution, so a unanimous YES there counts under the default rule
+        record = _run({"coordinator": contract_component}, _texts(3, 3, consensus_round=2), 3, 3)
+        assert record.consensus_reached and record.rounds_played == 2
+
+    def test_a_unanimous_yes_ends_round_one_under_the_literal_rule(self, contract_component: Any) -> None:
+        changes = {"coordinator": contract_component, "consensus_rule": "any"}
+        record = _run(changes, _texts(3, 3, consensus_round=1), 3, 3)
         assert record.consensus_reached and record.rounds_played == 1
 
     @staticmethod

@@ -1,12 +1,17 @@
 """Held-out evaluation: direct answers, self-play debates, and role-averaged debates against
 a fixed opponent (docs/training.md#evaluation).
 
-* ``direct``: one turn, no debate (a one-agent, one-round debate with the same prompts and
-  output format), ``k`` independent samples per problem: ``format``, ``correct`` (mean over
-  samples), ``pass@k``, ``avg@k``, ``cons@k``.
+* ``direct``: one answer per agent, no debate: the blind first round of the same debate
+  (parallel, so nobody sees anybody; the same personas and prompts, which still say
+  ``Round 1 of max_rounds``), stopped after that round; ``k`` answers per problem (the first
+  ``k`` agents' answers of as many such rounds as needed): ``format``, ``correct`` (mean over
+  answers), ``pass@k``, ``avg@k``, ``cons@k`` (the majority answer).
 * ``debate``: a self-play debate per problem, the policy in every role: the same metrics over
-  the agents' final answers, ``judge_accuracy``, and the debate diagnostics
-  (``parse_error``, ``consensus_reached``, ``debate/valid_comparison_rate``).
+  the agents' final answers, ``cons@k`` (the debate's own final answer), judge accuracy,
+  answer changes, and the debate diagnostics (``parse_error``, ``rounds_played``,
+  ``comparison_rate``, ...).
+* with both: ``debate_minus_direct``, the paired difference per problem between the debate's
+  final answer and the mean direct answer, with its standard error.
 * role-averaged (``evaluation.role_averaged``): for each problem N debates; in debate ``i`` the
   policy plays role ``i`` and the fixed opponent (the base model) the others. Reported for the
   policy's role: ``format``, ``correct`` of its final answer, its ``judge_accuracy``, and the
@@ -26,12 +31,13 @@ import attrs
 from debate_core.backends.contract import SamplingClientLike
 from debate_core.components import ComponentBuilder
 from debate_core.config.sections import EvaluationSettings, RunConfig
+from debate_core.debate.coordinators import ParallelCoordinator
 from debate_core.debate.episode import DebateSetup
 from debate_core.errors import DebateError
 from debate_core.records import AgentPolicy, DebateEpisode, Problem
 from debate_core.runtime.retries import retry_policy
 from debate_core.runtime.session import open_session_async
-from debate_core.stats import mean
+from debate_core.stats import mean, paired_difference
 from debate_core.training.grading import JudgeTally, grade_debate, grade_samples, verifiable_metrics
 from debate_core.training.metrics import debate_metrics, turn_metrics
 from debate_core.training.progress import Progress
@@ -45,8 +51,9 @@ class EvaluationError(DebateError):
 
 
 def direct_setup(setup: DebateSetup) -> DebateSetup:
-    """The debate setup of direct answers: one agent, one round, the same prompts and format."""
-    return attrs.evolve(setup, num_agents=1, max_rounds=1)
+    """The debate setup of direct answers: the same debate under parallel rounds (its first round
+    is blind), stopped after round 1."""
+    return attrs.evolve(setup, coordinator=ParallelCoordinator(), stop_after_round=1)
 
 
 def evaluation_setup(setup: DebateSetup, settings: EvaluationSettings) -> DebateSetup:
@@ -75,6 +82,9 @@ class Evaluator:
     seed: int
     max_in_flight: int
     progress: Progress | None = None
+    per_problem: dict[str, list[float]] = attrs.field(factory=dict)
+    """Per-problem outcomes of the last ``evaluate`` (metric name -> one value per problem, in
+    problem order), for paired comparisons between evaluations."""
 
     @property
     def prefix(self) -> str:
@@ -91,11 +101,18 @@ class Evaluator:
         if not problems:
             return {}
         policy = self.parts.make_policy(policy_client)
+        self.per_problem = {}
         metrics: dict[str, float] = {f"{self.prefix}/num_problems": float(len(problems))}
         if "direct" in self.settings.modes:
             metrics.update(await self._direct(problems, policy, label))
         if "debate" in self.settings.modes:
             metrics.update(await self._debate(problems, policy, label))
+        direct = self.per_problem.get(f"{self.prefix}/direct/correct")
+        debate = self.per_problem.get(f"{self.prefix}/debate/cons@{self.parts.setup.num_agents}")
+        if direct is not None and debate is not None and len(direct) == len(debate):
+            difference, error = paired_difference(direct, debate)
+            metrics[f"{self.prefix}/debate_minus_direct"] = difference
+            metrics[f"{self.prefix}/debate_minus_direct_se"] = error
         if self.settings.role_averaged:
             if base_client is None:
                 raise EvaluationError("role-averaged evaluation needs the base model's sampling client")
@@ -130,26 +147,33 @@ class Evaluator:
 
     async def _direct(self, problems: list[Problem], policy: AgentPolicy, label: str) -> dict[str, float]:
         k = self._samples()
+        n = self.parts.setup.num_agents
+        rounds = -(-k // n)
         jobs = [
-            DebateJob(p, (policy,), derive_seed(self.seed, "eval-direct", i, s), f"eval-direct-{i}-{s}")
+            DebateJob(p, (policy,) * n, derive_seed(self.seed, "eval-direct", i, r), f"eval-direct-{i}-{r}")
             for i, p in enumerate(problems)
-            for s in range(k)
+            for r in range(rounds)
         ]
         episodes = await self._run(self._direct_setup, jobs, f"{label} direct")
         prefix = f"{self.prefix}/direct"
-        records = [e.record for e in episodes]
-        out = {f"{prefix}/parse_error": turn_metrics(records)["parse_error"]}
+        # an answer lost to an earlier agent's parse error in the same round is not counted
+        answers = [
+            [turn for e in episodes[i * rounds : (i + 1) * rounds] for turn in e.record.turns][:k]
+            for i in range(len(problems))
+        ]
+        out = {f"{prefix}/parse_error": mean([float(t.failed) for turns in answers for t in turns])}
         grader = self.parts.grader
         if grader is None:
             return out
         graded = [
-            grade_samples([e.record for e in episodes[i * k : (i + 1) * k]], grader, problem.answer)
-            for i, problem in enumerate(problems)
+            grade_samples(turns, grader, problem.answer)
+            for problem, turns in zip(problems, answers, strict=True)
             if problem.answer is not None
         ]
         out.update(verifiable_metrics(graded, prefix, k))
-        out.pop(f"{prefix}/judge_decidable_votes", None)
-        out.pop(f"{prefix}/judge_ties", None)
+        for name in ("judge_decidable_votes", "judge_ties", "round1_disagreement"):
+            out.pop(f"{prefix}/{name}", None)
+        self.per_problem[f"{prefix}/correct"] = [d.avg_at_k for d in graded]
         return out
 
     async def _debate(self, problems: list[Problem], policy: AgentPolicy, label: str) -> dict[str, float]:
@@ -175,6 +199,8 @@ class Evaluator:
                 if g is not None
             ]
             out.update(verifiable_metrics(graded, prefix, n))
+            self.per_problem[f"{prefix}/correct"] = [d.avg_at_k for d in graded]
+            self.per_problem[f"{prefix}/cons@{n}"] = [d.cons_at_k for d in graded]
         return out
 
     async def _role_averaged(

@@ -38,6 +38,7 @@ from debate_core.plugins import Registry, installed_distributions
 from debate_core.records import DebateEpisode, DebateRecord, Problem, RewardResult, Tokenizer
 from debate_core.records.metrics import MetricSink, MetricValue
 from debate_core.rewards.advantages import AdvantageOptions, DebateAdvantages, compute_advantages
+from debate_core.rewards.judge_mix import compared_pairs, judge_mixed_reward, judge_pairs, judge_weight
 from debate_core.runtime.manifests import (
     Checkpoint,
     DataPosition,
@@ -49,11 +50,12 @@ from debate_core.runtime.manifests import (
 )
 from debate_core.runtime.retries import BackendError, RetryingSamplingClient, retry_policy
 from debate_core.runtime.session import BackendSession, open_session_async
-from debate_core.stats import mean
+from debate_core.stats import mean, paired_difference
 from debate_core.training.datum import AssembledDatum, trajectory_datums
 from debate_core.training.evaluation import Evaluator
 from debate_core.training.evaluation_records import best_steps
 from debate_core.training.grading import grade_debate, verifiable_metrics
+from debate_core.training.judge_host import BackendJudgeHost
 from debate_core.training.metrics import (
     backend_metrics,
     debate_metrics,
@@ -73,7 +75,12 @@ from debate_core.training.seeding import batch_indices, derive_seed
 from debate_core.training.signals import StopRequest, stop_on_signals
 from debate_core.training.sinks import open_sinks
 from debate_core.training.update import UpdateResult, pipelined_update
-from debate_core.training.warmstart import WarmstartData, warmstart_datums
+from debate_core.training.warmstart import (
+    WarmstartData,
+    flawed_first_answers,
+    truncated_responses,
+    warmstart_datums,
+)
 
 ComponentsFactory = Callable[[RunConfig, Registry, Tokenizer], RunComponents]
 
@@ -200,7 +207,7 @@ class Trainer:
     async def _warmstart_step(self, data: WarmstartData, index: int) -> dict[str, MetricValue]:
         settings = self.config.warmstart
         started = time.perf_counter()
-        jobs, policies = data.jobs(index)
+        jobs = data.jobs(index)
         self.progress.start(f"{self._step_label(self.step + 1)} warm-start {index + 1}/{settings.steps}", len(jobs))
         episodes = await run_debates(
             self.components.runner(),
@@ -208,12 +215,12 @@ class Trainer:
             self.config.training.max_debates_in_flight,
             lambda e: self.progress.debate_done(sampled_tokens(e)),
         )
-        datums = warmstart_datums(episodes)
+        datums = warmstart_datums(episodes, jobs)
         built = time.perf_counter()
         lr = learning_rate_at(settings.learning_rate, settings.lr_schedule, index, settings.steps)
         update = await self._update(datums, "cross_entropy", None, lr, 1)
         done = time.perf_counter()
-        trained_tokens = sum(d.num_action_tokens for d in datums)
+        trained_tokens = int(sum(sum(d.datum.loss_fn_inputs["weights"].data) for d in datums))
         loss = sum(float(o.metrics.get("loss:sum", 0.0)) for o in update.outputs)
         metrics: dict[str, MetricValue] = {
             "phase": "warmstart",
@@ -222,7 +229,8 @@ class Trainer:
             "warmstart/num_datums": len(datums),
             "warmstart/action_tokens": trained_tokens,
             "warmstart/loss_per_token": loss / trained_tokens if trained_tokens else 0.0,
-            "warmstart/truncated_responses": sum(len(p.truncated) for p in policies),
+            "warmstart/truncated_responses": truncated_responses(jobs),
+            "warmstart/flawed_first_answers": flawed_first_answers(jobs),
             "time/rollouts": built - started,
             "time/training": done - built,
             "time/total": done - started,
@@ -310,6 +318,7 @@ class Trainer:
 
         records = [e.record for e in episodes]
         results = [self.components.score(e.record, p) for e, p in zip(episodes, problems, strict=True)]
+        results = await self._judged(records, results, iteration)
         advantages = self._advantages(records, results)
         datums = [
             d
@@ -370,6 +379,37 @@ class Trainer:
             headline["correct"] = float(metrics[f"train_{dataset_name}/correct"])
         self.progress.finish(headline)
         return metrics
+
+    async def _judged(
+        self, records: Sequence[DebateRecord], results: Sequence[RewardResult], iteration: int
+    ) -> list[RewardResult]:
+        """The results with the external judge's verdicts mixed in while its weight lasts
+        (docs/rewards.md#a-stronger-judge-phased-out)."""
+        judge = self.components.judge
+        settings = self.config.judge
+        weight = judge_weight(settings.weight, settings.decay_iterations, iteration)
+        if judge is None or weight <= 0.0:
+            return list(results)
+        host = BackendJudgeHost(self.session, self.components)
+        mixed: list[RewardResult] = []
+        for record, result in zip(records, results, strict=True):
+            pairs = compared_pairs(record)
+            try:
+                verdicts = await judge.compare(judge_pairs(record, pairs), host)
+            except DebateError:
+                raise
+            except Exception as exc:
+                raise ComponentFailure(
+                    f"judge '{settings.name}' raised {type(exc).__name__}: {exc} on debate '{record.debate_id}'"
+                ) from exc
+            if len(verdicts) != len(pairs):
+                raise ComponentFailure(
+                    f"judge '{settings.name}' gave {len(verdicts)} verdicts for {len(pairs)} pairs "
+                    f"on debate '{record.debate_id}'"
+                )
+            by_pair = dict(zip(pairs, (int(v) for v in verdicts), strict=True))
+            mixed.append(judge_mixed_reward(record, result, self.components.reward, by_pair, weight))
+        return mixed
 
     def _advantages(
         self, records: Sequence[DebateRecord], results: Sequence[RewardResult]
@@ -525,19 +565,69 @@ class Trainer:
         if sampler.failures:
             raise BackendError(f"{sampler.failures[0]} (evaluation '{label}')") from sampler.failures[0]
         metrics["time/eval"] = time.perf_counter() - started
+        baseline = first_evaluation(self.run_dir)
+        if baseline is not None:
+            metrics.update(paired_changes(baseline.get("per_problem"), evaluator.per_problem))
         record = {
             "label": label,
             "step": step,
             "iteration": self.iteration,
             "warmstart_steps": self.warmstart_steps,
             "metrics": metrics,
+            "per_problem": evaluator.per_problem,
+            "baseline": None if baseline is None else baseline.get("label"),
         }
         atomic_write_json(self.run_dir.evaluation_path(step, label), record)
         shown = {
-            k.split("/", 1)[1]: v for k, v in metrics.items() if k.endswith(("/correct", "/judge_accuracy", "/format"))
+            k.split("/", 1)[1]: v
+            for k, v in metrics.items()
+            if k.endswith(("/correct", "/judge_accuracy", "/comparison_rate", "/format")) or "/cons@" in k
         }
         self.progress.finish(shown)
         return metrics
+
+
+def evaluation_records(run_dir: RunDirectory) -> list[dict[str, Any]]:
+    """Every readable evaluation record of the run, in the order they were made: by step, then by
+    training progress (an evaluation at the start and the first iteration's share step 0)."""
+    if not run_dir.evaluations.is_dir():
+        return []
+    records: list[dict[str, Any]] = []
+    for path in run_dir.evaluations.glob("step_*.json"):
+        try:
+            record = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if isinstance(record, dict) and isinstance(record.get("metrics"), dict):
+            records.append(record)
+
+    def made(record: dict[str, Any]) -> tuple[int, int]:
+        progress = record.get("warmstart_steps", 0) + record.get("iteration", 0)
+        return int(record.get("step", 0)), int(progress)
+
+    return sorted(records, key=made)
+
+
+def first_evaluation(run_dir: RunDirectory) -> dict[str, Any] | None:
+    """The run's earliest evaluation record (the baseline of paired changes), if any."""
+    records = evaluation_records(run_dir)
+    return records[0] if records else None
+
+
+def paired_changes(baseline: object, current: dict[str, list[float]]) -> dict[str, float]:
+    """``<metric>_change`` and ``<metric>_change_se``: the mean per-problem change of each metric
+    since the baseline evaluation, paired by problem (every evaluation of a run uses the same
+    problems and seeds), and its standard error (docs/training.md#evaluation)."""
+    out: dict[str, float] = {}
+    if not isinstance(baseline, dict):
+        return out
+    for name, values in current.items():
+        before = baseline.get(name)
+        if isinstance(before, list) and len(before) == len(values):
+            change, error = paired_difference([float(x) for x in before], values)
+            out[f"{name}_change"] = change
+            out[f"{name}_change_se"] = error
+    return out
 
 
 def raise_backend_failure(sampler: RetryingSamplingClient, episodes: Sequence[DebateEpisode]) -> None:
@@ -559,16 +649,12 @@ def raise_backend_failure(sampler: RetryingSamplingClient, episodes: Sequence[De
 
 
 def read_evaluations(run_dir: RunDirectory) -> dict[str, dict[str, float]]:
-    """Every evaluation recorded in the run directory, by label (the latest of each label)."""
+    """Every evaluation recorded in the run directory, by label (the latest of each label), in the
+    order they were made."""
     found: dict[str, dict[str, float]] = {}
-    if not run_dir.evaluations.is_dir():
-        return found
-    for path in sorted(run_dir.evaluations.glob("step_*.json")):
-        try:
-            record = json.loads(path.read_text(encoding="utf-8"))
-            found[str(record["label"])] = dict(record["metrics"])
-        except (OSError, ValueError, KeyError, TypeError):
-            continue
+    for record in evaluation_records(run_dir):
+        found.pop(str(record.get("label")), None)
+        found[str(record.get("label"))] = dict(record["metrics"])
     return found
 
 
