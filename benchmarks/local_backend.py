@@ -89,11 +89,12 @@ def _best(samples: list[float]) -> float:
 
 def _prompts(tokenizer: Any, count: int, length: int) -> list[list[int]]:
     """``count`` different prompts of exactly ``length`` tokens (debate-like text)."""
-    from debate_core.protocol.personas import DefaultPersonas
+    from debate_core.debate import XML_CONTRACT, DefaultPersonas, system_prompt
 
     prompts = []
     for i in range(count):
-        text = DefaultPersonas().persona(i % 5, 3).system_prompt + f"\n\nQuestion: What is {i} + {2 * i + 7}?\n" * 8
+        persona = DefaultPersonas().persona(i % 5, 3)
+        text = system_prompt(persona, XML_CONTRACT, i % 5) + f"\n\nQuestion: What is {i} + {2 * i + 7}?\n" * 8
         tokens = tokenizer.encode(text, add_special_tokens=False)
         prompts.append(tokens[len(tokens) - length :])
     return prompts
@@ -231,7 +232,7 @@ def _debate_config(coordinator: str, max_tokens: int, personas: str = "plain", r
         f"debate.max_rounds={rounds}",
         "debate.num_agents=3",
         f"debate.max_tokens={max_tokens}",
-        f"debate.personas.name={personas}",
+        f"debate.persona_set.name={personas}",
     ]
 
 
@@ -239,19 +240,20 @@ def _debate_setup(coordinator: str, tokenizer: Any, max_tokens: int, personas: s
     """3 agents, 3 rounds, at temperature 0 (the same sampled tokens under either protocol),
     the other components as a run file's defaults."""
     from debate_core.config import load_run_config
+    from debate_core.debate.episode import build_debate_setup
     from debate_core.plugins import get_registry
-    from debate_core.protocol.episode import build_debate_setup
 
     overrides = [*_debate_config(coordinator, max_tokens, personas), "debate.temperature=0.0"]
     if personas == "default":
-        overrides.append("debate.personas.options.use_persona_temperatures=false")
-    return build_debate_setup(load_run_config(None, overrides), get_registry(), tokenizer)
+        overrides.append("debate.persona_set.options.use_persona_temperatures=false")
+    config = load_run_config(None, overrides, registry=get_registry())
+    return build_debate_setup(config.debate, get_registry(), tokenizer)
 
 
 def _run_debate(client: Any, setup: Any, seed: int, question: str = "What is 57 + 8?", answer: str = "65") -> Any:
-    from debate_core.protocol.episode import run_debate
-    from debate_core.protocol.sampling_policy import SamplingClientPolicy
-    from debate_core.protocol.tasks import Problem
+    from debate_core.debate.episode import run_debate
+    from debate_core.debate.sampling_policy import SamplingClientPolicy
+    from debate_core.records import Problem
 
     policy = SamplingClientPolicy(client, setup.renderer)
     problem = Problem(id="bench", question=question, answer=answer)
@@ -265,7 +267,7 @@ class _Canned:
         self.tokens = tuple(tokenizer.encode(RESPONSE, add_special_tokens=False))
 
     async def sample(self, prompt: Any, *, stop: Any, temperature: float, max_tokens: int, seed: Any) -> Any:
-        from debate_core.protocol.interfaces import SampledAction
+        from debate_core.records import SampledAction
 
         return SampledAction(self.tokens, tuple(0.0 for _ in self.tokens), RESPONSE, "stop")
 
@@ -297,8 +299,8 @@ def _train_responder(max_steps: int) -> str:
     import numpy as np
     from tinker import types
 
-    from debate_core.protocol.episode import run_debate
-    from debate_core.protocol.tasks import Problem
+    from debate_core.debate.episode import run_debate
+    from debate_core.records import Problem
 
     started = time.perf_counter()
     directory = tempfile.mkdtemp(prefix="debate-bench-responder-")
@@ -467,7 +469,7 @@ def bench_overhead(iterations: int) -> None:
     ]
     if SERVICE_OPTIONS.get("num_threads"):
         overrides += ["backend.name=local", f"backend.options.num_threads={SERVICE_OPTIONS['num_threads']}"]
-    config = load_run_config(None, overrides)
+    config = load_run_config(None, overrides, registry=get_registry())
     registry = get_registry()
     spec = registry.resolve("backend", "local")
     object.__setattr__(spec, "build", from_responder)

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from debate_core import RewardSpec, hookimpl
+from debate_core import ComponentChoice, RewardSpec, hookimpl
 from debate_core.config import (
     RunConfig,
     load_run_config,
@@ -30,7 +30,7 @@ def write(tmp_path: Path, text: str) -> Path:
 
 
 def test_empty_file_gives_every_default(tmp_path: Path) -> None:
-    config = load_run_config(write(tmp_path, ""), check_components=False)
+    config = load_run_config(write(tmp_path, ""), registry=None)
     assert config == RunConfig()
 
 
@@ -44,7 +44,7 @@ def test_default_component_choices_are_not_shared() -> None:
 def test_values_and_overrides_are_typed_by_the_schema(tmp_path: Path) -> None:
     path = write(tmp_path, "[training]\nbatch_size = 4\n[debate]\ncoordinator = 'parallel'\n")
     config = load_run_config(
-        path, ["training.learning_rate=3e-5", "debate.num_agents=5", "reward.name=v2"], check_components=False
+        path, ["training.learning_rate=3e-5", "debate.num_agents=5", "reward.name=v2"], registry=None
     )
     assert config.training.batch_size == 4
     assert config.training.learning_rate == pytest.approx(3e-5)
@@ -56,32 +56,32 @@ def test_values_and_overrides_are_typed_by_the_schema(tmp_path: Path) -> None:
 def test_malformed_toml_names_the_file_and_line(tmp_path: Path) -> None:
     path = write(tmp_path, "[training]\nbatch_size = = 4\n")
     with pytest.raises(ConfigError, match=r"run\.toml: not valid TOML: .*line 2"):
-        load_run_config(path, check_components=False)
+        load_run_config(path, registry=None)
 
 
 def test_missing_file_is_named(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=r"nope\.toml: no such run file"):
-        load_run_config(tmp_path / "nope.toml")
+        load_run_config(tmp_path / "nope.toml", registry=get_registry())
 
 
 def test_unknown_key_names_its_path_and_suggests(tmp_path: Path) -> None:
     path = write(tmp_path, "[training]\nbatch_sise = 4\n")
     with pytest.raises(ConfigError) as info:
-        load_run_config(path, check_components=False)
+        load_run_config(path, registry=None)
     assert "training.batch_sise: unknown key (did you mean 'batch_size'?)" in str(info.value)
 
 
 def test_validator_message_is_kept_with_the_full_path(tmp_path: Path) -> None:
     path = write(tmp_path, "[training]\nbatch_size = 0\n")
     with pytest.raises(ConfigError) as info:
-        load_run_config(path, check_components=False)
+        load_run_config(path, registry=None)
     assert "training.batch_size: must be >= 1" in str(info.value)
 
 
 def test_wrong_type_and_bad_choice_are_both_reported(tmp_path: Path) -> None:
     path = write(tmp_path, "[training]\nbatch_size = 'many'\nlr_schedule = 'cos'\n")
     with pytest.raises(ConfigError) as info:
-        load_run_config(path, check_components=False)
+        load_run_config(path, registry=None)
     lines = str(info.value).splitlines()
     assert any("training.batch_size: expected an integer, got 'many'" in line for line in lines)
     assert any("training.lr_schedule: cos is not one of 'constant', 'linear', 'cosine'" in line for line in lines)
@@ -89,7 +89,7 @@ def test_wrong_type_and_bad_choice_are_both_reported(tmp_path: Path) -> None:
 
 def test_override_into_a_value_is_rejected() -> None:
     with pytest.raises(ConfigError, match=r"training\.batch_size is a value, not a section"):
-        load_run_config(None, ["training.batch_size=3", "training.batch_size.x=1"], check_components=False)
+        load_run_config(None, ["training.batch_size=3", "training.batch_size.x=1"], registry=None)
 
 
 def test_override_without_equals_is_rejected() -> None:
@@ -124,7 +124,7 @@ _probe_plugin.debate_rewards.__name__ = "debate_rewards"
 def test_component_options_are_validated_by_their_own_class(tmp_path: Path) -> None:
     path = write(tmp_path, "[reward]\nname = 'probe_reward'\n[reward.options]\nweight = -1\nwieght = 2\n")
     with get_registry().temporary_plugin(_probe_plugin), pytest.raises(ConfigError) as info:
-        load_run_config(path)
+        load_run_config(path, registry=get_registry())
     message = str(info.value)
     assert "reward.options.wieght: unknown key (did you mean 'weight'?)" in message
     assert all(line.startswith(f"{path}: ") for line in message.splitlines())
@@ -133,25 +133,46 @@ def test_component_options_are_validated_by_their_own_class(tmp_path: Path) -> N
 def test_custom_validator_message_reaches_the_user(tmp_path: Path) -> None:
     path = write(tmp_path, "[reward]\nname = 'probe_reward'\n[reward.options]\nweight = -1\n")
     with get_registry().temporary_plugin(_probe_plugin), pytest.raises(ConfigError) as info:
-        load_run_config(path)
+        load_run_config(path, registry=get_registry())
     assert "reward.options: weight must be positive so rewards keep their sign, got -1.0" in str(info.value)
 
 
 def test_unknown_component_name_is_reported_at_its_path(tmp_path: Path) -> None:
     path = write(tmp_path, "[reward]\nname = 'probe_rewrd'\n")
     with get_registry().temporary_plugin(_probe_plugin), pytest.raises(ConfigError) as info:
-        load_run_config(path)
+        load_run_config(path, registry=get_registry())
     assert "reward.name: unknown reward 'probe_rewrd'. Did you mean 'probe_reward'?" in str(info.value)
 
 
 def test_resolved_config_fills_component_defaults_and_reloads(tmp_path: Path) -> None:
     path = write(tmp_path, "[reward]\nname = 'probe_reward'\n")
     with get_registry().temporary_plugin(_probe_plugin):
-        config = load_run_config(path)
-        resolved = resolved_config_dict(config)
+        config = load_run_config(path, registry=get_registry())
+        resolved = resolved_config_dict(config, get_registry())
         assert resolved["reward"] == {"name": "probe_reward", "options": {"weight": 1.0}}
         out = tmp_path / "resolved.toml"
-        write_resolved_config(config, out)
-        again = load_run_config(out)
+        write_resolved_config(config, out, get_registry())
+        again = load_run_config(out, registry=get_registry())
     assert again.reward.options == {"weight": 1.0}
     assert again.training == config.training
+
+
+def test_renamed_keys_still_load_with_a_warning_naming_the_new_key(tmp_path: Path) -> None:
+    """docs/config-reference.md#renamed-keys: debate.personas and debate.history are read as
+    debate.persona_set and debate.history_policy; giving both names is one clear error."""
+    from debate_core.config.loading import RenamedKeyWarning
+
+    path = write(tmp_path, '[debate]\npersonas = "plain"\nhistory = { name = "last_k", options = { rounds = 2 } }\n')
+    with pytest.warns(RenamedKeyWarning) as caught:
+        config = load_run_config(path, registry=get_registry())
+    messages = [str(w.message) for w in caught]
+    assert any("debate.personas is deprecated: rename it debate.persona_set" in m for m in messages)
+    assert any("debate.history is deprecated: rename it debate.history_policy" in m for m in messages)
+    assert config.debate.persona_set.name == "plain"
+    assert config.debate.history_policy == ComponentChoice(name="last_k", options={"rounds": 2})
+    with pytest.warns(RenamedKeyWarning):
+        overridden = load_run_config(None, ["debate.personas.name=plain"], registry=None)
+    assert overridden.debate.persona_set.name == "plain"
+    both = write(tmp_path, '[debate]\npersonas = "plain"\npersona_set = "default"\n')
+    with pytest.raises(ConfigError, match=r"debate\.personas: is the old name of debate\.persona_set"):
+        load_run_config(both, registry=None)

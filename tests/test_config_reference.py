@@ -7,7 +7,7 @@ from pathlib import Path
 import attrs
 
 from debate_core.config import RunConfig
-from debate_core.config_reference import config_reference_markdown, field_docs
+from debate_core.config.reference import config_reference_markdown, field_docs
 
 REFERENCE = Path(__file__).resolve().parents[1] / "docs" / "config-reference.md"
 

@@ -10,6 +10,7 @@ import pytest
 
 from debate_core.cli import main
 from debate_core.config import RunConfig, load_run_config
+from debate_core.plugins import get_registry
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 RUN_FILES = sorted(EXAMPLES.glob("*.toml"))
@@ -31,7 +32,7 @@ def test_config_check_passes(path: Path, capsys: pytest.CaptureFixture[str]) -> 
 
 
 def load(name: str) -> RunConfig:
-    return load_run_config(EXAMPLES / name)
+    return load_run_config(EXAMPLES / name, registry=get_registry())
 
 
 def test_seed002_is_appendix_a_as_written() -> None:
@@ -48,15 +49,15 @@ def test_seed002_is_appendix_a_as_written() -> None:
     assert training.num_iterations * training.batch_size == config.dataset.options["limit"] == 1024
     assert config.reward.name == "v2"
     assert config.reward.options == {"lambda_gen": 1.0, "lambda_judge": 1.0, "format_penalty": True}
-    assert config.debate.personas.name == "default"  # the persona temperatures
+    assert config.debate.persona_set.name == "default"  # the persona temperatures
 
 
 def test_seed000_is_the_recipe() -> None:
     config = load("seed000-tinker.toml")
     assert config.backend.name == "tinker"
     assert config.debate.coordinator.name == "sequential" and config.reward.name == "win_rate"
-    assert config.debate.history.name == "last_k"
-    assert config.debate.history.options == {"rounds": 2, "max_chars_per_field": 800}
+    assert config.debate.history_policy.name == "last_k"
+    assert config.debate.history_policy.options == {"rounds": 2, "max_chars_per_field": 800}
     assert (config.debate.num_agents, config.debate.max_rounds, config.debate.max_tokens) == (3, 3, 8196)
     assert (config.training.batch_size, config.training.learning_rate) == (16, 3e-5)
     assert (config.training.eval_every, config.training.save_every) == (10, 20)

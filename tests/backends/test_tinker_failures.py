@@ -9,7 +9,7 @@ import pytest
 import tinker
 from tinker.types import RequestErrorCategory
 
-from debate_core.backends.session import BackendError, RetryPolicy, is_transient, with_retries
+from debate_core.runtime.retries import BackendError, RetryPolicy, is_transient, with_retries
 
 
 def failed(category: RequestErrorCategory) -> tinker.RequestFailedError:

@@ -17,7 +17,7 @@ import torch
 from tinker import types
 
 from debate_core.backends.local.service import LocalServiceClient
-from debate_core.backends.local.training import LocalTrainingClient
+from debate_core.backends.local.training_client import LocalTrainingClient
 
 MICRO = "embedded:debate-micro"
 

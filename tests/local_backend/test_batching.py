@@ -9,9 +9,9 @@ import time
 import numpy as np
 from tinker import types
 
-from debate_core.backends.local.sampling import LocalSamplingClient
+from debate_core.backends.local.sampling_client import LocalSamplingClient
 from debate_core.backends.local.service import LocalServiceClient
-from debate_core.backends.local.training import LocalTrainingClient
+from debate_core.backends.local.training_client import LocalTrainingClient
 
 from .conftest import encode
 

@@ -12,9 +12,9 @@ import torch
 from safetensors.torch import load_file
 from tinker import types
 
-from debate_core.backends.local.checkpoints import CheckpointError
+from debate_core.backends.local.saved_states import SavedStateError
 from debate_core.backends.local.service import LocalServiceClient
-from debate_core.backends.local.training import LocalTrainingClient
+from debate_core.backends.local.training_client import LocalTrainingClient
 
 from .conftest import checkpoint_files, datum, encode, sample_text_prompt
 
@@ -93,28 +93,28 @@ def test_sampler_weights_sample_like_the_snapshot(service: LocalServiceClient, t
     assert restored.sample(prompt, 2, params).result().sequences[0].tokens == (
         snapshot.sample(prompt, 2, params).result().sequences[0].tokens
     )
-    with pytest.raises(CheckpointError, match="holds weights only"):
+    with pytest.raises(SavedStateError, match="holds weights only"):
         service.create_training_client_from_state_with_optimizer(saved.path).result()
 
 
 def test_existing_checkpoints_are_not_overwritten_by_accident(trainer: LocalTrainingClient) -> None:
     first = trainer.save_state("kept").result()
-    with pytest.raises(CheckpointError, match="already exists"):
+    with pytest.raises(SavedStateError, match="already exists"):
         trainer.save_state("kept").result()
     assert trainer.save_state("kept", overwrite=True).result().path == first.path
     assert not [p for p in Path(first.path).parent.iterdir() if p.name.startswith(".kept")]
 
 
 def test_bad_checkpoints_fail_with_a_clear_message(service: LocalServiceClient, tmp_path: Path) -> None:
-    with pytest.raises(CheckpointError, match="not a local-backend checkpoint"):
+    with pytest.raises(SavedStateError, match="not a local-backend checkpoint"):
         service.create_training_client_from_state(str(tmp_path)).result()
     (tmp_path / "state.json").write_text(json.dumps({"format": "something-else"}))
-    with pytest.raises(CheckpointError, match="format"):
+    with pytest.raises(SavedStateError, match="format"):
         service.create_training_client_from_state(str(tmp_path)).result()
 
 
 def test_a_checkpoint_must_fit_the_model(service: LocalServiceClient, trainer: LocalTrainingClient) -> None:
     saved = trainer.save_state("micro").result()
     tiny = service.create_lora_training_client("embedded:debate-tiny", rank=0, seed=1).result()
-    with pytest.raises(CheckpointError, match=r"does not fit this model.*embedded:debate-micro"):
+    with pytest.raises(SavedStateError, match=r"does not fit this model.*embedded:debate-micro"):
         tiny.load_state(saved.path).result()

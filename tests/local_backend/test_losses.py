@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import torch
 
-from debate_core.backends.local.training import LocalTrainingClient
+from debate_core.backends.local.training_client import LocalTrainingClient
 
 from .conftest import assert_same_gradients, datum, encode, gradients
 

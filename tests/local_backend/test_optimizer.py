@@ -10,7 +10,7 @@ import pytest
 import torch
 from tinker import types
 
-from debate_core.backends.local.training import LocalTrainingClient
+from debate_core.backends.local.training_client import LocalTrainingClient
 
 from .conftest import assert_same_gradients, datum, encode, gradients
 

@@ -12,7 +12,7 @@ import pytest
 
 from debate_core.backends.local.service import LocalServiceClient
 from debate_core.cli import main
-from debate_core.training.checkpoints import read_checkpoint
+from debate_core.runtime.manifests import read_checkpoint
 
 OVERRIDES = [
     "backend.name=local",

@@ -11,9 +11,9 @@ import pytest
 import torch
 from tinker import types
 
-from debate_core.backends.local.sampling import LocalSamplingClient
+from debate_core.backends.local.sampling_client import LocalSamplingClient
 from debate_core.backends.local.stops import StopSpec
-from debate_core.backends.local.training import LocalTrainingClient
+from debate_core.backends.local.training_client import LocalTrainingClient
 
 from .conftest import datum, encode, sample_text_prompt
 

@@ -12,7 +12,7 @@ import torch
 from debate_core.backends.local import fast_training
 from debate_core.backends.local.fast_training import PrefixGroup, group_by_prefix
 from debate_core.backends.local.service import LocalServiceClient
-from debate_core.backends.local.training import LocalTrainingClient
+from debate_core.backends.local.training_client import LocalTrainingClient
 
 from .conftest import assert_same_gradients, datum, encode, gradients
 

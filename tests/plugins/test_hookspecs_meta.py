@@ -45,3 +45,22 @@ def test_hook_has_a_builtin_implementation(hook_name: str) -> None:
     manager = registry._manager
     owners = {impl.plugin_name for impl in getattr(manager.hook, hook_name).get_hookimpls()}
     assert any(owner.startswith("debate-core:") for owner in owners), f"no built-in implements {hook_name}"
+
+
+def test_one_spelling_per_kind_across_kind_spec_hook_and_config_key() -> None:
+    """The kind name == the spec class's prefix (snake case) == the run-file key that picks one;
+    the hook is debate_ + the kind's plural."""
+    import re
+
+    from debate_core.components import SPEC_TYPES
+    from debate_core.config import RunConfig, component_choices
+    from debate_core.plugins import kind_label
+
+    for spec_type in SPEC_TYPES:
+        prefix = spec_type.__name__.removesuffix("Spec")
+        assert re.sub(r"(?<!^)(?=[A-Z])", "_", prefix).lower() == spec_type.kind
+    hooks = {kind: hook for hook, kind in hookspecs.HOOK_KINDS.items()}
+    for kind, hook in hooks.items():
+        assert hook == "debate_" + kind_label(kind, plural=True).replace(" ", "_")
+    picked_one = {path.rsplit(".", 1)[-1]: kind for path, kind, _ in component_choices(RunConfig()) if "[" not in path}
+    assert all(key == kind for key, kind in picked_one.items()), picked_one

@@ -8,10 +8,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from types import SimpleNamespace
 
+import attrs
 import pytest
 
-from debate_core import components, hookimpl
-from debate_core.errors import ConflictingPluginsError, PluginError, UnknownComponentError
+from debate_core import BuildContext, ComponentChoice, components, hookimpl
+from debate_core.errors import ConfigError, ConflictingPluginsError, PluginError, UnknownComponentError
 from debate_core.hookspecs import HOOK_KINDS
 from debate_core.plugins import PluginLoadWarning, get_registry, load_registry, reset_registry
 
@@ -164,3 +165,46 @@ def test_spec_names_are_normalised_and_checked() -> None:
     assert spec.name == "my_reward"
     with pytest.raises(ValueError, match="must start with a letter"):
         components.RewardSpec(name="9lives", description="d", build=lambda o: o)
+
+
+@attrs.frozen
+class WrapOptions:
+    inner: ComponentChoice = attrs.field(factory=lambda: ComponentChoice(name="win_rate"))
+
+
+def test_builds_with_a_second_parameter_get_a_build_context_and_old_builds_still_work() -> None:
+    """docs/plugin-guide.md#wrapping-another-component: a wrapper builds what it wraps through the
+    context the host passes, at the nested key path; builds of the options alone are unchanged."""
+    seen: list[BuildContext] = []
+
+    def build_wrapper(options: WrapOptions, context: BuildContext) -> object:
+        seen.append(context)
+        return ("wrapped", context.build("reward", options.inner, "inner"))
+
+    class Plugin:
+        @hookimpl
+        def debate_rewards(self) -> list[components.RewardSpec]:
+            return [
+                components.RewardSpec(name="wrapper", description="d", build=build_wrapper, options=WrapOptions),
+                components.RewardSpec(name="options_only", description="d", build=lambda options: "plain"),
+            ]
+
+    registry = get_registry()
+    with registry.temporary_plugin(Plugin()):
+        kind, inner = registry.build("reward", "wrapper", {"inner": {"name": "v2"}}, "reward.options")
+        assert kind == "wrapped" and type(inner).__name__ == "V2Reward"
+        assert (seen[-1].kind, seen[-1].name, seen[-1].path) == ("reward", "wrapper", "reward.options")
+        assert seen[-1].builder is registry
+        assert registry.build("reward", "options_only") == "plain"
+        with pytest.raises(ConfigError, match=r"reward\.options\.inner\.options\.lambda_judge"):
+            registry.build(
+                "reward", "wrapper", {"inner": {"name": "v2", "options": {"lambda_judge": -1}}}, "reward.options"
+            )
+        with pytest.raises(
+            ConfigError, match=r"reward\.options\.inner: the reward of wrapper cannot be wrapper itself"
+        ):
+            registry.build("reward", "wrapper", {"inner": {"name": "wrapper"}}, "reward.options")
+        spec = registry.resolve("reward", "wrapper")
+        assert spec.takes_context and not registry.resolve("reward", "options_only").takes_context
+        with pytest.raises(PluginError, match="needs a build context"):
+            spec.make()

@@ -6,8 +6,8 @@ import random
 
 from hypothesis import strategies as st
 
-from debate_core.protocol.records import DebateRecord
-from debate_core.rewards.synthetic import random_debate
+from debate_core.records import DebateRecord
+from debate_core.testing.synthetic import random_debate
 
 
 def _debate(rng: random.Random) -> DebateRecord:

@@ -1,4 +1,4 @@
-"""Advantages: seed 000's centred returns, per-stream centring, global normalisation, dropping."""
+"""Advantages (docs/rewards.md#advantages): centred returns, per-stream centring, global normalisation, dropping."""
 
 from __future__ import annotations
 
@@ -10,12 +10,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from debate_core.errors import ComponentFailure
-from debate_core.protocol.records import DebateRecord
+from debate_core.records import GENERATOR_STREAM, JUDGE_STREAM, DebateRecord, RewardResult
 from debate_core.rewards.advantages import AdvantageOptions, compute_advantages
-from debate_core.rewards.contract import GENERATOR_STREAM, JUDGE_STREAM, RewardResult
 from debate_core.rewards.peer import PairwiseReward
-from debate_core.rewards.synthetic import TurnSpec, synthetic_debate
-from debate_core.rewards.v2 import V2Options, V2Reward
+from debate_core.rewards.v2 import UNSCORED_STREAM, V2Options, V2Reward
+from debate_core.testing.synthetic import TurnSpec, synthetic_debate
 
 from .strategies import debates
 
@@ -28,8 +27,8 @@ def shift(result: RewardResult, c: float) -> RewardResult:
     return attrs.evolve(result, agent_rewards=tuple(r + c for r in result.agent_rewards), step_streams=streams)
 
 
-def test_seed_000_parse_error_creates_variance() -> None:
-    """Seed 000 edge case: one failed turn and no votes gives A = (-2/3, 1/3, 1/3)."""
+def test_a_parse_error_creates_variance() -> None:
+    """The documented edge case: one failed turn and no votes gives A = (-2/3, 1/3, 1/3)."""
     debate = synthetic_debate(3, [TurnSpec(failed=True)] + [TurnSpec()] * 2)
     result = PairwiseReward("win_rate")(debate)
     (adv,) = compute_advantages([debate], [result])
@@ -57,8 +56,24 @@ def test_failed_turn_step_reward_enters_the_default_stream() -> None:
     debate = synthetic_debate(3, [TurnSpec(), TurnSpec(), TurnSpec(failed=True)])
     (adv,) = compute_advantages([debate], [V2Reward()(debate)])
     assert adv is not None
-    assert [row[0] for row in adv.step_advantages[G]] == pytest.approx([1 / 3, 1 / 3, -2 / 3])
+    # v2's default stream is the unscored one: tags, consensus and the whole of a failed turn
+    assert [row[0] for row in adv.step_advantages[UNSCORED_STREAM]] == pytest.approx([1 / 3, 1 / 3, -2 / 3])
+    assert [row[0] for row in adv.step_advantages[G]] == [0.0, 0.0, 0.0]
     assert [row[0] for row in adv.step_advantages[J]] == [0.0, 0.0, 0.0]
+    assert adv.stream_of(None) == UNSCORED_STREAM and adv.stream_of("consensus_reason") == UNSCORED_STREAM
+    (before,) = compute_advantages([debate], [V2Reward(V2Options(other_tokens="generator"))(debate)])
+    assert before is not None and before.stream_of(None) == G
+    assert [row[0] for row in before.step_advantages[G]] == pytest.approx([1 / 3, 1 / 3, -2 / 3])
+
+
+def test_v2_routes_the_evaluation_by_its_option() -> None:
+    debate = synthetic_debate(3, [TurnSpec(), TurnSpec(), TurnSpec(comparisons=((0, ">", 1),))])
+    (recipe,) = compute_advantages([debate], [V2Reward()(debate)])
+    (judging,) = compute_advantages([debate], [V2Reward(V2Options(evaluation_stream="judge"))(debate)])
+    assert recipe is not None and judging is not None
+    assert recipe.stream_of("evaluation") == G and judging.stream_of("evaluation") == J
+    assert recipe.stream_of("solution") == judging.stream_of("solution") == G
+    assert recipe.stream_of("comparison") == judging.stream_of("comparison") == J
 
 
 def test_drop_uniform_and_global_normalisation() -> None:
@@ -116,7 +131,7 @@ def test_invariant_to_adding_a_constant(debate: DebateRecord, c: float, normalis
 
 
 @given(debates)
-def test_returns_follow_seed_000(debate: DebateRecord) -> None:
+def test_returns_follow_the_definition(debate: DebateRecord) -> None:
     result = PairwiseReward("win_rate")(debate)
     (adv,) = compute_advantages([debate], [result])
     assert adv is not None

@@ -1,4 +1,4 @@
-"""win_rate and win_minus_loss against seed 000, by hand and on random debates."""
+"""win_rate and win_minus_loss against docs/rewards.md, by hand and on random debates."""
 
 from __future__ import annotations
 
@@ -8,16 +8,15 @@ import pytest
 from hypothesis import given
 
 from debate_core.builtin.rewards_peer import debate_rewards
-from debate_core.protocol.records import AuthoredComparison, DebateRecord
+from debate_core.records import AuthoredComparison, DebateRecord, tally_votes
 from debate_core.rewards.peer import PairwiseReward, win_minus_loss_rewards, win_rate_rewards
-from debate_core.rewards.synthetic import TurnSpec, synthetic_debate
-from debate_core.rewards.votes import tally_votes
+from debate_core.testing.synthetic import TurnSpec, synthetic_debate
 
 from .strategies import debates
 
 
 def seed_win_rate(votes: list[AuthoredComparison], n: int) -> list[float]:
-    """Seed 000, Reward Function 1, transcribed literally."""
+    """docs/rewards.md#win_rate, transcribed literally."""
     out = []
     for i in range(n):
         w = v = 0.0
@@ -34,7 +33,7 @@ def seed_win_rate(votes: list[AuthoredComparison], n: int) -> list[float]:
 
 
 def seed_win_minus_loss(votes: list[AuthoredComparison], n: int) -> list[float]:
-    """Seed 000, Reward Function 2, transcribed literally."""
+    """docs/rewards.md#win_minus_loss, transcribed literally."""
     out = []
     for i in range(n):
         s = m = 0.0
@@ -62,7 +61,7 @@ def test_hand_example() -> None:
 
 def test_no_valid_vote_gives_zero_and_metrics() -> None:
     # agent 0: a self-comparison and an id out of range; agent 1: ``1 = 1`` names its author,
-    # so the self-comparison rule takes it before the ``a != b`` check (seed 000's order).
+    # so the self-comparison rule takes it before the ``a != b`` check (the documented order).
     debate = _debate(((0, ">", 1), (3, ">", 1)), ((1, "=", 1),))
     result = PairwiseReward("win_rate")(debate)
     assert result.agent_rewards == (0.0, 0.0, 0.0)

@@ -9,11 +9,11 @@ from typing import Any
 import pytest
 
 from debate_core.components import RewardSpec
+from debate_core.debate.xml_parser import XML_CONTRACT
 from debate_core.hookspecs import hookimpl
 from debate_core.plugins import get_registry
-from debate_core.protocol.records import DebateRecord, ParsedResponse, SectionSpan
-from debate_core.rewards.contract import RewardResult
-from debate_core.testing import CONTRACT_DEBATES, ParserContract, RewardContract, TurnSpec
+from debate_core.records import DebateRecord, ParsedResponse, RewardResult, SectionSpan
+from debate_core.testing import CONTRACT_DEBATES, CONTRACT_RESPONSES, ParserContract, RewardContract, TurnSpec
 
 pytest_plugins = ["pytester"]
 
@@ -110,6 +110,8 @@ def test_contract_catches_bad_rewards(pytester: pytest.Pytester, name: str) -> N
 
 
 class _SpanOutOfText:
+    contract = XML_CONTRACT
+
     def parse(self, text: str) -> ParsedResponse:
         return ParsedResponse(spans=(SectionSpan("solution", 0, len(text) + 1),))
 
@@ -118,17 +120,19 @@ def test_parser_contract_catches_bad_spans(pytester: pytest.Pytester) -> None:
     pytester.makeconftest("from tests.rewards.test_testing_plugin import _SpanOutOfText as PARSER")
     pytester.makepyfile(
         """
-        from debate_core.components import OutputParserSpec
+        from debate_core.components import ParserSpec
         from debate_core.testing import ParserContract
         from conftest import PARSER
 
         class TestBad(ParserContract):
-            parser_spec = OutputParserSpec(name="bad", description="bad", build=lambda _: PARSER())
+            parser_spec = ParserSpec(name="bad", description="bad", build=lambda _: PARSER())
         """
     )
     result = pytester.runpytest_inprocess("-q", "-p", "no:cacheprovider")
     assert result.ret == pytest.ExitCode.TESTS_FAILED
-    result.assert_outcomes(failed=len(_parser_texts()) + 1, passed=len(_parser_texts()) * 3)
+    # every span test fails, and so do the valid examples and every read-back of the contract's own writing
+    responses = len(CONTRACT_RESPONSES)
+    result.assert_outcomes(failed=len(_parser_texts()) + 1 + responses, passed=len(_parser_texts()) * 3 + 1)
 
 
 def _parser_texts() -> list[str]:

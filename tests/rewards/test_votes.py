@@ -1,12 +1,11 @@
-"""Vote tallies: seed 000's validity rules and the discarded-line counts."""
+"""Vote tallies: the validity rules of docs/rewards.md#votes and the discarded-line counts."""
 
 from __future__ import annotations
 
 import attrs
 
-from debate_core.protocol.records import Comparison
-from debate_core.rewards.synthetic import TurnSpec, synthetic_debate
-from debate_core.rewards.votes import tally_votes
+from debate_core.records import Comparison, tally_votes
+from debate_core.testing.synthetic import TurnSpec, synthetic_debate
 
 
 def test_authorship_rules_drop_and_count() -> None:
@@ -19,8 +18,8 @@ def test_authorship_rules_drop_and_count() -> None:
     )
     tally = tally_votes(debate)
     assert [(v.author, v.a, v.op, v.b) for v in tally.votes] == [(0, 1, ">", 2), (1, 0, "=", 2)]
-    # Self-comparison first (seed 000): ``5 > 0`` by agent 0 and ``1 > 1`` by agent 1 name their
-    # author, so they are self-comparisons even though their ids are also malformed.
+    # Self-comparison first (docs/protocol.md#authorship-and-validity): ``5 > 0`` by agent 0 and
+    # ``1 > 1`` by agent 1 name their author, so they are self-comparisons though their ids are malformed.
     assert [(t.self_comparisons, t.malformed_comparisons) for t in debate.turns] == [(2, 1), (1, 0)]
     assert (tally.malformed, tally.self_comparisons, tally.invalid_lines) == (1, 3, 2)
 

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from debate_core.config.structuring import structure
 from debate_core.errors import ConfigError
-from debate_core.structuring import structure
 from debate_core.tasks.arithmetic import LEVELS, ArithmeticDataset, ArithmeticOptions, generate
 from debate_core.tasks.errors import DatasetError
 

@@ -16,7 +16,7 @@ from debate_core.config import load_run_config, validate_components
 from debate_core.errors import ConfigError, ConflictingPluginsError, UnknownComponentError
 from debate_core.hookspecs import hookimpl
 from debate_core.plugins import get_registry
-from debate_core.protocol.tasks import Dataset, Problem
+from debate_core.records import Dataset, Problem
 from debate_core.tasks.arithmetic import ArithmeticDataset, ArithmeticOptions
 
 BUILTIN_DATASETS = {"arithmetic", "jsonl", "huggingface"}
@@ -115,16 +115,16 @@ def test_run_file_picks_a_third_party_dataset_and_checks_its_options(tmp_path: P
     )
     registry = get_registry()
     with registry.temporary_plugin(CapitalsPlugin(), name="capitals-plugin"):
-        config = load_run_config(path)
-        resolved = validate_components(config)
+        config = load_run_config(path, registry=get_registry())
+        resolved = validate_components(config, get_registry())
         assert resolved["dataset"] == CapitalsOptions(countries=("Peru",))
         assert resolved["curriculum[0].dataset"] == ArithmeticOptions()
         path.write_text('[dataset]\nname = "capitals"\n[dataset.options]\ncountry = ["Peru"]\n')
         with pytest.raises(ConfigError, match=r"dataset\.options\.country: unknown key \(did you mean 'countries'\?\)"):
-            load_run_config(path)
+            load_run_config(path, registry=get_registry())
         path.write_text('[dataset]\nname = "capitals"\n[dataset.options]\nlimit = 0\n')
         with pytest.raises(ConfigError, match=r"dataset\.options\.limit: must be >= 1: 0"):
-            load_run_config(path)
+            load_run_config(path, registry=get_registry())
 
 
 def test_a_third_party_dataset_cannot_shadow_a_builtin_silently() -> None:

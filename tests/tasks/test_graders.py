@@ -83,7 +83,8 @@ def test_boxed_grader() -> None:
 def test_none_grader() -> None:
     grade = NoGrader().grade("an essay", "")
     assert grade.formatted and not grade.correct
-    assert not NoGrader.verifiable and BoxedGrader.verifiable
+    # none can never confirm an answer (it is for prompts without a ground truth); boxed can
+    assert not NoGrader().grade("\\boxed{42}", "42").correct and BoxedGrader().grade("\\boxed{42}", "42").correct
 
 
 def test_math_verify_missing_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:

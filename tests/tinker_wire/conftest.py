@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from debate_core.backends.scripted import EOS_TOKEN_ID
 from debate_core.plugins import Registry
+from debate_core.testing.tokenizer import EOS_TOKEN_ID
 from tests.tinker_wire.fake_service import FakeTinkerService, LoopbackServer
 from tests.training.trainer_harness import harness_registry, respond
 

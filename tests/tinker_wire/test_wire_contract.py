@@ -15,7 +15,7 @@ from tinker import types
 
 from debate_core.cli import main
 from debate_core.plugins import Registry
-from debate_core.training.checkpoints import read_checkpoint
+from debate_core.runtime.manifests import read_checkpoint
 from tests.tinker_wire.conftest import CONTEXT_LENGTH, SENTINEL_KEY
 from tests.tinker_wire.fake_service import Event, FakeTinkerService
 

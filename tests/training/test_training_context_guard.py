@@ -10,16 +10,16 @@ from typing import Any
 
 import pytest
 
-from debate_core.backends.scripted import ScriptedServiceClient
 from debate_core.cli import main
 from debate_core.config import load_run_config
-from debate_core.plugins import Registry
-from debate_core.training.context_guard import (
+from debate_core.plugins import Registry, get_registry
+from debate_core.runtime.context_guard import (
     ContextGuardStop,
     ContextLengthError,
     check_context,
     context_hint,
 )
+from debate_core.testing.scripted_backend import ScriptedServiceClient
 from debate_core.training.loop import run_training
 from debate_core.training.progress import Progress
 from debate_core.training.run_dir import RunDirectory
@@ -64,13 +64,16 @@ def test_the_rule(prompt: int, max_tokens: int | None, context: int | None, fits
     ("history", "names"),
     [
         ("", ["debate.max_tokens (now 256)", "max_chars_per_field (now unset", 'name = "last_k"']),
-        ('debate.history={ name = "all", options = { max_chars_per_field = 800 } }', ["max_chars_per_field (now 800)"]),
-        ("debate.history.name=last_k", ["debate.history.options.rounds (now 1)", "max_chars_per_field"]),
-        ("debate.history.name=none", ["debate.max_tokens (now 256)"]),
+        (
+            'debate.history_policy={ name = "all", options = { max_chars_per_field = 800 } }',
+            ["max_chars_per_field (now 800)"],
+        ),
+        ("debate.history_policy.name=last_k", ["debate.history_policy.options.rounds (now 1)", "max_chars_per_field"]),
+        ("debate.history_policy.name=none", ["debate.max_tokens (now 256)"]),
     ],
 )
 def test_the_hint_names_the_options_that_shorten_prompts(history: str, names: list[str]) -> None:
-    config = load_run_config(None, [history] if history else [])
+    config = load_run_config(None, [history] if history else [], registry=get_registry())
     hint = context_hint(config)
     for name in names:
         assert name in hint
@@ -86,17 +89,16 @@ def test_training_stops_before_the_request_naming_the_debate(registry: Registry,
     with service_setup(with_context(context)), pytest.raises(ContextLengthError) as raised:
         train(registry, tmp_path / "guarded")
     message = str(raised.value)
-    assert "debate 'iter0-debate" in message and "(agent " in message and ", round " in message
+    assert "debate 'step1-debate" in message and "(agent " in message and ", round " in message
     assert f"plus debate.max_tokens = {MAX_TOKENS}" in message and f"context of {context}" in message
-    assert "debate.history.options.max_chars_per_field" in message
+    assert "debate.history_policy.options.max_chars_per_field" in message
     service = SERVICES[-1]
     assert all(length + MAX_TOKENS <= context for length in service.sent_prompt_lengths)
     assert service.sent_batches == []  # nothing trained on the broken batch
 
 
 def test_the_batch_stops_quickly_once_one_prompt_overflowed() -> None:
-    from debate_core.backends.session import RetryPolicy
-    from debate_core.training.parts import RetryingSamplingClient
+    from debate_core.runtime.retries import RetryingSamplingClient, RetryPolicy
 
     sampler = RetryingSamplingClient(object(), RetryPolicy(), "x", context_length=10)  # type: ignore[arg-type]
     with pytest.raises(ContextLengthError):

@@ -1,4 +1,4 @@
-"""Datum assembly against hand-computed sequences (seed 000, "Converting Trajectories")."""
+"""Datum assembly against hand-computed sequences (docs/training.md#from-trajectories-to-datums)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from tinker import types
 
-from debate_core.protocol.interfaces import AgentTrajectory, Transition
+from debate_core.records import AgentTrajectory, Transition
 from debate_core.training.datum import build_sequences, supervised_datums, trajectory_datums
 
 

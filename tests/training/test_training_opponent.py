@@ -13,8 +13,8 @@ import pytest
 from debate_core.cli import main
 from debate_core.config import load_run_config
 from debate_core.errors import ConfigError
-from debate_core.plugins import Registry
-from debate_core.training.checkpoints import CheckpointError, read_checkpoint
+from debate_core.plugins import Registry, get_registry
+from debate_core.runtime.manifests import CheckpointError, read_checkpoint
 from debate_core.training.loop import run_training
 from debate_core.training.progress import Progress
 from debate_core.training.run_dir import RunDirectory
@@ -67,7 +67,7 @@ def test_a_missing_opponent_fails_before_anything_starts(registry: Registry, tmp
 
 def test_an_empty_opponent_is_a_config_error() -> None:
     with pytest.raises(ConfigError, match=r"evaluation: .*'opponent'"):
-        load_run_config(None, ['evaluation.opponent=""'])
+        load_run_config(None, ['evaluation.opponent=""'], registry=get_registry())
 
 
 def test_eval_of_one_checkpoint_against_another(

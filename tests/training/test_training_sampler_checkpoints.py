@@ -11,16 +11,16 @@ from typing import Any
 
 import pytest
 
-from debate_core.backends.scripted import ScriptedServiceClient
 from debate_core.cli import main
 from debate_core.plugins import Registry
-from debate_core.training.checkpoints import (
+from debate_core.runtime.manifests import (
     Checkpoint,
     CheckpointError,
     DataPosition,
     read_checkpoint,
     write_checkpoint,
 )
+from debate_core.testing.scripted_backend import ScriptedServiceClient
 from debate_core.training.loop import run_training
 from debate_core.training.policy_weights import PolicyWeights, resolve_policy_weights
 from debate_core.training.progress import Progress

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from debate_core.builtin.metric_sinks import (
-    JsonlOptions,
+    JsonlSinkOptions,
     TensorboardOptions,
     WandbOptions,
     build_jsonl,
@@ -21,7 +21,7 @@ from debate_core.training.run_dir import RunDirectory
 
 
 def test_jsonl_writes_one_line_per_step_and_nulls_non_finite(tmp_path: Path) -> None:
-    sink = build_jsonl(JsonlOptions())(tmp_path)
+    sink = build_jsonl(JsonlSinkOptions())(tmp_path)
     sink.write(0, {"phase": "rl", "loss": 1.5, "kl": float("nan")})
     sink.write(1, {"phase": "rl", "loss": 0.5, "kl": float("inf")})
     sink.close()

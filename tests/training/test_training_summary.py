@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from debate_core.cli.train_cmd import format_changes
-from debate_core.protocol.tasks import Grade
+from debate_core.records import Grade
 from debate_core.training.grading import GradedDebate, JudgeTally, verifiable_metrics
 
 RIGHT, WRONG = Grade(True, True, "7"), Grade(True, False, "8")
@@ -17,7 +17,7 @@ RIGHT, WRONG = Grade(True, True, "7"), Grade(True, False, "8")
 
 def debate(*correct: bool, judge: JudgeTally | None = None) -> GradedDebate:
     grades = tuple(RIGHT if c else WRONG for c in correct)
-    return GradedDebate(grades, grades, judge or JudgeTally(), {})
+    return GradedDebate(grades, grades, False, judge or JudgeTally(), {})  # the final answer is not used here
 
 
 def test_one_response_per_problem_gives_the_binomial_standard_error_with_small_sample_factor() -> None:
@@ -47,10 +47,7 @@ def test_standard_error_is_finite_and_zero_only_without_spread(problems: list[li
     se = metrics["x/correct_se"]
     assert math.isfinite(se) and se >= 0.0
     means = [sum(c) / len(c) for c in problems]
-    if se == 0.0:
-        total = sum(len(c) for c in problems)
-        overall = sum(sum(c) for c in problems) / total
-        assert all(sum(x - overall for x in c) == pytest.approx(0.0) for c in problems), means
+    assert (se == 0.0) == all(m == means[0] for m in means), means  # problems are the unit
 
 
 def test_change_line_reports_the_difference_in_standard_errors() -> None:
@@ -60,6 +57,14 @@ def test_change_line_reports_the_difference_in_standard_errors() -> None:
     }
     lines = format_changes(evaluations)
     assert lines[0] == "change from warmstart to final:"
-    assert lines[1] == "  direct/correct: 0.500 -> 0.650 (+0.150, SE 0.050, +3.0 SE)"
+    assert lines[1] == "  direct/correct: 0.500 -> 0.650 (+0.150, unpaired SE 0.050, +3.0 SE)"
     assert len(lines) == 2
     assert format_changes({"final": evaluations["final"]}) == []
+
+
+def test_change_line_is_paired_when_the_evaluation_recorded_it() -> None:
+    evaluations = {
+        "warmstart": {"e/direct/correct": 0.50, "e/direct/correct_se": 0.03},
+        "final": {"e/direct/correct": 0.65, "e/direct/correct_se": 0.04, "e/direct/correct_change_se": 0.025},
+    }
+    assert format_changes(evaluations)[1] == "  direct/correct: 0.500 -> 0.650 (+0.150, paired SE 0.025, +6.0 SE)"

@@ -13,7 +13,6 @@ from typing import Any
 
 import attrs
 
-from debate_core.backends.scripted import ScriptedServiceClient
 from debate_core.components import (
     BackendSpec,
     DatasetSpec,
@@ -24,7 +23,8 @@ from debate_core.components import (
 from debate_core.config import RunConfig, load_run_config
 from debate_core.hookspecs import hookimpl
 from debate_core.plugins import Registry, get_registry
-from debate_core.protocol.tasks import Problem
+from debate_core.records import Problem
+from debate_core.testing.scripted_backend import ScriptedServiceClient
 
 SERVICES: list[ScriptedServiceClient] = []
 """Every scripted service client built in this process (tests inspect the last one)."""
@@ -165,7 +165,7 @@ class BrokenGrader:
 
 
 def flat_reward(debate: Any) -> Any:
-    from debate_core.rewards.contract import RewardResult
+    from debate_core.records import RewardResult
 
     return RewardResult(agent_rewards=[0.0] * debate.num_agents)
 
@@ -223,7 +223,7 @@ BASE_OVERRIDES = (
 
 
 def make_config(*overrides: str) -> RunConfig:
-    return load_run_config(None, [*BASE_OVERRIDES, *overrides])
+    return load_run_config(None, [*BASE_OVERRIDES, *overrides], registry=get_registry())
 
 
 def read_metrics(path: Path) -> list[dict[str, Any]]:

@@ -1,57 +1,130 @@
 """debate-core: multi-agent debate self-play training with plugins for every part.
 
-Importing this package is cheap: it never imports torch, transformers or datasets.
+This namespace is the API for plugin authors: the spec records the registration hooks return,
+``hookimpl``, the build context of wrapper components, the records a debate produces, the
+interface each kind of component implements, the answer helpers graders and rewards use
+(``extract_last_boxed``, ``normalise_answer``, ``answers_match``), and the errors a plugin may
+raise. Importing it is cheap: it never imports torch, transformers or datasets.
 """
 
 from __future__ import annotations
 
 from debate_core.components import (
     BackendSpec,
+    BuildContext,
     ComponentSpec,
     CoordinatorSpec,
     DatasetSpec,
     GraderSpec,
     HistoryPolicySpec,
+    JudgeSpec,
     MetricSinkSpec,
-    OutputParserSpec,
+    ParserSpec,
     PersonaSetSpec,
     RendererSpec,
     RewardSpec,
 )
+from debate_core.config.choices import ComponentChoice
+from debate_core.errors import ComponentFailure, ConfigError, DebateError, PluginError
 from debate_core.hookspecs import hookimpl
-from debate_core.protocol.records import (
+from debate_core.records import (
+    GENERATOR_STREAM,
+    JUDGE_STREAM,
+    AgentPolicy,
     AuthoredComparison,
     Comparison,
+    Dataset,
     DebateRecord,
+    Grade,
+    Grader,
+    HistoryEntry,
+    HistoryPolicy,
+    Judge,
+    JudgeHost,
+    JudgePair,
+    Message,
+    MetricSink,
+    MetricValue,
+    OutputContract,
+    OutputParser,
     ParsedResponse,
     ParseError,
+    Persona,
+    PersonaSet,
+    Problem,
+    RenderedResponse,
+    Renderer,
+    ResponseContent,
+    RewardFunction,
+    RewardResult,
     SectionSpan,
+    StopCondition,
+    Tokenizer,
     Turn,
+    VoteTally,
+    tally_votes,
 )
-from debate_core.rewards.contract import RewardResult
+from debate_core.tasks.answers import answers_match, extract_last_boxed, normalise_answer
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "GENERATOR_STREAM",
+    "JUDGE_STREAM",
+    "AgentPolicy",
     "AuthoredComparison",
     "BackendSpec",
+    "BuildContext",
     "Comparison",
+    "ComponentChoice",
+    "ComponentFailure",
     "ComponentSpec",
+    "ConfigError",
     "CoordinatorSpec",
+    "Dataset",
     "DatasetSpec",
+    "DebateError",
     "DebateRecord",
+    "Grade",
+    "Grader",
     "GraderSpec",
+    "HistoryEntry",
+    "HistoryPolicy",
     "HistoryPolicySpec",
+    "Judge",
+    "JudgeHost",
+    "JudgePair",
+    "JudgeSpec",
+    "Message",
+    "MetricSink",
     "MetricSinkSpec",
-    "OutputParserSpec",
+    "MetricValue",
+    "OutputContract",
+    "OutputParser",
     "ParseError",
     "ParsedResponse",
+    "ParserSpec",
+    "Persona",
+    "PersonaSet",
     "PersonaSetSpec",
+    "PluginError",
+    "Problem",
+    "RenderedResponse",
+    "Renderer",
     "RendererSpec",
+    "ResponseContent",
+    "RewardFunction",
     "RewardResult",
     "RewardSpec",
     "SectionSpan",
+    "StopCondition",
+    "Tokenizer",
     "Turn",
+    "VoteTally",
     "__version__",
+    "answers_match",
+    "extract_last_boxed",
     "hookimpl",
+    "normalise_answer",
+    "tally_votes",
 ]

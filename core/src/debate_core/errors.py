@@ -6,6 +6,16 @@ any other exception is a bug and keeps its traceback.
 
 from __future__ import annotations
 
+__all__ = [
+    "ComponentFailure",
+    "ConfigError",
+    "ConflictingPluginsError",
+    "DebateError",
+    "PluginError",
+    "TranscriptError",
+    "UnknownComponentError",
+]
+
 
 class DebateError(Exception):
     """Base class of every error a user can cause and fix."""

@@ -4,6 +4,12 @@ A plugin is a module (named by an entry point in the ``debate`` group) with func
 decorated by :data:`hookimpl`. Each hook takes no arguments and returns an iterable of
 specs of its kind; the registries collect them and reject duplicate names.
 
+A spec's ``build(options)`` makes the component when a run uses it. A component whose options
+choose other components (a reward that wraps another) takes a second parameter,
+``build(options, context)``: the host passes a :class:`~debate_core.components.BuildContext`
+that builds the nested components through the same registry and names their key paths in
+errors. Builds that take only the options keep working unchanged.
+
 The functions below are specifications: pluggy reads their names, signatures and
 docstrings but never calls them. Their ``return ()`` body (no specs) only keeps them
 well-typed.
@@ -21,33 +27,54 @@ from debate_core.components import (
     DatasetSpec,
     GraderSpec,
     HistoryPolicySpec,
+    JudgeSpec,
     MetricSinkSpec,
-    OutputParserSpec,
+    ParserSpec,
     PersonaSetSpec,
     RendererSpec,
     RewardSpec,
 )
 
+__all__ = [
+    "HOOK_KINDS",
+    "PROJECT_NAME",
+    "debate_backends",
+    "debate_coordinators",
+    "debate_datasets",
+    "debate_graders",
+    "debate_history_policies",
+    "debate_metric_sinks",
+    "debate_parsers",
+    "debate_persona_sets",
+    "debate_renderers",
+    "debate_rewards",
+    "hookimpl",
+    "hookspec",
+]
+
 PROJECT_NAME = "debate"
 """The pluggy project name and the entry-point group."""
 
 hookspec = pluggy.HookspecMarker(PROJECT_NAME)
+"""Marks the hook specifications below."""
 hookimpl = pluggy.HookimplMarker(PROJECT_NAME)
+"""Marks a plugin's hook implementation: ``@hookimpl`` above ``def debate_rewards(): ...``."""
 
 
 @hookspec
-def debate_output_parsers() -> Iterable[OutputParserSpec]:
-    """Register output parsers: raw model text to a structured response.
+def debate_parsers() -> Iterable[ParserSpec]:
+    """Register output parsers: raw model text to a structured response, and the format itself.
 
     Returns:
-        Specs whose ``build(options)`` returns an object with
-        ``parse(text: str) -> ParsedResponse`` (see ``debate_core.protocol.interfaces``).
+        Specs whose ``build(options)`` returns an ``OutputParser``: ``parse(text: str) ->
+        ParsedResponse`` and ``contract``, the ``OutputContract`` the prompts, stop conditions
+        and reference responses are written from (see ``debate_core.records.output_contract``).
 
     Example::
 
         @hookimpl
-        def debate_output_parsers():
-            return [OutputParserSpec(name="json", description="JSON answers", build=lambda _: JsonParser())]
+        def debate_parsers():
+            return [ParserSpec(name="json", description="JSON answers", build=lambda _: JsonParser())]
     """
     return ()
 
@@ -58,13 +85,19 @@ def debate_rewards() -> Iterable[RewardSpec]:
 
     Returns:
         Specs whose ``build(options)`` returns a callable
-        ``(debate: DebateRecord) -> RewardResult`` (see ``debate_core.rewards.contract``).
+        ``(debate: DebateRecord) -> RewardResult`` (see ``debate_core.records.rewards``).
 
     Example::
 
         @hookimpl
         def debate_rewards():
             return [RewardSpec(name="brevity", description="shorter wins", build=Brevity, options=BrevityOptions)]
+
+    A reward that wraps another (its options name it, ``[reward.options.inner]``) builds it with
+    the build context the host passes as the second argument of ``build``::
+
+        def build_smoothed(options: SmoothedOptions, context: BuildContext) -> Smoothed:
+            return Smoothed(context.build("reward", options.inner, "inner"), options)
     """
     return ()
 
@@ -202,8 +235,33 @@ def debate_metric_sinks() -> Iterable[MetricSinkSpec]:
     return ()
 
 
+@hookspec
+def debate_judges() -> Iterable[JudgeSpec]:
+    """Register external judges: components whose verdicts on the pairs of responses the agents
+    compared are mixed into the peer reward, with a weight that falls to zero over the run
+    (``[judge]`` in a run file; docs/rewards.md#a-stronger-judge-phased-out).
+
+    Returns:
+        Specs whose ``build(options)`` returns a ``Judge``: ``await judge.compare(pairs, host)``
+        gives one verdict per ``JudgePair`` (+1 first better, -1 second better, 0 equal); ``host``
+        serves a sampling policy of any model the run's backend can serve.
+
+    Example::
+
+        class Longer:
+            async def compare(self, pairs, host):
+                return [(len(p.first.text) > len(p.second.text)) - (len(p.first.text) < len(p.second.text))
+                        for p in pairs]
+
+        @hookimpl
+        def debate_judges():
+            return [JudgeSpec(name="longer", description="prefers the longer response", build=lambda _: Longer())]
+    """
+    return ()
+
+
 HOOK_KINDS: dict[str, str] = {
-    "debate_output_parsers": OutputParserSpec.kind,
+    "debate_parsers": ParserSpec.kind,
     "debate_rewards": RewardSpec.kind,
     "debate_persona_sets": PersonaSetSpec.kind,
     "debate_history_policies": HistoryPolicySpec.kind,
@@ -213,5 +271,6 @@ HOOK_KINDS: dict[str, str] = {
     "debate_coordinators": CoordinatorSpec.kind,
     "debate_renderers": RendererSpec.kind,
     "debate_metric_sinks": MetricSinkSpec.kind,
+    "debate_judges": JudgeSpec.kind,
 }
 """Which kind of component each hook registers."""

@@ -13,8 +13,11 @@ Environment variables:
 from __future__ import annotations
 
 import difflib
+import importlib
+import inspect
 import os
 import re
+import sys
 import warnings
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -25,16 +28,41 @@ import attrs
 import pluggy
 
 from debate_core import hookspecs
-from debate_core.components import KINDS, SPEC_TYPES, ComponentSpec
+from debate_core.components import KINDS, SPEC_TYPES, BuildContext, ComponentSpec
+from debate_core.config.choices import is_import_path, normalise_name
+from debate_core.config.environment import env_flag
+from debate_core.config.structuring import structure
 from debate_core.errors import ConflictingPluginsError, PluginError, UnknownComponentError
-from debate_core.structuring import structure
+
+__all__ = [
+    "CORE_DISTRIBUTION",
+    "DISABLE_AUTOLOAD_ENV",
+    "ONLY_ENV",
+    "STRICT_ENV",
+    "ComponentEntry",
+    "PluginLoadWarning",
+    "PluginSource",
+    "PluginStatus",
+    "Registry",
+    "get_registry",
+    "installed_distributions",
+    "kind_label",
+    "load_registry",
+    "normalise_distribution",
+    "reset_registry",
+]
 
 CORE_DISTRIBUTION = "debate-core"
+"""The distribution whose entry points are the built-ins (always loaded)."""
 STRICT_ENV = "DEBATE_STRICT_PLUGINS"
+"""Set to 1: a plugin that fails to load or register is fatal."""
 DISABLE_AUTOLOAD_ENV = "DEBATE_DISABLE_PLUGIN_AUTOLOAD"
+"""Set to 1: load debate-core's built-ins only."""
 ONLY_ENV = "DEBATE_PLUGINS"
+"""``dist1,dist2``: load the built-ins and only these distributions."""
 
 PluginStatus = Literal["active", "failed", "disabled", "conflict"]
+"""The status of a plugin or component in ``debate plugins``."""
 
 
 class PluginLoadWarning(UserWarning):
@@ -52,10 +80,6 @@ def kind_label(kind: str, plural: bool = False) -> str:
     if not plural:
         return words
     return words[:-1] + "ies" if words.endswith("y") else words + "s"
-
-
-def _flag(name: str) -> bool:
-    return os.environ.get(name, "").strip().lower() not in ("", "0", "false", "no")
 
 
 @attrs.frozen
@@ -105,6 +129,8 @@ class Registry:
         self._sources: dict[str, PluginSource] = {s.plugin_name: s for s in sources}
         self._strict = strict
         self._collected: dict[str, dict[str, list[_Provided]]] | None = None
+        self._imported: dict[tuple[str, str], ComponentSpec[Any]] = {}
+        self._failed_kinds: dict[str, set[str]] = {}
 
     # ---------------------------------------------------------------- collection
     def _collect(self) -> dict[str, dict[str, list[_Provided]]]:
@@ -129,6 +155,7 @@ class Registry:
                             )
                 except Exception as exc:  # a plugin's own bug must not stop the others
                     failed_plugins.add(impl.plugin_name)
+                    self._failed_kinds.setdefault(impl.plugin_name, set()).add(kind)
                     self._fail(source, f"hook {hook_name} raised {type(exc).__name__}: {exc}")
                     continue
                 for item in provided:
@@ -177,19 +204,33 @@ class Registry:
                 names and the closest match.
             ConflictingPluginsError: two plugins provide it; the message names both.
         """
-        from debate_core.components import normalise_name
-
         self._check_kind(kind)
+        if is_import_path(name):
+            return self._import_component(kind, name.strip())
         key = normalise_name(name)
         found = self._collect()[kind]
         providers = found.get(key)
         if not providers:
+            failed = self._failed_source_for(kind, key)
+            if failed is not None:
+                raise UnknownComponentError(
+                    f"{kind_label(kind)} '{name}' is not available: plugin '{failed.entry_point}' from "
+                    f"{failed.distribution} {failed.version} failed to load: {failed.reason}"
+                )
             available = sorted(found)
             close = difflib.get_close_matches(key, available, n=1)
             hint = f" Did you mean '{close[0]}'?" if close else ""
             listing = ", ".join(available) if available else "none installed"
+            broken = [s for s in self._sources.values() if s.status == "failed"]
+            also = (
+                f" {len(broken)} plugin(s) failed to load ({', '.join(s.entry_point for s in broken)}); "
+                "see `debate plugins`."
+                if broken
+                else ""
+            )
+            plural = kind_label(kind, plural=True)
             raise UnknownComponentError(
-                f"unknown {kind_label(kind)} '{name}'.{hint} Available {kind_label(kind, plural=True)}: {listing}."
+                f"unknown {kind_label(kind)} '{name}'.{hint} Available {plural}: {listing}.{also}"
             )
         if len(providers) > 1:
             who = " and ".join(f"{p.source.distribution} (entry point '{p.source.entry_point}')" for p in providers)
@@ -199,6 +240,61 @@ class Registry:
             )
         return providers[0].spec
 
+    def _failed_source_for(self, kind: str, key: str) -> PluginSource | None:
+        """The failed plugin that would most likely have provided ``key``: one whose hook for this
+        kind raised, or one whose entry point or distribution carries the name."""
+        for source in self._sources.values():
+            if source.status != "failed":
+                continue
+            kinds = self._failed_kinds.get(source.plugin_name)
+            named = key in (normalise_name(source.entry_point), normalise_name(source.distribution))
+            if named and (kinds is None or kind in kinds):
+                return source
+            if kinds == {kind} and key in normalise_name(source.distribution):
+                return source
+        return None
+
+    def _import_component(self, kind: str, path: str) -> ComponentSpec[Any]:
+        """A component named by import path, ``module:attribute``: the attribute is a spec of this
+        kind (validated like an entry point's), or the component itself (a reward function), which
+        then takes no options. The current directory is importable, as for ``python -m``."""
+        cached = self._imported.get((kind, path))
+        if cached is not None:
+            return cached
+        label = f"{kind_label(kind)} '{path}'"
+        module_name, _, attribute = path.partition(":")
+        if not module_name or not attribute:
+            raise UnknownComponentError(f"{label}: an import path is module:attribute, e.g. my_rewards:majority")
+        if "" not in sys.path and os.getcwd() not in sys.path:
+            sys.path.append(os.getcwd())
+        try:
+            target: Any = importlib.import_module(module_name)
+        except Exception as exc:
+            raise PluginError(f"{label}: cannot import module '{module_name}': {_describe_failure(exc)}") from exc
+        for part in attribute.split("."):
+            if not hasattr(target, part):
+                raise PluginError(f"{label}: module '{module_name}' has no attribute '{attribute}'")
+            target = getattr(target, part)
+        expected = {t.kind: t for t in SPEC_TYPES}[kind]
+        if isinstance(target, ComponentSpec):
+            if not isinstance(target, expected):
+                raise PluginError(f"{label} is a {type(target).__name__}, expected a {expected.__name__}")
+            spec: ComponentSpec[Any] = target
+        elif inspect.isclass(target) or not callable(target):
+            raise PluginError(
+                f"{label} is {'a class' if inspect.isclass(target) else type(target).__name__}: name a "
+                f"{expected.__name__} (a component with options) or the {kind_label(kind)} itself (a function)"
+            )
+        else:
+            name = normalise_name(re.sub(r"[^A-Za-z0-9_]", "_", attribute.rsplit(".", 1)[-1])).strip("_") or kind
+            spec = expected(
+                name=name if name[0].isalpha() else f"{kind}_{name}",
+                description=_summary_of(target) or f"{path} (by import path)",
+                build=_constant(target),
+            )
+        self._imported[(kind, path)] = spec
+        return spec
+
     def build(self, kind: str, name: str, options: Mapping[str, Any] | None = None, path: str = "") -> Any:
         """Resolve a component, validate ``options`` with its own options class, and build it.
 
@@ -206,7 +302,9 @@ class Registry:
         error messages.
         """
         spec = self.resolve(kind, name)
-        return spec.build(self.structure_options(spec, options, path))
+        where = path or f"{spec.kind} '{spec.name}' options"
+        context = BuildContext(kind=spec.kind, name=spec.name, path=where, builder=self)
+        return spec.make(self.structure_options(spec, options, path), context)
 
     def structure_options(self, spec: ComponentSpec[Any], options: Mapping[str, Any] | None, path: str = "") -> Any:
         """The options instance of a component (defaults filled); errors name ``path``."""
@@ -225,7 +323,11 @@ class Registry:
         return sorted(self._sources.values(), key=lambda s: (s.distribution, s.entry_point))
 
     def listing(self, kind: str | None = None) -> list[ComponentEntry]:
-        """Every component (and every failed or disabled plugin) for ``debate plugins``."""
+        """Every component (and every failed or disabled plugin) for ``debate plugins``.
+
+        With ``kind``, a failed plugin is listed too when its hook for that kind raised, or when it
+        failed to load at all (it may have provided a component of any kind); its kind column then
+        reads ``plugin``."""
         if kind is not None:
             self._check_kind(kind)
         rows: list[ComponentEntry] = []
@@ -242,20 +344,24 @@ class Registry:
                             k, name, p.spec.description, p.source.distribution, p.source.version, status, reason
                         )
                     )
-        if kind is None:
-            for source in self.sources():
-                if source.status in ("failed", "disabled"):
-                    rows.append(
-                        ComponentEntry(
-                            "plugin",
-                            source.entry_point,
-                            "",
-                            source.distribution,
-                            source.version,
-                            source.status,
-                            source.reason,
-                        )
+        for source in self.sources():
+            if source.status == "disabled" and kind is not None:
+                continue
+            kinds = self._failed_kinds.get(source.plugin_name)
+            if source.status == "failed" and kind is not None and kinds is not None and kind not in kinds:
+                continue
+            if source.status in ("failed", "disabled"):
+                rows.append(
+                    ComponentEntry(
+                        "plugin",
+                        source.entry_point,
+                        "",
+                        source.distribution,
+                        source.version,
+                        source.status,
+                        source.reason,
                     )
+                )
         return rows
 
     # ---------------------------------------------------------------- testing
@@ -297,6 +403,21 @@ def _describe_failure(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"
 
 
+def _summary_of(target: object) -> str:
+    """The first line of an object's docstring."""
+    doc = inspect.getdoc(target) or ""
+    return doc.strip().splitlines()[0] if doc.strip() else ""
+
+
+def _constant(component: object) -> Any:
+    """A ``build`` that takes no options and returns ``component`` itself."""
+
+    def build(options: None) -> object:
+        return component
+
+    return build
+
+
 def _distribution_of(ep: EntryPoint) -> tuple[str, str]:
     dist = ep.dist
     if dist is None:
@@ -312,8 +433,8 @@ def _new_manager() -> pluggy.PluginManager:
 
 def load_registry() -> Registry:
     """Load every enabled entry point of the ``debate`` group into a new registry."""
-    strict = _flag(STRICT_ENV)
-    builtins_only = _flag(DISABLE_AUTOLOAD_ENV)
+    strict = env_flag(STRICT_ENV)
+    builtins_only = env_flag(DISABLE_AUTOLOAD_ENV)
     only = {normalise_distribution(d) for d in os.environ.get(ONLY_ENV, "").split(",") if d.strip()}
     manager = _new_manager()
     sources: list[PluginSource] = []

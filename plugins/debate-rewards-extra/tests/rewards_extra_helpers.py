@@ -7,8 +7,8 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from debate_core.protocol.records import DebateRecord
-from debate_core.rewards.synthetic import TurnSpec, random_debate, synthetic_debate
+from debate_core.records import DebateRecord
+from debate_core.testing.synthetic import TurnSpec, random_debate, synthetic_debate
 
 
 def votes(*lines: str) -> tuple[tuple[int, Any, int], ...]:

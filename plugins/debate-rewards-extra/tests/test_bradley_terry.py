@@ -10,8 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from rewards_extra_helpers import debate_of, debates
 
-from debate_core.protocol.records import DebateRecord
-from debate_core.rewards.votes import tally_votes
+from debate_core.records import DebateRecord, tally_votes
 from debate_rewards_extra.bradley_terry import BradleyTerryOptions, BradleyTerryReward, fit_strengths, win_matrix
 
 

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from rewards_extra_helpers import debate_of, debates
 
-from debate_core.protocol.records import DebateRecord
+from debate_core.records import DebateRecord
 from debate_rewards_extra.elo import EloOptions, EloReward
 
 

@@ -6,11 +6,10 @@ import pytest
 from hypothesis import given
 from rewards_extra_helpers import debates
 
-from debate_core.protocol.records import DebateRecord
-from debate_core.rewards.contract import RewardResult
+from debate_core.records import DebateRecord, RewardResult
 from debate_core.rewards.peer import PairwiseReward
-from debate_core.rewards.synthetic import TurnSpec, synthetic_debate
 from debate_core.rewards.v2 import V2Reward
+from debate_core.testing.synthetic import TurnSpec, synthetic_debate
 from debate_rewards_extra.length_debias import LengthDebiasOptions, LengthDebiasReward, remove_length_slope
 
 

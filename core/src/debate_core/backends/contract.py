@@ -35,15 +35,6 @@ class APIFutureLike(Protocol[T_co]):
 
 
 @runtime_checkable
-class TokenizerLike(Protocol):
-    """The part of a Hugging Face tokenizer the trainer and the renderers use."""
-
-    def encode(self, text: str, add_special_tokens: bool = True) -> list[int]: ...
-
-    def decode(self, token_ids: Sequence[int], skip_special_tokens: bool = False) -> str: ...
-
-
-@runtime_checkable
 class SamplingClientLike(Protocol):
     """A snapshot of the policy's weights that samples (``tinker.SamplingClient``)."""
 
@@ -185,4 +176,4 @@ CONTRACT_PROTOCOLS: Mapping[str, type] = {
     "TrainingClient": TrainingClientLike,
     "SamplingClient": SamplingClientLike,
 }
-"""SDK class name -> the protocol that mirrors it."""
+"""SDK class name -> the typing protocol that mirrors it."""

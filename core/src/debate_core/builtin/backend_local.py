@@ -1,58 +1,22 @@
 """The ``local`` backend plugin: the Tinker client contract on torch, on this machine.
 
-Runs embedded models (``embedded:debate-tiny``, random weights from a fixed seed and a
-tokenizer trained offline) and Hugging Face causal-LM directories, with full fine-tuning
+Runs embedded models (``embedded:debate-tiny``: a tokenizer trained offline and the pretrained
+base weights the package ships) and Hugging Face causal-LM directories, with full fine-tuning
 or LoRA. torch and transformers are imported only when the backend is built.
 """
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
-import attrs
-from attrs import validators as v
-
+from debate_core.backends import LocalBackendOptions, local_service
 from debate_core.components import BackendSpec
 from debate_core.hookspecs import hookimpl
 
 
-@attrs.frozen(kw_only=True)
-class LocalBackendOptions:
-    """``[backend.options]`` of the ``local`` backend."""
-
-    device: str = attrs.field(default="auto", validator=v.instance_of(str))
-    """``auto`` (CUDA when present, else CPU), ``cpu``, ``cuda`` or ``cuda:N``."""
-    dtype: Literal["auto", "float32", "bfloat16", "float16"] = "auto"
-    """Weight dtype; ``auto`` is float32 (bf16 matmuls are very slow on most CPUs)."""
-    num_threads: int = attrs.field(default=0, validator=v.ge(0))
-    """torch CPU threads; 0 uses every core (at most 8)."""
-    state_directory: str | None = None
-    """Where ``save_state(name)`` writes plain names; the trainer points it into the run directory."""
-    init_seed: int = 0
-    """Seed of the embedded models' random initial weights (with ``base_weights = "random"``, or for a
-    model the package ships no pretrained weights for)."""
-    base_weights: Literal["auto", "pretrained", "random"] = "auto"
-    """Embedded models' base weights: ``auto`` loads the pretrained weights the package ships for the
-    model (``debate-tiny``: pre-trained offline to read and copy text) when there are any, else the seeded
-    random initialisation; ``pretrained`` insists on them; ``random`` always starts from ``init_seed``."""
-    full_finetune: bool = False
-    """Train every weight even when ``model.lora_rank`` is above 0 (rank 0 always means full fine-tuning)."""
-    max_batch_rows: int = attrs.field(default=64, validator=v.ge(1))
-    """Sequences decoded together at most; further requests wait for room."""
-    prefix_cache_mb: int = attrs.field(default=256, validator=v.ge(0))
-    """Memory for keys and values reused across prompts that share a prefix (0 turns reuse off)."""
-    train_tokens_per_batch: int = attrs.field(default=16384, validator=v.ge(1))
-    """Tokens per forward pass when training; larger batches are split and their gradients summed."""
-    share_training_prefixes: bool = True
-    """Run a prefix shared by several Datums (the same system prompt) once per forward pass; same gradients."""
-
-
 def build_local_backend(options: LocalBackendOptions | None) -> Any:
     """A ``LocalServiceClient`` with these options (imports torch)."""
-    from debate_core.backends.local.service import LocalServiceClient, LocalSettings
-
-    chosen = options or LocalBackendOptions()
-    return LocalServiceClient(LocalSettings(**attrs.asdict(chosen)))
+    return local_service(options)
 
 
 @hookimpl

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from debate_core.backends.tinker_backend import TinkerOptions, connect
+from debate_core.backends import TinkerOptions, connect
 from debate_core.components import BackendSpec
 from debate_core.hookspecs import hookimpl
 

@@ -1,10 +1,10 @@
-"""Built-in turn protocols ``sequential`` (seed 000) and ``parallel`` (seed 002 §2.1)."""
+"""Built-in turn protocols ``sequential`` and ``parallel`` (docs/protocol.md#turn-protocols)."""
 
 from __future__ import annotations
 
 from debate_core.components import CoordinatorSpec
+from debate_core.debate import ParallelCoordinator, ParallelOptions, SequentialCoordinator
 from debate_core.hookspecs import hookimpl
-from debate_core.protocol.coordinator import ParallelCoordinator, ParallelOptions, SequentialCoordinator
 
 
 def _build_sequential(_: None) -> SequentialCoordinator:
@@ -16,12 +16,12 @@ def debate_coordinators() -> list[CoordinatorSpec]:
     return [
         CoordinatorSpec(
             name="sequential",
-            description="agents 0..N-1 in turn, each sees every earlier turn (seed 000)",
+            description="agents 0..N-1 in turn, each sees every earlier turn",
             build=_build_sequential,
         ),
         CoordinatorSpec(
             name="parallel",
-            description="all agents of a round at once against earlier rounds; option blind_review (seed 002)",
+            description="all agents of a round at once against earlier rounds; option blind_review",
             build=ParallelCoordinator,
             options=ParallelOptions,
         ),

@@ -5,9 +5,14 @@ from __future__ import annotations
 
 from debate_core.components import DatasetSpec
 from debate_core.hookspecs import hookimpl
-from debate_core.tasks.arithmetic import ArithmeticDataset, ArithmeticOptions
-from debate_core.tasks.huggingface import HuggingFaceDataset, HuggingFaceOptions
-from debate_core.tasks.jsonl import JsonlDataset, JsonlOptions
+from debate_core.tasks import (
+    ArithmeticDataset,
+    ArithmeticOptions,
+    HuggingFaceDataset,
+    HuggingFaceOptions,
+    JsonlDataset,
+    JsonlDatasetOptions,
+)
 
 
 @hookimpl
@@ -23,7 +28,7 @@ def debate_datasets() -> list[DatasetSpec]:
             name="jsonl",
             description="a local JSON Lines file with configurable question/answer fields",
             build=JsonlDataset,
-            options=JsonlOptions,
+            options=JsonlDatasetOptions,
         ),
         DatasetSpec(
             name="huggingface",

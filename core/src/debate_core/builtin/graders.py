@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from debate_core.components import GraderSpec
 from debate_core.hookspecs import hookimpl
-from debate_core.tasks.graders import build_boxed, build_math_verify, build_none
+from debate_core.tasks import build_boxed, build_math_verify, build_none
 
 
 @hookimpl

@@ -1,16 +1,16 @@
-"""Built-in history policies ``all`` (-1), ``none`` (0) and ``last_k`` (K) of seed 000."""
+"""Built-in history policies ``all``, ``none`` and ``last_k`` (docs/protocol.md#what-an-agent-sees)."""
 
 from __future__ import annotations
 
 from debate_core.components import HistoryPolicySpec
-from debate_core.hookspecs import hookimpl
-from debate_core.protocol.history_policies import (
+from debate_core.debate import (
     AllRounds,
     HistoryOptions,
     LastRounds,
     LastRoundsOptions,
     NoHistory,
 )
+from debate_core.hookspecs import hookimpl
 
 
 @hookimpl

@@ -8,6 +8,9 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import json
+import math
+import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -17,20 +20,45 @@ import attrs
 from debate_core.components import MetricSinkSpec
 from debate_core.errors import PluginError
 from debate_core.hookspecs import hookimpl
-from debate_core.training.sinks import JsonlSink, MetricSink, MetricValue
+from debate_core.records import MetricSink, MetricValue
 
 SinkFactory = Callable[[Path], MetricSink]
 
 
+def _json_safe(value: MetricValue) -> MetricValue | None:
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+class JsonlSink:
+    """Appends ``{"step": step, ...metrics}`` as one line, flushed and fsynced, so a crash loses
+    at most the line being written (resuming drops a torn line)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._handle = path.open("a", encoding="utf-8")
+
+    def write(self, step: int, metrics: Mapping[str, MetricValue]) -> None:
+        record = {"step": step, **{k: _json_safe(v) for k, v in metrics.items()}}
+        self._handle.write(json.dumps(record, sort_keys=False) + "\n")
+        self._handle.flush()
+        os.fsync(self._handle.fileno())
+
+    def close(self) -> None:
+        self._handle.close()
+
+
 @attrs.frozen(kw_only=True)
-class JsonlOptions:
+class JsonlSinkOptions:
     """Options of the ``jsonl`` sink."""
 
     filename: str = "metrics.jsonl"
     """File name inside the run directory."""
 
 
-def build_jsonl(options: JsonlOptions) -> SinkFactory:
+def build_jsonl(options: JsonlSinkOptions) -> SinkFactory:
     return lambda run_dir: JsonlSink(run_dir / options.filename)
 
 
@@ -129,7 +157,7 @@ def debate_metric_sinks() -> list[MetricSinkSpec]:
             name="jsonl",
             description="one JSON object per step in RUN_DIR/metrics.jsonl",
             build=build_jsonl,
-            options=JsonlOptions,
+            options=JsonlSinkOptions,
         ),
         MetricSinkSpec(
             name="wandb",

@@ -1,22 +1,23 @@
-"""Built-in output parser ``xml``: the five-tag contract of seed 000."""
+"""Built-in output parser ``xml``: the five-tag contract (docs/protocol.md#the-output-contract)."""
 
 from __future__ import annotations
 
-from debate_core.components import OutputParserSpec
+from debate_core.components import ParserSpec
+from debate_core.debate import XmlParser, XmlParserOptions
 from debate_core.hookspecs import hookimpl
-from debate_core.protocol.xml_parser import XmlParser
 
 
-def _build_xml(_: None) -> XmlParser:
-    return XmlParser()
+def _build_xml(options: XmlParserOptions) -> XmlParser:
+    return XmlParser(options)
 
 
 @hookimpl
-def debate_output_parsers() -> list[OutputParserSpec]:
+def debate_parsers() -> list[ParserSpec]:
     return [
-        OutputParserSpec(
+        ParserSpec(
             name="xml",
-            description="<solution>, <evaluation>, <comparison>, <consensus>, <consensus_reason> in order (seed 000)",
+            description="<solution>, <evaluation>, <comparison>, <consensus>, <consensus_reason> in order",
             build=_build_xml,
+            options=XmlParserOptions,
         )
     ]

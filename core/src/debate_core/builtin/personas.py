@@ -1,10 +1,10 @@
-"""Built-in persona sets ``default`` (seed 002 §2.4) and ``plain`` (seed 000)."""
+"""Built-in persona sets ``default`` and ``plain`` (docs/protocol.md#personas)."""
 
 from __future__ import annotations
 
 from debate_core.components import PersonaSetSpec
+from debate_core.debate import DefaultPersonas, DefaultPersonasOptions, PlainPersonas
 from debate_core.hookspecs import hookimpl
-from debate_core.protocol.personas import DefaultPersonas, DefaultPersonasOptions, PlainPersonas
 
 
 def _build_plain(_: None) -> PlainPersonas:
@@ -16,13 +16,13 @@ def debate_persona_sets() -> list[PersonaSetSpec]:
     return [
         PersonaSetSpec(
             name="default",
-            description="five personas with temperatures 0.6, 1.0, 0.9, 1.0, 0.8, cycling (seed 002 §2.4)",
+            description="five personas with temperatures 0.6, 1.0, 0.9, 1.0, 0.8, cycling",
             build=DefaultPersonas,
             options=DefaultPersonasOptions,
         ),
         PersonaSetSpec(
             name="plain",
-            description="the agent system prompt with its id, no persona (seed 000)",
+            description="the agent system prompt with its id, no persona",
             build=_build_plain,
         ),
     ]

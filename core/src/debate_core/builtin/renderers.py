@@ -6,13 +6,13 @@ from collections.abc import Callable
 from typing import Any
 
 from debate_core.components import RendererSpec
-from debate_core.hookspecs import hookimpl
-from debate_core.protocol.rendering import (
+from debate_core.debate import (
     ChatTemplateOptions,
     ChatTemplateRenderer,
     RoleColonOptions,
     RoleColonRenderer,
 )
+from debate_core.hookspecs import hookimpl
 
 
 def _role_colon(options: RoleColonOptions) -> Callable[[Any], RoleColonRenderer]:

@@ -1,10 +1,10 @@
-"""Built-in reward ``gt_mix``: a peer reward mixed with ground-truth correctness (seed 002 §5.1)."""
+"""Built-in reward ``gt_mix``: a peer reward mixed with ground-truth correctness (docs/rewards.md#gt_mix)."""
 
 from __future__ import annotations
 
 from debate_core.components import RewardSpec
 from debate_core.hookspecs import hookimpl
-from debate_core.rewards.gt_mix import GtMixOptions, build_gt_mix
+from debate_core.rewards import GtMixOptions, build_gt_mix
 
 
 @hookimpl

@@ -1,10 +1,10 @@
-"""Built-in rewards ``win_rate`` and ``win_minus_loss``: leave-one-out pairwise votes (seed 000)."""
+"""Built-in rewards ``win_rate`` and ``win_minus_loss``: leave-one-out pairwise votes (docs/rewards.md)."""
 
 from __future__ import annotations
 
 from debate_core.components import RewardSpec
 from debate_core.hookspecs import hookimpl
-from debate_core.rewards.peer import build_win_minus_loss, build_win_rate
+from debate_core.rewards import build_win_minus_loss, build_win_rate
 
 
 @hookimpl
@@ -12,12 +12,12 @@ def debate_rewards() -> list[RewardSpec]:
     return [
         RewardSpec(
             name="win_rate",
-            description="leave-one-out share of peer votes won, ties 1/2 (seed 000); in [0, 1]",
+            description="leave-one-out share of peer votes won, ties 1/2; in [0, 1]",
             build=build_win_rate,
         ),
         RewardSpec(
             name="win_minus_loss",
-            description="leave-one-out (wins - losses) / matchups, ties 0 (seed 000); in [-1, 1]",
+            description="leave-one-out (wins - losses) / matchups, ties 0; in [-1, 1]",
             build=build_win_minus_loss,
         ),
     ]

@@ -1,10 +1,10 @@
-"""Built-in reward ``v2``: generator and judge streams with a format penalty (seed 002 §2.2)."""
+"""Built-in reward ``v2``: generator and judge streams with a format penalty (docs/rewards.md#v2)."""
 
 from __future__ import annotations
 
 from debate_core.components import RewardSpec
 from debate_core.hookspecs import hookimpl
-from debate_core.rewards.v2 import V2Options, V2Reward
+from debate_core.rewards import V2Options, V2Reward
 
 
 @hookimpl

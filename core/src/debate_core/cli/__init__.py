@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import os
 import sys
 import traceback
 import warnings
 from collections.abc import Sequence
 from typing import TextIO
 
+from debate_core.config.environment import env_flag
 from debate_core.errors import DebateError
 
 COMMAND_MODULES: tuple[str, ...] = (
@@ -24,9 +24,11 @@ COMMAND_MODULES: tuple[str, ...] = (
     "parse_cmd",
     "run_cmd",
     "score_cmd",
+    "show_cmd",
     "train_cmd",
     "eval_cmd",
     "preflight_cmd",
+    "report_cmd",
 )
 
 
@@ -38,19 +40,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for module_name in COMMAND_MODULES:
-        try:
-            module = importlib.import_module(f"debate_core.cli.{module_name}")
-        except ModuleNotFoundError as exc:
-            if exc.name == f"debate_core.cli.{module_name}":
-                continue
-            raise
-        module.register(subparsers)
+        importlib.import_module(f"debate_core.cli.{module_name}").register(subparsers)
     return parser
 
 
 def debug_enabled() -> bool:
     """True when ``DEBATE_DEBUG=1``: errors keep their traceback."""
-    return os.environ.get("DEBATE_DEBUG", "") not in ("", "0")
+    return env_flag("DEBATE_DEBUG")
 
 
 def _show_warning(

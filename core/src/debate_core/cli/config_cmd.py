@@ -22,22 +22,25 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def run_check(args: argparse.Namespace) -> int:
     from debate_core.config import load_run_config
+    from debate_core.plugins import get_registry
 
-    load_run_config(args.file, args.overrides)
+    load_run_config(args.file, args.overrides, registry=get_registry())
     print(f"{args.file}: ok")
     return 0
 
 
 def run_show(args: argparse.Namespace) -> int:
     from debate_core.config import load_run_config, resolved_config_toml
+    from debate_core.plugins import get_registry
 
-    config = load_run_config(args.file, args.overrides)
-    print(resolved_config_toml(config), end="")
+    registry = get_registry()
+    config = load_run_config(args.file, args.overrides, registry=registry)
+    print(resolved_config_toml(config, registry), end="")
     return 0
 
 
 def run_reference(args: argparse.Namespace) -> int:
-    from debate_core.config_reference import config_reference_markdown
+    from debate_core.config.reference import config_reference_markdown
 
     print(config_reference_markdown(), end="")
     return 0

@@ -6,10 +6,9 @@ import argparse
 import asyncio
 import json
 from pathlib import Path
-from typing import Any
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "eval",
         help="evaluate a checkpoint (or the base model) on held-out problems",
@@ -41,7 +40,7 @@ def run(args: argparse.Namespace) -> int:
     from debate_core.training.policy_weights import resolve_policy_weights
     from debate_core.training.progress import Progress
 
-    config = load_run_config(args.config, args.overrides)
+    config = load_run_config(args.config, args.overrides, registry=get_registry())
     weights = resolve_policy_weights(args.checkpoint, "--checkpoint") if args.checkpoint else None
     progress = Progress(config.logging.progress)
     metrics = asyncio.run(evaluate_policy(config, get_registry(), weights=weights, progress=progress))

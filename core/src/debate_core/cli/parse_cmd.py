@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from debate_core.errors import DebateError
+from debate_core.records import OutputParser
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -41,19 +42,23 @@ def read_text(source: str) -> str:
         raise DebateError(f"{source}: cannot be read: {exc.strerror or exc}") from None
 
 
-def _parser(name: str) -> Any:
+def _parser(name: str) -> OutputParser:
+    """The parser plugin ``name``; the built-in ``xml`` parser without loading the plugins."""
     if name == "xml":
-        from debate_core.protocol.xml_parser import XmlParser
+        from debate_core.debate.xml_parser import XmlParser
 
         return XmlParser()
     from debate_core.plugins import get_registry
 
-    return get_registry().build("parser", name)
+    parser: OutputParser = get_registry().build("parser", name)
+    return parser
 
 
-def parse_to_json(text: str, parser: Any, author: int | None = None, num_agents: int | None = None) -> dict[str, Any]:
+def parse_to_json(
+    text: str, parser: OutputParser, author: int | None = None, num_agents: int | None = None
+) -> dict[str, Any]:
     """What ``debate parse`` prints for one response."""
-    from debate_core.protocol.authorship import apply_authorship
+    from debate_core.records import apply_authorship
 
     response = parser.parse(text)
     data: dict[str, Any] = {

@@ -6,13 +6,12 @@ import argparse
 import asyncio
 import json
 from pathlib import Path
-from typing import Any
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "preflight",
-        help="run the pre-training checklist (seed 002 §5.3) on the base model",
+        help="run the pre-training checklist on the base model",
         description=(
             "Evaluate the base model on held-out problems and check what self-play needs: direct accuracy "
             ">= 5%%, valid comparisons > 80%%, pass@N > 20%%, judge accuracy > 50%%. Each failing check says "
@@ -38,7 +37,7 @@ def run(args: argparse.Namespace) -> int:
     from debate_core.training.preflight import format_checklist, run_checklist
     from debate_core.training.progress import Progress
 
-    config = load_run_config(args.config, args.overrides)
+    config = load_run_config(args.config, args.overrides, registry=get_registry())
     settings = attrs.evolve(config.evaluation, modes=("direct", "debate"), role_averaged=False)
     if args.num_problems is not None:
         if args.num_problems < 1:

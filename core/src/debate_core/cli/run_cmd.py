@@ -8,12 +8,16 @@ tally and the final answer are printed.
 from __future__ import annotations
 
 import argparse
-import json
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from debate_core.errors import DebateError
+
+if TYPE_CHECKING:
+    from debate_core.config import RunConfig
+    from debate_core.plugins import Registry
+    from debate_core.runtime.session import BackendSession
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -48,14 +52,21 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="sample from saved weights instead of the base model: a checkpoint manifest, a run directory "
         "(its latest checkpoint) or a backend path; the weights saved for sampling are opened",
     )
+    parser.add_argument(
+        "--temperature",
+        type=float,
+        metavar="T",
+        help="sampling temperature of every agent (default: evaluation.temperature when the run file sets it, "
+        "as in evaluation; else the personas' own, else debate.temperature)",
+    )
     parser.add_argument("--quiet", action="store_true", help="print only the tally and the final answer")
     parser.set_defaults(handler=run)
 
 
-def _open_session(config: Any, registry: Any, checkpoint: str | None) -> Any:
+def _open_session(config: RunConfig, registry: Registry, checkpoint: str | None) -> BackendSession:
     """The backend session (``.tokenizer``, ``.sampling_client()``), sampling only: on the base
     model, or on the weights a checkpoint saved for sampling."""
-    from debate_core.backends.session import open_session
+    from debate_core.runtime.session import open_session
     from debate_core.training.policy_weights import resolve_policy_weights
 
     if checkpoint is None:
@@ -72,23 +83,11 @@ def _open_session(config: Any, registry: Any, checkpoint: str | None) -> Any:
 
 def read_questions(path: str) -> list[Any]:
     """The problems of a JSONL file; errors name the line."""
-    from debate_core.protocol.tasks import Problem
+    from debate_core.files import read_jsonl
+    from debate_core.records import Problem
 
-    try:
-        lines = Path(path).read_text(encoding="utf-8").splitlines()
-    except OSError as exc:
-        raise DebateError(f"{path}: cannot be read: {exc.strerror or exc}") from None
-    except UnicodeDecodeError as exc:
-        raise DebateError(f"{path}: not UTF-8 text: {exc}") from None
     problems: list[Any] = []
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        where = f"{path} line {number}"
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise DebateError(f"{where}: not valid JSON: {exc.msg}") from None
+    for where, obj in read_jsonl(Path(path), DebateError, "questions file"):
         if not isinstance(obj, dict):
             raise DebateError(f"{where}: expected a JSON object with a 'question' key")
         question = obj.get("question")
@@ -118,9 +117,10 @@ def format_transcript(record: Any) -> list[str]:
 
 def format_outcome(record: Any, answer: Any) -> list[str]:
     """Vote tally, consensus and final answer of a debate."""
-    from debate_core.protocol.final_answer import format_tally, vote_tally
+    from debate_core.debate.final_answer import format_vote_counts
+    from debate_core.records import vote_counts
 
-    lines = ["Votes:"] + [f"  {line}" for line in format_tally(vote_tally(record))]
+    lines = ["Votes:"] + [f"  {line}" for line in format_vote_counts(vote_counts(record))]
     rounds = f"{record.rounds_played} of {record.max_rounds} rounds"
     if record.aborted:
         lines.append(f"Debate aborted after {rounds}: {record.abort_reason}")
@@ -139,12 +139,13 @@ def run(args: argparse.Namespace) -> int:
     import asyncio
 
     from debate_core.config import load_run_config
+    from debate_core.debate.transcripts import dumps_transcript, save_transcript
+    from debate_core.files import atomic_write_text
     from debate_core.plugins import get_registry
-    from debate_core.protocol.tasks import Problem
-    from debate_core.protocol.transcripts import dumps_transcript, save_transcript
+    from debate_core.records import Problem
 
     overrides: Sequence[str] = [*args.overrides, *args.more_overrides]
-    config = load_run_config(args.config, overrides)
+    config = load_run_config(args.config, overrides, registry=get_registry())
     if args.questions is not None:
         problems = read_questions(args.questions)
     else:
@@ -159,35 +160,42 @@ def run(args: argparse.Namespace) -> int:
         records = _debate_each(args, config, registry, session, problems)
         status = "success"
     finally:
-        close = getattr(session, "close", None)
-        if callable(close):
-            asyncio.run(close(status))
+        asyncio.run(session.close(status))
 
     if args.out is not None:
         if args.questions is None:
             save_transcript(records[0], args.out)
         else:
-            _write_lines(Path(args.out), [dumps_transcript(r, indent=None) for r in records])
+            atomic_write_text(Path(args.out), "".join(dumps_transcript(r, indent=None) + "\n" for r in records))
         print(f"Transcript written to {args.out}")
     return 0
 
 
-def _debate_each(args: argparse.Namespace, config: Any, registry: Any, session: Any, problems: list[Any]) -> list[Any]:
+def _debate_each(
+    args: argparse.Namespace, config: RunConfig, registry: Registry, session: BackendSession, problems: list[Any]
+) -> list[Any]:
     """Debate each problem on the open session, printing each transcript and outcome."""
     import asyncio
 
-    from debate_core.protocol.episode import build_debate_setup, run_debate
-    from debate_core.protocol.final_answer import final_answer
-    from debate_core.protocol.sampling_policy import SamplingClientPolicy
-    from debate_core.training.loop import raise_backend_failure
-    from debate_core.training.parts import RetryingSamplingClient
+    import attrs
 
-    setup = build_debate_setup(config, registry, session.tokenizer)
+    from debate_core.debate.episode import build_debate_setup, run_debate
+    from debate_core.debate.final_answer import final_answer
+    from debate_core.debate.sampling_policy import SamplingClientPolicy
+    from debate_core.runtime.retries import RetryingSamplingClient
+    from debate_core.runtime.sampling_failures import raise_backend_failure
+
+    setup = build_debate_setup(config.debate, registry, session.tokenizer)
+    if args.temperature is not None and args.temperature < 0:
+        raise DebateError(f"--temperature must be at least 0, got {args.temperature}")
+    temperature = args.temperature if args.temperature is not None else config.evaluation.temperature
+    setup = attrs.evolve(setup, temperature_override=temperature)
     grader = registry.build("grader", config.grader.name, config.grader.options, "grader.options")
     sampler = RetryingSamplingClient(
         session.sampling_client(), session.retry, session.backend_name, context_length=session.context_length
     )
     policy = SamplingClientPolicy(sampler, setup.renderer)
+
     records = []
     for index, problem in enumerate(problems):
         episode = asyncio.run(
@@ -210,19 +218,5 @@ def _debate_each(args: argparse.Namespace, config: Any, registry: Any, session: 
         print("\n".join([*lines, *format_outcome(record, answer)]))
         if len(problems) > 1:
             print()
+
     return records
-
-
-def _write_lines(path: Path, lines: list[str]) -> None:
-    import os
-    import tempfile
-
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write("".join(line + "\n" for line in lines))
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise

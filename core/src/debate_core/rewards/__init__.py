@@ -1,0 +1,54 @@
+"""Rewards: the built-in reward functions, advantages, and the checks every reward result passes.
+
+The reward contract itself (``RewardResult``, ``RewardFunction``) and the votes rewards count
+(``tally_votes``) are records, in ``debate_core.records``.
+"""
+
+from __future__ import annotations
+
+from debate_core.rewards.advantages import (
+    FAILED_TURN_REWARD,
+    AdvantageOptions,
+    DebateAdvantages,
+    compute_advantages,
+)
+from debate_core.rewards.gt_mix import GtMixOptions, GtMixReward, build_gt_mix, final_grades, truth_judge_stream
+from debate_core.rewards.judge_mix import judge_mixed_reward, judge_weight
+from debate_core.rewards.judges import ModelJudge, ModelJudgeOptions, OracleJudge
+from debate_core.rewards.peer import (
+    PairwiseReward,
+    build_win_minus_loss,
+    build_win_rate,
+    win_minus_loss_rewards,
+    win_rate_rewards,
+)
+from debate_core.rewards.result_checks import check_result, result_problems
+from debate_core.rewards.v2 import V2Options, V2Reward, resolve_votes, v2_breakdown
+
+__all__ = [
+    "FAILED_TURN_REWARD",
+    "AdvantageOptions",
+    "DebateAdvantages",
+    "GtMixOptions",
+    "GtMixReward",
+    "ModelJudge",
+    "ModelJudgeOptions",
+    "OracleJudge",
+    "PairwiseReward",
+    "V2Options",
+    "V2Reward",
+    "build_gt_mix",
+    "build_win_minus_loss",
+    "build_win_rate",
+    "check_result",
+    "compute_advantages",
+    "final_grades",
+    "judge_mixed_reward",
+    "judge_weight",
+    "resolve_votes",
+    "truth_judge_stream",
+    "result_problems",
+    "v2_breakdown",
+    "win_minus_loss_rewards",
+    "win_rate_rewards",
+]

@@ -1,7 +1,7 @@
-"""Advantages: rewards centred within each debate (seed 000), per stream for streamed rewards
-(seed 002 §2.3), optionally divided by the batch's standard deviation (seed 002 §5.2).
+"""Advantages (docs/rewards.md#advantages): rewards centred within each debate, per stream for
+streamed rewards, optionally divided by the batch's standard deviation.
 
-Scalar rewards (seed 000):
+Scalar rewards:
     ``R_i = sum_t r^step_{i,t} + r_i`` with ``r^step = -1`` for a failed turn, 0 otherwise;
     ``A_i = R_i - mean_j R_j``. Every action token of agent ``i`` gets ``A_i``.
 Streamed rewards: for each stream ``k`` and each response ``(i, s)``,
@@ -23,12 +23,11 @@ from typing import Literal
 import attrs
 from attrs import validators as v
 
-from debate_core.protocol.records import DebateRecord
-from debate_core.rewards.contract import RewardResult
-from debate_core.rewards.shapes import check_result
+from debate_core.records import DebateRecord, RewardResult
+from debate_core.rewards.result_checks import check_result
 
 FAILED_TURN_REWARD = -1.0
-"""The per-step reward of a turn that broke the output contract or the turn-taking (seed 000)."""
+"""The per-step reward of a turn that broke the output contract or the turn-taking (docs/rewards.md#advantages)."""
 
 UNIFORM_TOLERANCE = 1e-9
 """Advantages at most this far from zero count as zero when deciding that a debate is uniform."""

@@ -1,4 +1,4 @@
-"""The leave-one-out pairwise rewards of seed 000: win rate and win minus loss.
+"""The leave-one-out pairwise rewards (docs/rewards.md#win_rate): win rate and win minus loss.
 
 For a target agent ``i`` only the valid votes that involve ``i`` and were *not* authored
 by ``i`` count (leave-one-out). Both rewards are 0 for an agent no such vote involves.
@@ -12,9 +12,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Literal
 
-from debate_core.protocol.records import AuthoredComparison, DebateRecord
-from debate_core.rewards.contract import RewardResult
-from debate_core.rewards.votes import VoteTally, mean, tally_votes
+from debate_core.records import AuthoredComparison, DebateRecord, RewardResult, VoteTally, tally_votes
+from debate_core.stats import mean
 
 PairwiseMode = Literal["win_rate", "win_minus_loss"]
 
@@ -48,7 +47,7 @@ def win_minus_loss_rewards(votes: Iterable[AuthoredComparison], num_agents: int)
 
 
 def pairwise_metrics(mode: PairwiseMode, tally: VoteTally, rewards: tuple[float, ...]) -> dict[str, float]:
-    """The seed 000 diagnostics of one debate (``pairwise_reward`` is the mean over agents)."""
+    """The pairwise diagnostics of one debate (``pairwise_reward`` is the mean over agents)."""
     return {
         "pairwise_reward": mean(rewards),
         "pairwise_reward_is_win_rate": float(mode == "win_rate"),

@@ -1,35 +1,47 @@
-"""The v2 reward of seed 002 §2.2: a generator stream from vote ratios and a judge stream
-from agreement with the majority, per (agent, step), with a format penalty.
+"""The v2 reward (docs/rewards.md#v2): a generator stream from vote ratios and a judge stream
+from agreement with the other judges, per response (agent, step), with a format penalty.
 
-Reading of the seed (the peer recipe it comes from):
+The rules, as docs/rewards.md#v2 states them:
 
-- A vote made at turn ``t`` refers to the most recent step of each compared agent among
-  the turns ``t`` could see (``Turn.visible_turns``). A vote naming an agent with no visible
-  turn is *unresolved* and ignored. Failed turns cast no votes.
+- Votes are the debate's valid comparisons (``records.votes.tally_votes``). A vote made at
+  turn ``t`` refers to the most recent step of each compared agent among the turns ``t``
+  could see (``DebateRecord.visible_responses``). A vote naming an agent with no visible turn
+  is *unresolved* and ignored. Failed turns cast no votes.
 - Generator reward of step ``(i, s)``: ``(for - against) / (for + against)``, 0 with no
-  votes; a tie ``=`` counts as neither. Equals ``2 * for / (for + against) - 1`` of the seed.
-- Judge reward of a step: mean over its resolved votes of +1 when the vote agrees with the
-  majority judgement on that pair of responses and -1 when not. The majority is the
-  judgement (first better, second better, equal) cast strictly more often than each other
-  one, over all judges' votes on the pair (leaving out the judge's own votes when
-  ``judge_leave_one_out``); a pair with no strict majority gives no signal and its votes
-  are left out of the mean. 0 when nothing is left.
+  votes; a tie ``=`` counts for neither side (equal to ``2 * for / (for + against) - 1``).
+- Judge reward of a step: the mean, over its resolved votes, of what each vote earns. The
+  consensus on a pair of responses compares how many votes say the first is better with how
+  many say the second is (``=`` is a vote for neither side); with ``judge_leave_one_out`` the
+  judge's own votes on the pair are left out. A ``>`` vote earns +1 when it sides with a strict
+  consensus, -1 when it goes against one, and 0 when the consensus is tied; an ``=`` vote earns 0.
 - Format penalty: a non-failed step with ``turn_index >= 2`` and no resolved vote although
   at least two other agents have a visible turn gets ``format_penalty_value`` added to its
-  judge reward (its judge reward is 0 otherwise, as it has no vote).
+  judge reward (a step whose only votes are valid ties has resolved votes and is not penalised).
+- Token streams: ``<solution>`` and ``<evaluation>`` tokens learn from the generator stream,
+  ``<comparison>`` tokens from the judge stream, and every other token (tags,
+  ``<consensus>``, ``<consensus_reason>``) from neither: only a failed turn's -1 reaches them.
+  ``evaluation_stream`` and ``other_tokens`` change that.
 """
 
 from __future__ import annotations
 
 import math
 from collections import Counter
+from collections.abc import Sequence
+from typing import Literal
 
 import attrs
 from attrs import validators as v
 
-from debate_core.protocol.records import DebateRecord, Turn
-from debate_core.rewards.contract import GENERATOR_STREAM, JUDGE_STREAM, RewardResult
-from debate_core.rewards.votes import mean
+from debate_core.records import (
+    GENERATOR_STREAM,
+    JUDGE_STREAM,
+    AuthoredComparison,
+    DebateRecord,
+    RewardResult,
+    tally_votes,
+)
+from debate_core.stats import mean
 
 StepRef = tuple[int, int]
 """``(agent, step)``: one response of the debate."""
@@ -40,6 +52,9 @@ V2_SECTION_STREAMS: dict[str, str] = {
     "comparison": JUDGE_STREAM,
 }
 
+UNSCORED_STREAM = "unscored"
+"""The stream of tokens no v2 stream scores: it holds only the failed-turn step reward."""
+
 
 def _finite(instance: object, attribute: attrs.Attribute[float], value: float) -> None:
     if not math.isfinite(value):
@@ -48,7 +63,7 @@ def _finite(instance: object, attribute: attrs.Attribute[float], value: float) -
 
 @attrs.frozen(kw_only=True)
 class V2Options:
-    """Options of the ``v2`` reward (seed 002 §2.2, §2.3, appendix A)."""
+    """Options of the ``v2`` reward (docs/rewards.md#v2)."""
 
     lambda_gen: float = attrs.field(default=1.0, validator=[_finite, v.ge(0.0)])
     """Weight of the generator stream's advantages (``solution`` and ``evaluation`` tokens)."""
@@ -59,8 +74,17 @@ class V2Options:
     format_penalty_value: float = attrs.field(default=-0.5, validator=[_finite, v.le(0.0)])
     """The penalty added to such a step's judge reward (a penalty, so at most 0)."""
     judge_leave_one_out: bool = False
-    """Leave the judge's own votes out of the majority it is scored against. Off by default
-    (seed 002: "the majority of all judges"); with it off a lone judge of a pair always agrees."""
+    """Score each judge against the other judges only. Off by default (the consensus of all
+    judges, the recipe's rule); with it off a lone judge of a pair always agrees with itself, so
+    every resolved ``>`` vote of a 3-agent debate earns +1 (docs/rewards.md#who-judges-a-pair)."""
+    evaluation_stream: Literal["generator", "judge"] = "generator"
+    """The stream the ``<evaluation>`` tokens learn from: ``generator`` (the recipe's split:
+    solution and evaluation are content) or ``judge`` (the evaluation is where an agent decides
+    who is right, so it learns with the comparisons)."""
+    other_tokens: Literal["none", "generator"] = "none"
+    """What the tokens outside ``<solution>``, ``<evaluation>`` and ``<comparison>`` learn from
+    (tags, ``<consensus>``, ``<consensus_reason>``): ``none`` (the recipe's split; only a failed
+    turn's -1 reaches them) or ``generator`` (the generator stream, as before this option)."""
 
 
 @attrs.frozen
@@ -89,35 +113,14 @@ class V2Breakdown:
     self_comparisons: int
 
 
-def _step_positions(debate: DebateRecord) -> dict[int, StepRef]:
-    """turn_index -> (agent, position of the turn among that agent's turns)."""
+def _step_positions(debate: DebateRecord) -> list[StepRef]:
+    """For each turn (by position in ``debate.turns``): ``(agent, position among that agent's turns)``."""
     seen: Counter[int] = Counter()
-    refs: dict[int, StepRef] = {}
+    refs: list[StepRef] = []
     for turn in debate.turns:
-        refs[turn.turn_index] = (turn.agent, seen[turn.agent])
+        refs.append((turn.agent, seen[turn.agent]))
         seen[turn.agent] += 1
     return refs
-
-
-def _latest_visible(debate: DebateRecord, turn: Turn, refs: dict[int, StepRef]) -> dict[int, StepRef]:
-    """agent -> its most recent response among the turns ``turn`` could see."""
-    latest: dict[int, tuple[int, StepRef]] = {}
-    for other in debate.turns:
-        if other.turn_index < turn.visible_turns:
-            best = latest.get(other.agent)
-            if best is None or other.turn_index > best[0]:
-                latest[other.agent] = (other.turn_index, refs[other.turn_index])
-    return {agent: ref for agent, (_, ref) in latest.items()}
-
-
-def _majority(counts: Counter[int]) -> int | None:
-    """The judgement cast strictly more often than every other one, or None."""
-    ranked = counts.most_common()
-    if not ranked or ranked[0][1] <= 0:
-        return None
-    if len(ranked) > 1 and ranked[1][1] == ranked[0][1]:
-        return None
-    return ranked[0][0]
 
 
 def ratio(votes_for: int, votes_against: int) -> float:
@@ -126,31 +129,43 @@ def ratio(votes_for: int, votes_against: int) -> float:
     return (votes_for - votes_against) / total if total else 0.0
 
 
-def v2_breakdown(debate: DebateRecord, options: V2Options) -> V2Breakdown:
-    """Resolve votes, then compute generator and judge rewards per response (no lambdas)."""
+@attrs.frozen
+class VoteResolution:
+    """The votes of a debate resolved to the responses their judges saw, with what was dropped."""
+
+    refs: tuple[StepRef, ...]
+    """For each turn (by position in ``debate.turns``): the response ``(agent, step)`` it is."""
+    resolved: tuple[ResolvedVote, ...]
+    judge_steps: tuple[StepRef, ...]
+    """The responses that could vote (every non-failed turn)."""
+    missing: tuple[StepRef, ...]
+    """Responses that should have compared (the format rule) and resolved no vote."""
+    unresolved: int
+    invalid_lines: int
+    malformed: int
+    self_comparisons: int
+
+
+def resolve_votes(debate: DebateRecord) -> VoteResolution:
+    """Resolve every valid vote of the debate to the two responses its judge saw
+    (docs/rewards.md#which-response-a-vote-refers-to)."""
     refs = _step_positions(debate)
+    tally = tally_votes(debate)
+    by_turn: dict[int, list[AuthoredComparison]] = {}
+    for authored in tally.votes:
+        by_turn.setdefault(authored.turn_index, []).append(authored)
     resolved: list[ResolvedVote] = []
-    unresolved = invalid_lines = malformed = self_comparisons = 0
+    unresolved = 0
     missing: list[StepRef] = []
     judge_steps: list[StepRef] = []
-    for turn in debate.turns:
-        judge_ref = refs[turn.turn_index]
+    for position, turn in enumerate(debate.turns):
+        judge_ref = refs[position]
         if turn.failed:
             continue
         judge_steps.append(judge_ref)
-        invalid_lines += turn.response.invalid_comparison_lines
-        malformed += turn.malformed_comparisons
-        self_comparisons += turn.self_comparisons
-        latest = _latest_visible(debate, turn, refs)
+        latest = {agent: refs[p] for agent, p in debate.visible_responses(turn).items()}
         usable = 0
-        for c in turn.comparisons:
-            in_range = 0 <= c.a < debate.num_agents and 0 <= c.b < debate.num_agents
-            if not in_range or c.a == c.b or c.op not in (">", "="):
-                malformed += 1
-                continue
-            if turn.agent in (c.a, c.b):
-                self_comparisons += 1
-                continue
+        for c in by_turn.get(turn.turn_index, ()):
             if c.a not in latest or c.b not in latest:
                 unresolved += 1
                 continue
@@ -162,6 +177,45 @@ def v2_breakdown(debate: DebateRecord, options: V2Options) -> V2Breakdown:
         others_visible = {agent for agent in latest if agent != turn.agent}
         if turn.turn_index >= 2 and usable == 0 and len(others_visible) >= 2:
             missing.append(judge_ref)
+    return VoteResolution(
+        tuple(refs),
+        tuple(resolved),
+        tuple(judge_steps),
+        tuple(missing),
+        unresolved,
+        tally.invalid_lines,
+        tally.malformed,
+        tally.self_comparisons,
+    )
+
+
+def judge_scores(votes: Sequence[ResolvedVote], leave_one_out: bool) -> list[float | None]:
+    """What each vote earns against the consensus on its pair: +1 agreeing with a strict
+    consensus, -1 against it, 0 for an ``=`` vote, ``None`` for a ``>`` vote on a tied pair.
+
+    The consensus of a pair is the sign of (votes for the first) - (votes for the second);
+    with ``leave_one_out`` the votes of the judging agent itself are not counted.
+    """
+    margin: Counter[tuple[StepRef, StepRef]] = Counter()
+    own: Counter[tuple[StepRef, StepRef, int]] = Counter()
+    for vote in votes:
+        margin[(vote.first, vote.second)] += vote.judgement
+        own[(vote.first, vote.second, vote.judge[0])] += vote.judgement
+    scores: list[float | None] = []
+    for vote in votes:
+        if vote.judgement == 0:
+            scores.append(0.0)
+            continue
+        pair = (vote.first, vote.second)
+        consensus = margin[pair] - (own[(*pair, vote.judge[0])] if leave_one_out else 0)
+        scores.append(None if consensus == 0 else (1.0 if consensus * vote.judgement > 0 else -1.0))
+    return scores
+
+
+def v2_breakdown(debate: DebateRecord, options: V2Options) -> V2Breakdown:
+    """Resolve votes, then compute generator and judge rewards per response (no lambdas)."""
+    votes = resolve_votes(debate)
+    refs, resolved = votes.refs, votes.resolved
 
     votes_for: Counter[StepRef] = Counter()
     votes_against: Counter[StepRef] = Counter()
@@ -170,40 +224,29 @@ def v2_breakdown(debate: DebateRecord, options: V2Options) -> V2Breakdown:
             winner, loser = (vote.first, vote.second) if vote.judgement > 0 else (vote.second, vote.first)
             votes_for[winner] += 1
             votes_against[loser] += 1
-    generator = {ref: ratio(votes_for[ref], votes_against[ref]) for ref in refs.values()}
+    generator = {ref: ratio(votes_for[ref], votes_against[ref]) for ref in refs}
 
-    pair_counts: dict[tuple[StepRef, StepRef], Counter[int]] = {}
-    own_counts: dict[tuple[StepRef, StepRef, int], Counter[int]] = {}
-    for vote in resolved:
-        pair = (vote.first, vote.second)
-        pair_counts.setdefault(pair, Counter())[vote.judgement] += 1
-        own_counts.setdefault((*pair, vote.judge[0]), Counter())[vote.judgement] += 1
-    signals: dict[StepRef, list[float]] = {ref: [] for ref in judge_steps}
+    signals: dict[StepRef, list[float]] = {ref: [] for ref in votes.judge_steps}
     tied = 0
-    for vote in resolved:
-        pair = (vote.first, vote.second)
-        counts = Counter(pair_counts[pair])
-        if options.judge_leave_one_out:
-            counts.subtract(own_counts[(*pair, vote.judge[0])])
-        majority = _majority(counts)
-        if majority is None:
+    for vote, earned in zip(resolved, judge_scores(resolved, options.judge_leave_one_out), strict=True):
+        if earned is None:
             tied += 1
-            continue
-        signals[vote.judge].append(1.0 if vote.judgement == majority else -1.0)
-    judge = {ref: mean(signals.get(ref, ())) for ref in refs.values()}
+            earned = 0.0
+        signals[vote.judge].append(earned)
+    judge = {ref: mean(signals.get(ref, ())) for ref in refs}
     if options.format_penalty:
-        for ref in missing:
+        for ref in votes.missing:
             judge[ref] += options.format_penalty_value
     return V2Breakdown(
         generator=generator,
         judge=judge,
-        resolved=tuple(resolved),
-        unresolved=unresolved,
-        missing_comparisons=tuple(missing),
+        resolved=resolved,
+        unresolved=votes.unresolved,
+        missing_comparisons=votes.missing,
         tied_votes=tied,
-        invalid_lines=invalid_lines,
-        malformed=malformed,
-        self_comparisons=self_comparisons,
+        invalid_lines=votes.invalid_lines,
+        malformed=votes.malformed,
+        self_comparisons=votes.self_comparisons,
     )
 
 
@@ -217,7 +260,7 @@ def _per_agent(values: dict[StepRef, float], num_agents: int) -> tuple[tuple[flo
 
 
 class V2Reward:
-    """Seed 002's v2 reward: per-step generator and judge streams, weighted by lambdas."""
+    """The v2 reward: per-step generator and judge streams, weighted by lambdas."""
 
     def __init__(self, options: V2Options | None = None) -> None:
         self.options = options or V2Options()
@@ -229,8 +272,8 @@ class V2Reward:
         return RewardResult(
             agent_rewards=tuple(mean(steps) for steps in generator),
             step_streams={GENERATOR_STREAM: generator, JUDGE_STREAM: judge},
-            section_streams=dict(V2_SECTION_STREAMS),
-            default_stream=GENERATOR_STREAM,
+            section_streams={**V2_SECTION_STREAMS, "evaluation": self.options.evaluation_stream},
+            default_stream=GENERATOR_STREAM if self.options.other_tokens == "generator" else UNSCORED_STREAM,
             stream_weights={GENERATOR_STREAM: self.options.lambda_gen, JUDGE_STREAM: self.options.lambda_judge},
             metrics=v2_metrics(parts),
         )
@@ -240,7 +283,7 @@ class V2Reward:
 
 
 def v2_metrics(parts: V2Breakdown) -> dict[str, float]:
-    """The seed 002 §3.1 reward metrics, plus the counts of discarded comparisons."""
+    """The v2 reward metrics (docs/rewards.md#v2), plus the counts of discarded comparisons."""
     return {
         "v2/total_votes": float(len(parts.resolved)),
         "v2/missing_comparisons": float(len(parts.missing_comparisons)),
@@ -249,7 +292,7 @@ def v2_metrics(parts: V2Breakdown) -> dict[str, float]:
         "v2/malformed": float(parts.malformed),
         "v2/self_comparisons": float(parts.self_comparisons),
         "v2/unresolved_comparisons": float(parts.unresolved),
-        "v2/tied_majority_votes": float(parts.tied_votes),
+        "v2/tied_consensus_votes": float(parts.tied_votes),
         "reward/gen/mean": mean(parts.generator.values()),
         "reward/judge/mean": mean(parts.judge.values()),
     }

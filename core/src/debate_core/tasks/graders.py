@@ -1,24 +1,18 @@
 """Answer graders: ``boxed`` (the last ``\\boxed{...}``), ``none`` (non-verifiable prompts) and
-``math_verify`` (symbolic equivalence through the math-verify package, when installed).
-
-``verifiable`` tells the trainer whether grades mean anything: with ``none`` it leaves
-``Turn.grade`` unset and reports no accuracy.
-"""
+``math_verify`` (symbolic equivalence through the math-verify package, when installed)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from debate_core.errors import ConfigError
-from debate_core.protocol.tasks import Grade
+from debate_core.records import Grade
 from debate_core.tasks.answers import answers_match, extract_last_boxed
 
 
 class BoxedGrader:
     """Correct when the last ``\\boxed{...}`` of the solution matches the answer after
     normalisation; a ground truth that itself holds a ``\\boxed{}`` is compared by its content."""
-
-    verifiable = True
 
     def grade(self, solution: str, answer: str) -> Grade:
         predicted = extract_last_boxed(solution)
@@ -34,16 +28,12 @@ class NoGrader:
     """For prompts without a ground truth: a solution is formatted when it is not empty,
     and never correct."""
 
-    verifiable = False
-
     def grade(self, solution: str, answer: str) -> Grade:
         return Grade(formatted=bool(solution.strip()), correct=False, extracted=None)
 
 
 class MathVerifyGrader:
     """Symbolic equivalence of the solution's final answer and the ground truth (math-verify)."""
-
-    verifiable = True
 
     def __init__(self, module: Any) -> None:
         self._mv = module
@@ -64,10 +54,12 @@ class MathVerifyGrader:
 
 
 def build_boxed(options: None) -> BoxedGrader:
+    """The ``boxed`` grader (it takes no options)."""
     return BoxedGrader()
 
 
 def build_none(options: None) -> NoGrader:
+    """The ``none`` grader (it takes no options)."""
     return NoGrader()
 
 

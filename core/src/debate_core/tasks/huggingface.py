@@ -8,7 +8,7 @@ from typing import Any
 
 import attrs
 
-from debate_core.protocol.tasks import Problem
+from debate_core.records import Problem
 from debate_core.tasks.errors import DatasetError
 from debate_core.tasks.fields import RecordSourceOptions, none_if_empty
 from debate_core.tasks.splits import check_split

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Sequence
 from pathlib import Path
@@ -11,14 +10,15 @@ from pathlib import Path
 import attrs
 from attrs import validators as v
 
-from debate_core.protocol.tasks import Problem
+from debate_core.files import read_jsonl
+from debate_core.records import Problem
 from debate_core.tasks.errors import DatasetError
 from debate_core.tasks.fields import FieldMapping, RecordSourceOptions, none_if_empty
 from debate_core.tasks.splits import check_split
 
 
 @attrs.frozen(kw_only=True)
-class JsonlOptions(RecordSourceOptions):
+class JsonlDatasetOptions(RecordSourceOptions):
     """Options of the ``jsonl`` dataset. Relative paths are relative to the working directory."""
 
     path: str
@@ -28,24 +28,12 @@ class JsonlOptions(RecordSourceOptions):
     test_fraction: float = attrs.field(default=0.0, validator=[v.ge(0.0), v.lt(1.0)])
 
 
-def read_jsonl(path: Path, mapping: FieldMapping) -> list[Problem]:
+def read_problems(path: Path, mapping: FieldMapping) -> list[Problem]:
     """Every problem of a JSON Lines file; blank lines are skipped, a bad line is an error."""
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except FileNotFoundError:
-        raise DatasetError(f"{path}: no such dataset file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise DatasetError(f"{path}: cannot be read: {exc}") from None
-    problems: list[Problem] = []
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        where = f"{path}:{number}"
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise DatasetError(f"{where}: not valid JSON: {exc.msg} (column {exc.colno})") from None
-        problems.append(mapping.problem(record, where, f"{path.stem}-{number}"))
+    problems = [
+        mapping.problem(record, where, f"{path.stem}-{where.rsplit(':', 1)[1]}")
+        for where, record in read_jsonl(path, DatasetError, "dataset file")
+    ]
     if not problems:
         raise DatasetError(f"{path}: the dataset file has no records")
     return problems
@@ -54,7 +42,7 @@ def read_jsonl(path: Path, mapping: FieldMapping) -> list[Problem]:
 class JsonlDataset:
     """Problems from JSON Lines files, read once and kept."""
 
-    def __init__(self, options: JsonlOptions) -> None:
+    def __init__(self, options: JsonlDatasetOptions) -> None:
         self.options = options
         self._cache: dict[str, tuple[Problem, ...]] = {}
 
@@ -62,9 +50,9 @@ class JsonlDataset:
         o = self.options
         mapping = o.mapping()
         if o.test_path is not None:
-            problems = read_jsonl(Path(o.test_path if split == "test" else o.path), mapping)
+            problems = read_problems(Path(o.test_path if split == "test" else o.path), mapping)
         else:
-            everything = read_jsonl(Path(o.path), mapping)
+            everything = read_problems(Path(o.path), mapping)
             held_out = math.ceil(len(everything) * o.test_fraction)
             if split == "test" and held_out == 0:
                 raise DatasetError(

@@ -5,6 +5,7 @@ from __future__ import annotations
 from debate_core.tasks.errors import DatasetError
 
 SPLITS: tuple[str, ...] = ("train", "test")
+"""The split names every dataset understands."""
 
 
 def check_split(split: str, dataset: str) -> None:

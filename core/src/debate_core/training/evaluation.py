@@ -1,12 +1,17 @@
 """Held-out evaluation: direct answers, self-play debates, and role-averaged debates against
-a fixed opponent (seed 000 "Evaluation mode", seed 002 §3.1).
+a fixed opponent (docs/training.md#evaluation).
 
-* ``direct``: one turn, no debate (a one-agent, one-round debate with the same prompts and
-  output format), ``k`` independent samples per problem: ``format``, ``correct`` (mean over
-  samples), ``pass@k``, ``avg@k``, ``cons@k``.
+* ``direct``: one answer per agent, no debate: the blind first round of the same debate
+  (parallel, so nobody sees anybody; the same personas and prompts, which still say
+  ``Round 1 of max_rounds``), stopped after that round; ``k`` answers per problem (the first
+  ``k`` agents' answers of as many such rounds as needed): ``format``, ``correct`` (mean over
+  answers), ``pass@k``, ``avg@k``, ``cons@k`` (the majority answer).
 * ``debate``: a self-play debate per problem, the policy in every role: the same metrics over
-  the agents' final answers, ``judge_accuracy``, and the protocol diagnostics
-  (``parse_error``, ``consensus_reached``, ``debate/valid_comparison_rate``).
+  the agents' final answers, ``cons@k`` (the debate's own final answer), judge accuracy,
+  answer changes, and the debate diagnostics (``parse_error``, ``rounds_played``,
+  ``comparison_rate``, ...).
+* with both: ``debate_minus_direct``, the paired difference per problem between the debate's
+  final answer and the mean direct answer, with its standard error.
 * role-averaged (``evaluation.role_averaged``): for each problem N debates; in debate ``i`` the
   policy plays role ``i`` and the fixed opponent (``evaluation.opponent``: the base model or any
   checkpoint) the others. Reported for the policy's role: ``format``, ``correct`` of its final
@@ -20,20 +25,25 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any
 
 import attrs
 
 from debate_core.backends.contract import SamplingClientLike
+from debate_core.components import ComponentBuilder
+from debate_core.config.sections import EvaluationSettings, RunConfig
+from debate_core.debate.coordinators import ParallelCoordinator
+from debate_core.debate.episode import DebateSetup
 from debate_core.errors import DebateError
-from debate_core.protocol.interfaces import AgentPolicy, DebateEpisode
-from debate_core.protocol.tasks import Problem
-from debate_core.training.grading import GradedDebate, JudgeTally, grade_debate, grade_turn, verifiable_metrics
-from debate_core.training.metrics import debate_metrics, mean, turn_metrics
-from debate_core.training.parts import RetryingSamplingClient, RunParts
+from debate_core.records import AgentPolicy, DebateEpisode, Problem
+from debate_core.runtime.retries import RetryingSamplingClient, retry_policy
+from debate_core.runtime.session import open_session_async
+from debate_core.stats import mean, paired_difference
+from debate_core.training.grading import JudgeTally, grade_debate, grade_samples, verifiable_metrics
+from debate_core.training.metrics import debate_metrics, turn_metrics
 from debate_core.training.policy_weights import PolicyWeights, opponent_client, resolve_opponent
 from debate_core.training.progress import Progress
 from debate_core.training.rollouts import DebateJob, run_debates, sampled_tokens
+from debate_core.training.run_components import RunComponents, build_run_components
 from debate_core.training.seeding import derive_seed
 
 
@@ -41,19 +51,19 @@ class EvaluationError(DebateError):
     """Evaluation cannot run as configured."""
 
 
-def direct_config(config: Any) -> Any:
-    """The run config for direct answers: one agent, one round."""
-    return attrs.evolve(config, debate=attrs.evolve(config.debate, num_agents=1, max_rounds=1))
+def direct_setup(setup: DebateSetup) -> DebateSetup:
+    """The debate setup of direct answers: the same debate under parallel rounds (its first round
+    is blind), stopped after round 1."""
+    return attrs.evolve(setup, coordinator=ParallelCoordinator(), stop_after_round=1)
 
 
-def with_temperature(config: Any, temperature: float | None) -> Any:
-    """The run config with the evaluation's sampling temperature, when one is set."""
-    if temperature is None:
-        return config
-    return attrs.evolve(config, debate=attrs.evolve(config.debate, temperature=temperature))
+def evaluation_setup(setup: DebateSetup, settings: EvaluationSettings) -> DebateSetup:
+    """The run's debate setup at the evaluation's temperature: ``evaluation.temperature``, when set,
+    samples every agent, persona temperatures included (``debate.episode.sampling_temperature``)."""
+    return attrs.evolve(setup, temperature_override=settings.temperature)
 
 
-def evaluation_problems(parts: RunParts, split: str, limit: int) -> list[Problem]:
+def evaluation_problems(parts: RunComponents, split: str, limit: int) -> list[Problem]:
     """The first ``limit`` problems of the evaluation split."""
     problems = parts.eval_dataset.problems(split)[:limit]
     if limit > 0 and not problems:
@@ -68,14 +78,16 @@ def evaluation_problems(parts: RunParts, split: str, limit: int) -> list[Problem
 class Evaluator:
     """Runs the configured evaluation modes for one policy."""
 
-    parts: RunParts
-    settings: Any
-    """``EvaluationSettings``."""
+    parts: RunComponents
+    settings: EvaluationSettings
     seed: int
     max_in_flight: int
     progress: Progress | None = None
     episodes: list[DebateEpisode] = attrs.field(factory=list)
     """Every debate of the last :meth:`evaluate` (to name the one a failure came from)."""
+    per_problem: dict[str, list[float]] = attrs.field(factory=dict)
+    """Per-problem outcomes of the last ``evaluate`` (metric name -> one value per problem, in
+    problem order), for paired comparisons between evaluations."""
 
     @property
     def prefix(self) -> str:
@@ -94,11 +106,18 @@ class Evaluator:
         if not problems:
             return {}
         policy = self.parts.make_policy(policy_client)
+        self.per_problem = {}
         metrics: dict[str, float] = {f"{self.prefix}/num_problems": float(len(problems))}
         if "direct" in self.settings.modes:
             metrics.update(await self._direct(problems, policy, label))
         if "debate" in self.settings.modes:
             metrics.update(await self._debate(problems, policy, label))
+        direct = self.per_problem.get(f"{self.prefix}/direct/correct")
+        debate = self.per_problem.get(f"{self.prefix}/debate/cons@{self.parts.setup.num_agents}")
+        if direct is not None and debate is not None and len(direct) == len(debate):
+            difference, error = paired_difference(direct, debate)
+            metrics[f"{self.prefix}/debate_minus_direct"] = difference
+            metrics[f"{self.prefix}/debate_minus_direct_se"] = error
         if self.settings.role_averaged:
             if opponent_client is None:
                 raise EvaluationError("role-averaged evaluation needs the fixed opponent's sampling client")
@@ -109,8 +128,8 @@ class Evaluator:
             metrics.update(await self._role_averaged(problems, policy, opponent, label))
         return metrics
 
-    async def _run(self, config: Any, jobs: Sequence[DebateJob], label: str) -> list[DebateEpisode]:
-        runner = self.parts.runner(config)
+    async def _run(self, setup: DebateSetup, jobs: Sequence[DebateJob], label: str) -> list[DebateEpisode]:
+        runner = self.parts.runner(setup)
         if self.progress is not None:
             self.progress.start(label, len(jobs))
         progress = self.progress
@@ -124,55 +143,57 @@ class Evaluator:
         return episodes
 
     @functools.cached_property
-    def _debate_config(self) -> Any:
-        """The run config at the evaluation's temperature, derived once, so that every
+    def _debate_setup(self) -> DebateSetup:
+        """The run's setup at the evaluation's temperature, derived once, so that every
         evaluation of the run reuses the same debate runner."""
-        return with_temperature(self.parts.config, self.settings.temperature)
+        return evaluation_setup(self.parts.setup, self.settings)
 
     @functools.cached_property
-    def _direct_config(self) -> Any:
-        return direct_config(self._debate_config)
+    def _direct_setup(self) -> DebateSetup:
+        return direct_setup(self._debate_setup)
 
     def _samples(self) -> int:
-        return int(self.settings.num_samples or self.parts.config.debate.num_agents)
+        return int(self.settings.num_samples or self.parts.setup.num_agents)
 
     async def _direct(self, problems: list[Problem], policy: AgentPolicy, label: str) -> dict[str, float]:
         k = self._samples()
+        n = self.parts.setup.num_agents
+        rounds = -(-k // n)
         jobs = [
-            DebateJob(p, (policy,), derive_seed(self.seed, "eval-direct", i, s), f"eval-direct-{i}-{s}")
+            DebateJob(p, (policy,) * n, derive_seed(self.seed, "eval-direct", i, r), f"eval-direct-{i}-{r}")
             for i, p in enumerate(problems)
-            for s in range(k)
+            for r in range(rounds)
         ]
-        episodes = await self._run(self._direct_config, jobs, f"{label} direct")
+        episodes = await self._run(self._direct_setup, jobs, f"{label} direct")
         prefix = f"{self.prefix}/direct"
-        records = [e.record for e in episodes]
-        out = {f"{prefix}/parse_error": turn_metrics(records)["parse_error"]}
+        # an answer lost to an earlier agent's parse error in the same round is not counted
+        answers = [
+            [turn for e in episodes[i * rounds : (i + 1) * rounds] for turn in e.record.turns][:k]
+            for i in range(len(problems))
+        ]
+        out = {f"{prefix}/parse_error": mean([float(t.failed) for turns in answers for t in turns])}
         grader = self.parts.grader
         if grader is None:
             return out
-        graded: list[GradedDebate] = []
-        for i, problem in enumerate(problems):
-            if problem.answer is None:
-                continue
-            grades = tuple(
-                grade_turn(turn, problem.answer, grader)
-                for e in episodes[i * k : (i + 1) * k]
-                for turn in e.record.turns[-1:]
-            )
-            graded.append(GradedDebate(grades, grades, JudgeTally(), {}))
+        graded = [
+            grade_samples(turns, grader, problem.answer)
+            for problem, turns in zip(problems, answers, strict=True)
+            if problem.answer is not None
+        ]
         out.update(verifiable_metrics(graded, prefix, k))
-        out.pop(f"{prefix}/judge_decidable_votes", None)
-        out.pop(f"{prefix}/judge_ties", None)
+        for name in ("judge_decidable_votes", "judge_ties", "round1_disagreement"):
+            out.pop(f"{prefix}/{name}", None)
+        self.per_problem[f"{prefix}/correct"] = [d.avg_at_k for d in graded]
         return out
 
     async def _debate(self, problems: list[Problem], policy: AgentPolicy, label: str) -> dict[str, float]:
-        config = self._debate_config
-        n = config.debate.num_agents
+        setup = self._debate_setup
+        n = setup.num_agents
         jobs = [
             DebateJob(p, (policy,) * n, derive_seed(self.seed, "eval-debate", i), f"eval-debate-{i}")
             for i, p in enumerate(problems)
         ]
-        episodes = await self._run(config, jobs, f"{label} debate")
+        episodes = await self._run(setup, jobs, f"{label} debate")
         records = [e.record for e in episodes]
         prefix = f"{self.prefix}/debate"
         out = {
@@ -188,13 +209,15 @@ class Evaluator:
                 if g is not None
             ]
             out.update(verifiable_metrics(graded, prefix, n))
+            self.per_problem[f"{prefix}/correct"] = [d.avg_at_k for d in graded]
+            self.per_problem[f"{prefix}/cons@{n}"] = [d.cons_at_k for d in graded]
         return out
 
     async def _role_averaged(
         self, problems: list[Problem], policy: AgentPolicy, opponent: AgentPolicy, label: str
     ) -> dict[str, float]:
-        config = self._debate_config
-        n = config.debate.num_agents
+        setup = self._debate_setup
+        n = setup.num_agents
         jobs = [
             DebateJob(
                 p,
@@ -205,7 +228,7 @@ class Evaluator:
             for i, p in enumerate(problems)
             for role in range(n)
         ]
-        episodes = await self._run(config, jobs, f"{label} role-averaged")
+        episodes = await self._run(setup, jobs, f"{label} role-averaged")
         prefix = f"{self.prefix}/role_averaged"
         records = [e.record for e in episodes]
         out = {f"{prefix}/parse_error": turn_metrics(records)["parse_error"]}
@@ -238,11 +261,11 @@ class Evaluator:
 
 
 async def evaluate_policy(
-    config: Any,
-    registry: Any,
+    config: RunConfig,
+    registry: ComponentBuilder,
     *,
     weights: PolicyWeights | None = None,
-    settings: Any | None = None,
+    settings: EvaluationSettings | None = None,
     progress: Progress | None = None,
 ) -> dict[str, float]:
     """Open the backend for sampling only, on saved weights or the base model, and evaluate them.
@@ -251,13 +274,8 @@ async def evaluate_policy(
     without those, from a training state; ``None`` evaluates the untrained base model. No training
     model is started. ``settings`` replaces ``config.evaluation``.
     """
-    from debate_core.backends.session import RetryPolicy, open_session_async
-    from debate_core.training.loop import raise_backend_failure
-    from debate_core.training.parts import build_run_parts
+    from debate_core.runtime.sampling_failures import raise_backend_failure
 
-    retry = RetryPolicy(
-        max_attempts=config.training.backend_retries, initial_delay_s=config.training.backend_retry_delay_s
-    )
     evaluation = settings or config.evaluation
     fixed_opponent = resolve_opponent(evaluation.opponent) if evaluation.role_averaged else None
     session = await open_session_async(
@@ -266,17 +284,13 @@ async def evaluate_policy(
         training=False,
         sampler_path=weights.sampler_path if weights else None,
         state_path=weights.state_path if weights and not weights.sampler_path else None,
-        retry=retry,
+        retry=retry_policy(config.training),
     )
     status = "errored"
     try:
-        parts = build_run_parts(config, registry, session.tokenizer)
-        evaluator = Evaluator(
-            parts, settings or config.evaluation, config.run.seed, config.training.max_debates_in_flight, progress
-        )
-        sampler = RetryingSamplingClient(
-            session.sampling_client(), retry, session.backend_name, context_length=session.context_length
-        )
+        parts = build_run_components(config, registry, session.tokenizer)
+        evaluator = Evaluator(parts, evaluation, config.run.seed, config.training.max_debates_in_flight, progress)
+        sampler = session.sampler()
         opponent = opponent_client(session, fixed_opponent) if evaluator.settings.role_averaged else None
         metrics = await evaluator.evaluate(sampler, opponent)
         raise_backend_failure(sampler, evaluator.episodes, config)

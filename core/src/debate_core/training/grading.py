@@ -1,38 +1,46 @@
-"""Ground-truth diagnostics of debates on verifiable datasets (seed 002 §3.1 and §5.3).
+"""Ground-truth measurements of debates on verifiable datasets (docs/training.md#metrics).
 
-For one debate with a known answer: every response is graded (``format``, ``correct``); each
-agent's final answer is its last turn; over the ``k`` final answers, ``pass@k`` (any correct),
-``avg@k`` (mean correct) and ``cons@k`` (the plurality answer is correct). Judge accuracy
-counts the peer votes ``a > b`` on pairs where exactly one of the two compared responses is
-correct, and how many of them name the correct one as the winner.
+For one debate with a known answer every response is graded. Each agent's final answer is its
+latest turn that followed the output contract (``DebateRecord.final_turn``). The measurements:
 
-Conventions (documented in docs/training.md):
+* ``format``: share of responses whose answer the grader could read; ``response_correct``:
+  share of all responses (every round) that are correct;
+* ``correct``: share of the agents' *final* answers that are correct; ``pass@k`` (any final
+  answer correct), ``avg@k`` (their mean, ``correct`` per debate), and ``cons@k``: the
+  debate's own final answer (``debate.final_answer``, the majority of the final answers with
+  peer votes breaking ties: the answer ``debate run`` prints) is correct;
+* judge accuracy: among valid votes between one correct and one wrong response (a
+  *decidable* vote), the share that prefers the correct one; an ``=`` on such a pair is a
+  wrong judgement, counted in ``judge_decidable_votes`` and ``judge_ties``;
+* answer changes from each agent's first to its last response: ``wrong_to_right`` and
+  ``right_to_wrong``, as shares of the agents that answered more than once;
+* ``round1_disagreement``: share of debates whose round-1 answers differ, and
+  ``round1_disagreement_continued``: the share of those that went on to round 2.
 
-* a response that breaks the output contract is neither formatted nor correct;
-* the responses a vote compares are the latest turn of each agent among the turns the judge
-  could see (``Turn.visible_turns``); a vote naming an agent the judge has not seen is skipped;
-* ``cons@k`` is a plurality vote over the extracted answers of formatted final answers, ties
-  broken in favour of the answer given first in agent order; no formatted answer: incorrect;
-* ties (``a = b``) on a decidable pair are counted in ``judge_ties`` but not in the accuracy.
+The responses a vote compares are those ``DebateRecord.visible_responses`` names (the latest
+turn of each agent among the turns the judge could see); a vote naming an agent the judge
+has not seen is skipped. A response that breaks the output contract is neither formatted nor
+correct. Standard errors take problems as the unit.
 """
 
 from __future__ import annotations
 
 import math
-from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 
 import attrs
 
-from debate_core.protocol.records import DebateRecord, Turn
-from debate_core.protocol.tasks import Grade, Grader
+from debate_core.debate.final_answer import choose_answer, final_answer
+from debate_core.records import AuthoredComparison, DebateRecord, Grade, Grader, Turn, tally_votes
+from debate_core.stats import mean, standard_error
 
 _UNGRADED = Grade(formatted=False, correct=False, extracted=None)
 
 
 @attrs.frozen
 class JudgeTally:
-    """Votes on pairs with exactly one correct response: how many, and how many were right."""
+    """Votes on decidable pairs (one correct and one wrong response): how many, how many
+    preferred the correct one, and how many called the two equal."""
 
     decidable: int = 0
     agreed: int = 0
@@ -43,13 +51,36 @@ class JudgeTally:
 
 
 @attrs.frozen
+class AnswerChanges:
+    """First-to-last answer changes of the agents that answered more than once."""
+
+    agents: int = 0
+    wrong_to_right: int = 0
+    right_to_wrong: int = 0
+
+    def __add__(self, other: AnswerChanges) -> AnswerChanges:
+        return AnswerChanges(
+            self.agents + other.agents,
+            self.wrong_to_right + other.wrong_to_right,
+            self.right_to_wrong + other.right_to_wrong,
+        )
+
+
+@attrs.frozen
 class GradedDebate:
-    """The grades of one debate's turns (in commit order) and of its final answers."""
+    """The grades of one debate's turns (in commit order), of its agents' final answers, and
+    whether the debate's final answer is correct."""
 
     turn_grades: tuple[Grade, ...]
     final_grades: tuple[Grade, ...]
+    final_answer_correct: bool
     judge: JudgeTally
     judge_by_agent: Mapping[int, JudgeTally]
+    changes: AnswerChanges = AnswerChanges()
+    round1_disagreement: bool = False
+    """The agents' round-1 answers differ (an unreadable answer counts as different)."""
+    continued: bool = False
+    """The debate played a round 2."""
 
     @property
     def pass_at_k(self) -> float:
@@ -61,18 +92,7 @@ class GradedDebate:
 
     @property
     def cons_at_k(self) -> float:
-        return float(plurality_correct(self.final_grades))
-
-
-def plurality_correct(grades: Sequence[Grade]) -> bool:
-    """Whether the most common extracted answer (first-given among ties) is a correct one."""
-    voted = [g for g in grades if g.formatted and g.extracted is not None]
-    if not voted:
-        return False
-    counts = Counter(g.extracted for g in voted)
-    best = max(counts.values())
-    winner = next(g for g in voted if counts[g.extracted] == best)
-    return winner.correct
+        return float(self.final_answer_correct)
 
 
 def grade_turn(turn: Turn, answer: str, grader: Grader) -> Grade:
@@ -85,28 +105,32 @@ def grade_turn(turn: Turn, answer: str, grader: Grader) -> Grade:
 def judge_tally(
     record: DebateRecord, grades: Sequence[Grade], judges: Iterable[int] | None = None
 ) -> dict[int, JudgeTally]:
-    """Per judging agent: its ``a > b`` votes on decidable pairs and how many picked the correct one."""
+    """Per judging agent: its valid votes on decidable pairs and how many preferred the correct one.
+
+    ``grades`` are the grades of ``record.turns``, in order.
+    """
     allowed = None if judges is None else set(judges)
+    by_turn: dict[int, list[AuthoredComparison]] = {}
+    for vote in tally_votes(record).votes:
+        by_turn.setdefault(vote.turn_index, []).append(vote)
     tallies: dict[int, JudgeTally] = {}
     for turn in record.turns:
         if allowed is not None and turn.agent not in allowed:
             continue
-        latest: dict[int, int] = {}
-        for index, earlier in enumerate(record.turns[: turn.visible_turns]):
-            latest[earlier.agent] = index
+        latest = record.visible_responses(turn)
         decidable = agreed = ties = 0
-        for comparison in turn.comparisons:
-            if comparison.a not in latest or comparison.b not in latest:
+        for vote in by_turn.get(turn.turn_index, ()):
+            if vote.a not in latest or vote.b not in latest:
                 continue
-            a_correct = grades[latest[comparison.a]].correct
-            b_correct = grades[latest[comparison.b]].correct
+            a_correct = grades[latest[vote.a]].correct
+            b_correct = grades[latest[vote.b]].correct
             if a_correct == b_correct:
                 continue
-            if comparison.op == "=":
-                ties += 1
-                continue
             decidable += 1
-            agreed += int(a_correct)
+            if vote.op == "=":
+                ties += 1
+            else:
+                agreed += int(a_correct)
         if decidable or ties:
             tallies[turn.agent] = tallies.get(turn.agent, JudgeTally()) + JudgeTally(decidable, agreed, ties)
     return tallies
@@ -118,36 +142,78 @@ def grade_debate(record: DebateRecord, grader: Grader, answer: str | None = None
     if truth is None:
         return None
     turn_grades = tuple(grade_turn(t, truth, grader) for t in record.turns)
-    finals: list[Grade] = []
-    for agent in range(record.num_agents):
-        indices = [i for i, t in enumerate(record.turns) if t.agent == agent]
-        finals.append(turn_grades[indices[-1]] if indices else _UNGRADED)
+    position = {id(t): i for i, t in enumerate(record.turns)}
+    finals = tuple(
+        _UNGRADED if (turn := record.final_turn(agent)) is None else turn_grades[position[id(turn)]]
+        for agent in range(record.num_agents)
+    )
     by_agent = judge_tally(record, turn_grades)
     total = JudgeTally()
     for tally in by_agent.values():
         total = total + tally
-    return GradedDebate(turn_grades, tuple(finals), total, by_agent)
+    correct = bool(final_answer(record, grader, truth).correct)
+    first_round = [
+        g.extracted if g.formatted else None for g, t in zip(turn_grades, record.turns, strict=True) if t.round == 1
+    ]
+    return GradedDebate(
+        turn_grades,
+        finals,
+        correct,
+        total,
+        by_agent,
+        answer_changes(record, turn_grades),
+        round1_disagreement=len(first_round) > 1 and (None in first_round or len(set(first_round)) > 1),
+        continued=record.rounds_played >= 2,
+    )
+
+
+def answer_changes(record: DebateRecord, grades: Sequence[Grade]) -> AnswerChanges:
+    """Each agent's first response against its last (agents with one response are left out)."""
+    total = AnswerChanges()
+    for agent in range(record.num_agents):
+        indices = [i for i, t in enumerate(record.turns) if t.agent == agent]
+        if len(indices) < 2:
+            continue
+        first, last = grades[indices[0]].correct, grades[indices[-1]].correct
+        total = total + AnswerChanges(1, int(not first and last), int(first and not last))
+    return total
+
+
+def grade_samples(answers: Sequence[Turn], grader: Grader, answer: str) -> GradedDebate:
+    """Grade ``k`` independent answers to one problem (direct evaluation) as one group: each
+    answer, and the final answer chosen among them by the same rule as a debate's (without
+    votes, ties go to the first answer). A failed answer grades as wrong."""
+    grades = tuple(grade_turn(turn, answer, grader) for turn in answers)
+    solutions = {i: turn.response.solution for i, turn in enumerate(answers) if not turn.failed}
+    correct = bool(choose_answer(solutions, grader, answer).correct)
+    return GradedDebate(grades, grades, correct, JudgeTally(), {})
 
 
 def verifiable_metrics(graded: Sequence[GradedDebate], prefix: str, k: int) -> dict[str, float]:
-    """``{prefix}/format``, ``correct``, ``pass@k``, ``avg@k``, ``cons@k``, ``judge_accuracy`` (seed 002 §3.1).
+    """The ground-truth metrics of a batch of graded debates under ``prefix`` (module docstring).
 
-    ``correct_se`` is the standard error of ``correct`` with problems as the unit (the responses
-    to one problem are not independent); ``judge_accuracy_se`` the binomial one over decidable votes.
+    ``correct_se`` and ``cons@k_se`` take problems as the unit (the responses to one problem are
+    not independent); ``judge_accuracy_se`` is binomial over decidable votes.
     """
     if not graded:
         return {}
     responses = [g for d in graded for g in d.turn_grades]
     judge = JudgeTally()
+    changes = AnswerChanges()
     for d in graded:
         judge = judge + d.judge
+        changes = changes + d.changes
+    per_problem = [d.avg_at_k for d in graded]
+    consensus = [d.cons_at_k for d in graded]
     out = {
-        f"{prefix}/format": _mean([float(g.formatted) for g in responses]),
-        f"{prefix}/correct": _mean([float(g.correct) for g in responses]),
-        f"{prefix}/correct_se": _clustered_standard_error(graded),
-        f"{prefix}/pass@{k}": _mean([d.pass_at_k for d in graded]),
-        f"{prefix}/avg@{k}": _mean([d.avg_at_k for d in graded]),
-        f"{prefix}/cons@{k}": _mean([d.cons_at_k for d in graded]),
+        f"{prefix}/format": mean([float(g.formatted) for g in responses]),
+        f"{prefix}/response_correct": mean([float(g.correct) for g in responses]),
+        f"{prefix}/correct": mean(per_problem),
+        f"{prefix}/correct_se": standard_error(per_problem),
+        f"{prefix}/pass@{k}": mean([d.pass_at_k for d in graded]),
+        f"{prefix}/avg@{k}": mean(per_problem),
+        f"{prefix}/cons@{k}": mean(consensus),
+        f"{prefix}/cons@{k}_se": standard_error(consensus),
         f"{prefix}/judge_decidable_votes": float(judge.decidable),
         f"{prefix}/judge_ties": float(judge.ties),
     }
@@ -155,19 +221,12 @@ def verifiable_metrics(graded: Sequence[GradedDebate], prefix: str, k: int) -> d
         accuracy = judge.agreed / judge.decidable
         out[f"{prefix}/judge_accuracy"] = accuracy
         out[f"{prefix}/judge_accuracy_se"] = math.sqrt(accuracy * (1.0 - accuracy) / judge.decidable)
+    disagreed = [d for d in graded if d.round1_disagreement]
+    out[f"{prefix}/round1_disagreement"] = len(disagreed) / len(graded)
+    if disagreed:
+        out[f"{prefix}/round1_disagreement_continued"] = mean([float(d.continued) for d in disagreed])
+    if changes.agents:
+        out[f"{prefix}/wrong_to_right"] = changes.wrong_to_right / changes.agents
+        out[f"{prefix}/right_to_wrong"] = changes.right_to_wrong / changes.agents
+        out[f"{prefix}/agents_answering_twice"] = float(changes.agents)
     return out
-
-
-def _clustered_standard_error(graded: Sequence[GradedDebate]) -> float:
-    """Standard error of the response-weighted mean correctness, clustered by problem."""
-    total = sum(len(d.turn_grades) for d in graded)
-    if len(graded) < 2 or total == 0:
-        return 0.0
-    overall = sum(float(g.correct) for d in graded for g in d.turn_grades) / total
-    residuals = [sum(float(g.correct) - overall for g in d.turn_grades) for d in graded]
-    n = len(graded)
-    return math.sqrt(n / (n - 1) * sum(r * r for r in residuals)) / total
-
-
-def _mean(values: Sequence[float]) -> float:
-    return sum(values) / len(values) if values else 0.0

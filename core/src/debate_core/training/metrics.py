@@ -1,4 +1,4 @@
-"""The metrics of one training iteration, with the names seed 000 and seed 002 §3.1 use.
+"""The metrics of one training iteration (docs/training.md#metrics).
 
 * per-turn env metrics, averaged over every turn: ``consensus_reached``, ``round``, ``parse_error``;
 * reward metrics, averaged over debates, under the reward plugin's own names
@@ -16,24 +16,19 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 from tinker import types
 
-from debate_core.protocol.interfaces import DebateEpisode
-from debate_core.protocol.records import DebateRecord
-from debate_core.rewards.contract import RewardResult
+from debate_core.records import DebateEpisode, DebateRecord, RewardResult
+from debate_core.stats import mean
 from debate_core.training.datum import AssembledDatum
 
 
-def mean(values: Sequence[float]) -> float:
-    """The mean, 0.0 for no values."""
-    return float(sum(values) / len(values)) if values else 0.0
-
-
 def total_returns(record: DebateRecord, result: RewardResult) -> list[float]:
-    """``R_{p,i} = sum_t r^step_{p,i,t} + r_{p,i}`` with ``r^step = -1`` for a failed turn (seed 000)."""
+    """``R_{p,i} = sum_t r^step_{p,i,t} + r_{p,i}`` with ``r^step = -1`` for a failed turn
+    (docs/rewards.md#advantages)."""
     failures = [0] * record.num_agents
     for turn in record.turns:
         if turn.failed:
@@ -60,21 +55,23 @@ def turn_metrics(records: Sequence[DebateRecord]) -> dict[str, float]:
 
 
 def debate_metrics(records: Sequence[DebateRecord]) -> dict[str, float]:
-    """Protocol diagnostics: rounds played, aborts, dropped comparisons, valid-comparison rate.
+    """Debate diagnostics: rounds played, how debates ended, dropped comparisons, comparison rate.
 
-    ``debate/valid_comparison_rate`` is the share of turns that could compare (at least two
-    other agents visible) and made at least one valid comparison (seed 002 §5.3, check 2).
+    ``debate/comparison_rate`` is the share of turns expected to compare (at least two other
+    agents had answered before them) that gave at least one valid comparison whose two sides
+    the turn could see (docs/training.md#metrics; the preflight checklist asks for more than 80%).
     """
     expected = made = 0
     for record in records:
         for turn in record.turns:
-            others = {t.agent for t in record.turns[: turn.visible_turns] if t.agent != turn.agent}
-            if len(others) >= 2:
+            seen = {t.agent for t in record.turns[: turn.visible_turns]}
+            if len(seen - {turn.agent}) >= 2:
                 expected += 1
-                made += int(bool(turn.comparisons))
+                made += int(any(c.a in seen and c.b in seen for c in turn.comparisons))
     out = {
         "debate/num_debates": float(len(records)),
         "debate/rounds_played": mean([float(r.rounds_played) for r in records]),
+        "debate/ended_by_consensus": mean([float(r.consensus_reached) for r in records]),
         "debate/aborted": mean([float(r.aborted) for r in records]),
         "debate/self_comparisons": mean([float(r.self_comparisons) for r in records]),
         "debate/malformed_comparisons": mean([float(r.malformed_comparisons) for r in records]),
@@ -84,7 +81,7 @@ def debate_metrics(records: Sequence[DebateRecord]) -> dict[str, float]:
         "debate/turns_expected_to_compare": float(expected),
     }
     if expected:
-        out["debate/valid_comparison_rate"] = made / expected
+        out["debate/comparison_rate"] = made / expected
     return out
 
 
@@ -152,8 +149,3 @@ def backend_metrics(outputs: Sequence[types.ForwardBackwardOutput], prefix: str 
         for name, value in output.metrics.items():
             sums[name] += float(value)
     return {f"{prefix}/{name}": value for name, value in sorted(sums.items())}
-
-
-def prefixed(metrics: Mapping[str, float], prefix: str) -> dict[str, float]:
-    """``metrics`` with every name under ``prefix/``."""
-    return {f"{prefix}/{k}": v for k, v in metrics.items()}

@@ -16,11 +16,11 @@ from typing import TYPE_CHECKING
 
 import attrs
 
-from debate_core.training.checkpoints import Checkpoint, CheckpointError, load_checkpoint_argument
+from debate_core.runtime.manifests import Checkpoint, CheckpointError, load_checkpoint_argument
 
 if TYPE_CHECKING:
     from debate_core.backends.contract import SamplingClientLike
-    from debate_core.backends.session import BackendSession
+    from debate_core.runtime.session import BackendSession
 
 BASE_OPPONENT = "base"
 

@@ -1,4 +1,4 @@
-"""The debugging checklist of seed 002 §5.3, run on the base model before scaling up training.
+"""The pre-training checklist (docs/training.md#preflight), run on the base model before scaling up training.
 
 1. The base model solves at least 5% of the problems with direct prompting.
 2. Agents produce valid comparisons more than 80% of the time (on turns that can compare).
@@ -51,14 +51,14 @@ def _checks(dataset: str, num_agents: int) -> list[_Check]:
             0.05,
             False,
             ">= 5% of problems solved with direct prompting",
-            "the task is too hard for this base model (seed 002 §5.1): start with easier problems or a "
+            "the task is too hard for this base model: start with easier problems or a "
             "curriculum ([[curriculum]] stages), turn on the supervised warm-start (warmstart.enabled = true), "
             "or use a stronger base model",
             "needs a dataset with answers and a grader (and 'direct' in evaluation.modes)",
         ),
         _Check(
             "valid comparisons",
-            f"{prefix}/debate/valid_comparison_rate",
+            f"{prefix}/debate/comparison_rate",
             0.8,
             True,
             "> 80% of the turns that can compare make a valid comparison",
@@ -92,7 +92,7 @@ def _checks(dataset: str, num_agents: int) -> list[_Check]:
 
 
 def run_checklist(metrics: Mapping[str, float], dataset: str, num_agents: int) -> list[CheckResult]:
-    """The four checks of seed 002 §5.3 against evaluation metrics of the base model."""
+    """The four checks of docs/training.md#preflight against evaluation metrics of the base model."""
     results: list[CheckResult] = []
     parse_errors = metrics.get(f"eval_{dataset}/debate/parse_error", 0.0)
     for check in _checks(dataset, num_agents):

@@ -8,9 +8,8 @@ from collections.abc import Callable, Sequence
 import attrs
 
 from debate_core.errors import ComponentFailure, DebateError
-from debate_core.protocol.interfaces import AgentPolicy, DebateEpisode
-from debate_core.protocol.tasks import Problem
-from debate_core.training.parts import DebateRunner
+from debate_core.records import AgentPolicy, DebateEpisode, Problem
+from debate_core.training.run_components import DebateRunner
 
 
 @attrs.frozen

@@ -5,18 +5,20 @@
     RUN_DIR/
       config.toml        the resolved run file (every default filled in)
       plugins.json       the installed plugin distributions with their versions
-      metrics.jsonl      one JSON object per step (warm-start steps, then RL iterations)
-      transcripts/       step_NNNNNN/debate_KK.json: num_groups_to_log debates per iteration
+      metrics.jsonl      one JSON object per step (warm-start steps, then RL iterations, from 1)
+      transcripts/       step_NNNNNN/debate_KK.json: num_groups_to_log debates per iteration,
+                         each with debate_KK.rewards.json (its rewards and advantages) beside it
       checkpoints/       step_NNNNNN.json manifests; backend/ holds local backends' states
       eval/              step_NNNNNN_<label>.json: the evaluations run during training
       summary.json       the last evaluation of each phase and where the run stopped
+      report.html        ``debate report RUN_DIR`` (any time, also while the run goes on)
+
+Step ``s`` is the state after ``s`` updates; every file about it carries that number.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -24,7 +26,7 @@ from typing import Any
 import attrs
 
 from debate_core.errors import DebateError
-from debate_core.training.checkpoints import atomic_write_json
+from debate_core.files import atomic_write_json, atomic_write_text
 
 
 class RunDirectoryError(DebateError):
@@ -107,12 +109,7 @@ class RunDirectory:
                 continue
             if isinstance(record, dict) and int(record.get("step", before_step)) < before_step:
                 kept.append(line)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".metrics.", suffix=".tmp")
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write("".join(line + "\n" for line in kept))
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
+        atomic_write_text(path, "".join(line + "\n" for line in kept))
         return len(kept)
 
 

@@ -3,7 +3,7 @@
 The batch's Datums are split into ``num_substeps`` chunks. The next chunk's
 ``forward_backward`` and ``optim_step`` are submitted before the current chunk's results are
 awaited; a training client runs requests in submission order, so the objective is unchanged
-and the backend never waits for the trainer (seed 000, "Optimization and pipelining").
+and the backend never waits for the trainer (docs/training.md#the-update).
 
 Datums whose advantages are all zero carry no policy gradient and are left out; a batch with
 none left skips the update entirely, because an ``optim_step`` on a zero gradient still moves
@@ -19,7 +19,7 @@ import attrs
 from tinker import types
 
 from debate_core.backends.contract import TrainingClientLike
-from debate_core.backends.session import BackendError
+from debate_core.runtime.retries import BackendError
 from debate_core.training.datum import AssembledDatum
 
 

@@ -21,9 +21,7 @@ import numpy as np
 from attrs import validators as v
 from numpy.typing import NDArray
 
-from debate_core.protocol.records import AuthoredComparison, DebateRecord
-from debate_core.rewards.contract import RewardResult
-from debate_core.rewards.votes import tally_votes
+from debate_core import AuthoredComparison, DebateRecord, RewardResult, tally_votes
 
 Matrix = NDArray[np.float64]
 
@@ -35,7 +33,8 @@ class BradleyTerryOptions:
     prior_precision: float = attrs.field(default=0.5, validator=v.gt(0.0))
     """Weight of the L2 penalty (precision of the Gaussian prior on strengths); larger is flatter."""
     leave_one_out: bool = False
-    """Score each agent with a fit that leaves out the votes it cast (as seed 000's rewards do)."""
+    """Score each agent with a fit that leaves out the votes it cast (as the built-in
+    pairwise rewards do, docs/rewards.md#win_rate)."""
     max_iterations: int = attrs.field(default=100, validator=v.ge(1))
     tolerance: float = attrs.field(default=1e-10, validator=v.gt(0.0))
 

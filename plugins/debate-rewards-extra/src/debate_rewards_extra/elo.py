@@ -22,9 +22,7 @@ from typing import Literal
 import attrs
 from attrs import validators as v
 
-from debate_core.protocol.records import AuthoredComparison, DebateRecord
-from debate_core.rewards.contract import RewardResult
-from debate_core.rewards.votes import tally_votes
+from debate_core import AuthoredComparison, DebateRecord, RewardResult, tally_votes
 
 
 @attrs.frozen(kw_only=True)

@@ -24,10 +24,15 @@ from typing import Literal
 import attrs
 from attrs import validators as v
 
-from debate_core.config_types import ComponentChoice
-from debate_core.errors import ConfigError
-from debate_core.protocol.records import DebateRecord, Turn
-from debate_core.rewards.contract import GENERATOR_STREAM, RewardFunction, RewardResult
+from debate_core import (
+    GENERATOR_STREAM,
+    BuildContext,
+    ComponentChoice,
+    DebateRecord,
+    RewardFunction,
+    RewardResult,
+    Turn,
+)
 
 TEXT_FIELDS = ("solution", "evaluation", "comparison", "consensus_reason", "text")
 
@@ -109,13 +114,7 @@ class LengthDebiasReward:
         return f"LengthDebiasReward({self.inner!r}, {self.options!r})"
 
 
-def build_length_debias(options: LengthDebiasOptions) -> LengthDebiasReward:
-    """Build the wrapped reward through the plugin registry, then the wrapper."""
-    from debate_core.plugins import get_registry
-
-    if options.inner.name == "length_debias":
-        raise ConfigError("reward.options.inner: length_debias cannot wrap itself")
-    inner = get_registry().build(
-        "reward", options.inner.name, options.inner.options, path="reward.options.inner.options"
-    )
+def build_length_debias(options: LengthDebiasOptions, context: BuildContext) -> LengthDebiasReward:
+    """Build the wrapped reward through the host's registry (``context``), then the wrapper."""
+    inner: RewardFunction = context.build("reward", options.inner, "inner")
     return LengthDebiasReward(inner, options)

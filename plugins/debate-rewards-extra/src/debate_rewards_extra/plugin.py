@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from debate_core.components import RewardSpec
-from debate_core.hookspecs import hookimpl
+from debate_core import RewardSpec, hookimpl
 from debate_rewards_extra.bradley_terry import BradleyTerryOptions, BradleyTerryReward
 from debate_rewards_extra.copeland import CopelandOptions, CopelandReward
 from debate_rewards_extra.elo import EloOptions, EloReward

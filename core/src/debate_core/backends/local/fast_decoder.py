@@ -65,15 +65,15 @@ class DecoderWeights:
         return len(self.layers)
 
 
-def supports(config: Any) -> bool:
+def supports(model_config: Any) -> bool:
     """Whether a ``transformers`` config can run on this decoder (else the generic one runs)."""
-    if getattr(config, "model_type", None) not in SUPPORTED_MODEL_TYPES:
+    if getattr(model_config, "model_type", None) not in SUPPORTED_MODEL_TYPES:
         return False
-    if getattr(config, "use_sliding_window", False) and getattr(config, "sliding_window", None):
+    if getattr(model_config, "use_sliding_window", False) and getattr(model_config, "sliding_window", None):
         return False
-    if getattr(config, "hidden_act", "silu") != "silu":
+    if getattr(model_config, "hidden_act", "silu") != "silu":
         return False
-    return not getattr(config, "mlp_bias", False)
+    return not getattr(model_config, "mlp_bias", False)
 
 
 def _linear(module: torch.nn.Module, *, owned: bool) -> tuple[torch.Tensor, torch.Tensor | None]:

@@ -83,14 +83,14 @@ class _Shape:
     hidden: int
 
     @classmethod
-    def of(cls, config: Any) -> _Shape:
-        heads = int(config.num_attention_heads)
+    def of(cls, model_config: Any) -> _Shape:
+        heads = int(model_config.num_attention_heads)
         return cls(
             heads=heads,
-            kv_heads=int(getattr(config, "num_key_value_heads", None) or heads),
-            dim=int(getattr(config, "head_dim", None) or config.hidden_size // heads),
-            eps=float(config.rms_norm_eps),
-            hidden=int(config.hidden_size),
+            kv_heads=int(getattr(model_config, "num_key_value_heads", None) or heads),
+            dim=int(getattr(model_config, "head_dim", None) or model_config.hidden_size // heads),
+            eps=float(model_config.rms_norm_eps),
+            hidden=int(model_config.hidden_size),
         )
 
 

@@ -1,6 +1,7 @@
 """Where the local backend's models come from: a Hugging Face causal-LM directory on disk, or a
-named embedded model (``embedded:debate-tiny``) built from a config shipped in the package,
-with random weights drawn from a fixed seed and a tokenizer trained offline.
+named embedded model (``embedded:debate-tiny``) built from a config shipped in the package, with
+a tokenizer trained offline and the pretrained base weights the package ships for it (or, when
+there are none or ``base_weights = "random"``, weights drawn from a fixed seed).
 
 Nothing is downloaded. Fine-tuning is full (every weight) or LoRA through peft, with the
 attention / MLP / unembedding switches of ``create_lora_training_client``.
@@ -18,6 +19,7 @@ from typing import Any
 import attrs
 import torch
 
+from debate_core.backends.local.pretrained import load_pretrained
 from debate_core.backends.local.tokenizer import build_embedded_tokenizer, wrap_tokenizer
 from debate_core.errors import ConfigError
 
@@ -97,33 +99,6 @@ def embedded_spec(base_model: str) -> EmbeddedModelSpec:
     return specs[name]
 
 
-def _load_pretrained(module: torch.nn.Module, name: str, tokenizer_json: str, *, required: bool) -> None:
-    """Load the package's pretrained base weights of embedded model ``name`` into ``module``."""
-    from safetensors import safe_open
-
-    from debate_core.backends.local.pretrain import pretrained_file, tokenizer_hash
-
-    resource = pretrained_file(name)
-    if not resource.is_file():
-        if required:
-            raise ConfigError(
-                f"backend.options.base_weights: the package ships no pretrained weights for {EMBEDDED_PREFIX}{name}; "
-                f"use base_weights = 'random', or make them with: python -m debate_core.backends.local.pretrain {name}"
-            )
-        return
-    with resources.as_file(resource) as path, safe_open(str(path), framework="pt") as weights:
-        expected = (weights.metadata() or {}).get("tokenizer_sha256_16")
-        if expected != tokenizer_hash(tokenizer_json):
-            raise ConfigError(
-                f"the pretrained weights of {EMBEDDED_PREFIX}{name} were made with another tokenizer "
-                f"({expected}); rebuild them with: python -m debate_core.backends.local.pretrain {name}"
-            )
-        state = {key: weights.get_tensor(key).float() for key in weights.keys()}  # noqa: SIM118
-    if "lm_head.weight" not in state:
-        state["lm_head.weight"] = state["model.embed_tokens.weight"]
-    module.load_state_dict(state, strict=True)
-
-
 def embedded_config(spec: EmbeddedModelSpec, vocab_size: int, eos_token_id: int, pad_token_id: int) -> Any:
     """The ``transformers`` ``Qwen3Config`` of an embedded model."""
     from transformers import Qwen3Config
@@ -191,7 +166,7 @@ def load_base(
             torch.manual_seed(init_seed)
             module = Qwen3ForCausalLM(config)
         if base_weights != "random":
-            _load_pretrained(module, spec.name, tokenizer_json, required=base_weights == "pretrained")
+            load_pretrained(module, spec.name, tokenizer_json, required=base_weights == "pretrained")
         return module.to(device=device, dtype=dtype), tokenizer, tokenizer_json
     path = Path(base_model).expanduser()
     if not path.is_dir():

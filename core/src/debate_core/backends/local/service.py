@@ -14,8 +14,10 @@ from typing import Any
 
 import attrs
 from tinker import types
+from tinker.lib.retry_handler import RetryConfig
 
-from debate_core.backends.local import checkpoints
+from debate_core.backends.local import saved_states
+from debate_core.backends.local.engine import SamplerEngine
 from debate_core.backends.local.futures import AwaitableConcurrentFuture, OrderedWorker, completed
 from debate_core.backends.local.models import (
     FinetuneMode,
@@ -24,37 +26,20 @@ from debate_core.backends.local.models import (
     model_context_length,
     prepare_for_training,
 )
+from debate_core.backends.local.options import LocalBackendOptions
 from debate_core.backends.local.runtime import configure_torch, resolve_device, resolve_dtype
-from debate_core.backends.local.sampler import SamplerEngine
-from debate_core.backends.local.sampling import LocalSamplingClient
+from debate_core.backends.local.sampling_client import LocalSamplingClient
 from debate_core.backends.local.snapshots import make_snapshot
 from debate_core.backends.local.tokenizer import token_byte_table
-from debate_core.backends.local.training import LocalTrainingClient
+from debate_core.backends.local.training_client import LocalTrainingClient
 from debate_core.errors import ConfigError
-
-
-@attrs.frozen(kw_only=True)
-class LocalSettings:
-    """How the local backend runs (the ``[backend.options]`` of a run file, already validated)."""
-
-    device: str = "auto"
-    dtype: str = "auto"
-    num_threads: int = 0
-    state_directory: str | None = None
-    init_seed: int = 0
-    base_weights: str = "auto"
-    full_finetune: bool = False
-    max_batch_rows: int = 64
-    prefix_cache_mb: int = 256
-    train_tokens_per_batch: int = 16384
-    share_training_prefixes: bool = True
 
 
 class LocalServiceClient:
     """Entry point of the local backend, with the ``tinker.ServiceClient`` methods the trainer uses."""
 
-    def __init__(self, settings: LocalSettings | None = None, **overrides: Any) -> None:
-        self.settings = attrs.evolve(settings or LocalSettings(), **overrides)
+    def __init__(self, settings: LocalBackendOptions | None = None, **overrides: Any) -> None:
+        self.settings = attrs.evolve(settings or LocalBackendOptions(), **overrides)
         self.threads = configure_torch(self.settings.num_threads)
         self.device = resolve_device(self.settings.device)
         self.dtype = resolve_dtype(self.settings.dtype)
@@ -130,7 +115,7 @@ class LocalServiceClient:
         self,
         model_path: str | None = None,
         base_model: str | None = None,
-        retry_config: Any = None,
+        retry_config: RetryConfig | None = None,
         record_stability_info: bool = False,
     ) -> AwaitableConcurrentFuture[LocalSamplingClient]:
         """A sampling client on saved weights (``model_path``) or on the untrained ``base_model``."""
@@ -175,7 +160,7 @@ class LocalServiceClient:
         return LocalTrainingClient(self, self._load(base_model, mode, seed, tokenizer_json), seed)
 
     def _from_state(self, path: str, base_model: str | None, *, with_optimizer: bool) -> LocalTrainingClient:
-        checkpoint = checkpoints.read_checkpoint(path, with_optimizer=with_optimizer)
+        checkpoint = saved_states.read_state(path, with_optimizer=with_optimizer)
         saved_base = str(checkpoint.meta["base_model"])
         if base_model is not None and base_model != saved_base:
             raise ConfigError(f"{checkpoint.path} was trained from {saved_base!r}, not {base_model!r}")

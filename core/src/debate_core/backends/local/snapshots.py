@@ -6,10 +6,10 @@ from typing import Any
 
 import torch
 
+from debate_core.backends.local.engine import Decoder, SamplerSnapshot
 from debate_core.backends.local.fast_decoder import FastDecoder, extract_weights, supports
 from debate_core.backends.local.generic_decoder import GenericDecoder, snapshot_model
 from debate_core.backends.local.prefix_cache import PrefixCache
-from debate_core.backends.local.sampler import Decoder, SamplerSnapshot
 
 
 def core_module(module: torch.nn.Module) -> torch.nn.Module:

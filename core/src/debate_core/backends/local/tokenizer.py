@@ -17,18 +17,16 @@ from typing import TYPE_CHECKING, Any
 
 from tokenizers import AddedToken, Regex, Tokenizer, decoders, models, pre_tokenizers, trainers
 
+from debate_core.debate.xml_parser import XML_TAGS
+
 if TYPE_CHECKING:
     from transformers import PreTrainedTokenizerFast
 
 EOS_TOKEN = "<|endoftext|>"
 PAD_TOKEN = "<|pad|>"
 SPECIAL_TOKENS = (EOS_TOKEN, PAD_TOKEN)
-CONTRACT_TAGS = tuple(
-    f"<{closing}{tag}>"
-    for tag in ("solution", "evaluation", "comparison", "consensus", "consensus_reason")
-    for closing in ("", "/")
-)
-"""The output contract's tags, each one token."""
+CONTRACT_TAGS = XML_TAGS
+"""The XML output contract's tags (the default parser's), each one token."""
 
 
 def _corpus_text() -> str:

@@ -1,0 +1,156 @@
+"""Reading a run file: TOML, ``section.key=value`` overrides, then the schema.
+
+Loading goes in steps, each failing with a ``ConfigError`` that names the key path: parse
+the TOML, apply the overrides, structure into :class:`~debate_core.config.sections.RunConfig`
+(unknown keys are errors), then, when a component catalog (the plugin registry) is given,
+validate every chosen component's options with that component's own options class. Nothing
+heavy is imported: a run file is fully checked before any model or dataset is loaded.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+import warnings
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from debate_core.config.sections import RunConfig
+from debate_core.config.structuring import structure
+from debate_core.config.validation import ComponentCatalog, validate_components
+from debate_core.errors import ConfigError
+
+
+def read_toml(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """Read a TOML file; a missing file or a syntax error is a ``ConfigError`` naming the file."""
+    file = Path(path)
+    try:
+        text = file.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(f"{file}: no such run file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{file}: cannot be read: {exc}") from None
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{file}: not valid TOML: {exc}") from None
+
+
+def parse_override(text: str) -> tuple[list[str], Any]:
+    """Split ``section.key=value`` into its key path and value.
+
+    The value is read as a TOML value when it is one (``3``, ``1e-4``, ``true``,
+    ``[1, 2]``, ``{ name = "v2" }``) and as a plain string otherwise, so
+    ``debate.coordinator.name=parallel`` needs no quotes; the schema then types it.
+    """
+    key, sep, value = text.partition("=")
+    keys = [k.strip() for k in key.strip().split(".")]
+    if not sep or not all(keys):
+        raise ConfigError(f"override {text!r}: expected section.key=value")
+    try:
+        parsed: Any = tomllib.loads(f"value = {value.strip()}")["value"]
+    except tomllib.TOMLDecodeError:
+        parsed = value.strip()
+    return keys, parsed
+
+
+def apply_overrides(raw: dict[str, Any], overrides: Sequence[str]) -> dict[str, Any]:
+    """A copy of ``raw`` with each ``section.key=value`` override set.
+
+    A component chosen by name (``reward = "v2"`` or a ``[reward]`` table) takes ``reward.name=X``
+    and ``reward.options.k=v`` too. Switching the name to another component drops the options of
+    the old one, which would not fit the new one, except those set by earlier overrides of the
+    same command (``reward.options.k=v reward.name=X`` keeps ``k``).
+    """
+    result = _deep_copy(raw)
+    touched: list[list[str]] = []
+    for text in overrides:
+        keys, value = parse_override(text)
+        node = result
+        for depth, key in enumerate(keys[:-1]):
+            child = node.setdefault(key, {})
+            if isinstance(child, str) and keys[depth + 1] in ("name", "options"):
+                child = node[key] = {"name": child}  # `reward = "v2"` is `[reward] name = "v2"`
+            if not isinstance(child, dict):
+                where = ".".join(keys[: depth + 1])
+                raise ConfigError(f"override {text!r}: {where} is a value, not a section")
+            node = child
+        if keys[-1] == "name" and "options" in node and node.get("name") != value:
+            options_path = [*keys[:-1], "options"]
+            if not any(path[: len(options_path)] == options_path for path in touched):
+                del node["options"]
+        node[keys[-1]] = value
+        touched.append(keys)
+    return result
+
+
+def _deep_copy(raw: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: _deep_copy(val) if isinstance(val, Mapping) else val for k, val in raw.items()}
+
+
+RENAMED_KEYS: dict[tuple[str, str], str] = {
+    ("debate", "personas"): "persona_set",
+    ("debate", "history"): "history_policy",
+}
+"""Keys renamed in a release: ``(section, old key) -> new key``. Run files that still use an old key
+keep working, with a warning naming the new one (docs/config-reference.md#renamed-keys)."""
+
+
+class RenamedKeyWarning(UserWarning):
+    """A run file uses the old name of a key; it still works, under its new name."""
+
+
+def rename_old_keys(raw: dict[str, Any], where: str = "") -> dict[str, Any]:
+    """``raw`` with every old key of :data:`RENAMED_KEYS` moved to its new name, with a warning each.
+
+    Raises:
+        ConfigError: both the old and the new name are given.
+    """
+    for (section, old), new in RENAMED_KEYS.items():
+        table = raw.get(section)
+        if not isinstance(table, dict) or old not in table:
+            continue
+        if new in table:
+            raise ConfigError(
+                f"{where}{section}.{old}: is the old name of {section}.{new}, which is given too; "
+                f"keep only {section}.{new}"
+            )
+        warnings.warn(
+            f"{where}{section}.{old} is deprecated: rename it {section}.{new} (same table)",
+            RenamedKeyWarning,
+            stacklevel=3,
+        )
+        table[new] = table.pop(old)
+    return raw
+
+
+def load_run_config(
+    path: str | os.PathLike[str] | None,
+    overrides: Sequence[str] = (),
+    *,
+    registry: ComponentCatalog[Any] | None,
+) -> RunConfig:
+    """Read, override and structure a run file, and validate its components against ``registry``.
+
+    ``path=None`` starts from the defaults. ``registry`` is the plugin registry
+    (``debate_core.plugins.get_registry()``) whose components the file may choose; ``None``
+    checks the schema only. Raises ``ConfigError`` listing every problem by key path.
+    """
+    raw = read_toml(path) if path is not None else {}
+    where = f"{path}: " if path is not None else ""
+    raw = rename_old_keys(apply_overrides(raw, overrides), where)
+    try:
+        config = structure(raw, RunConfig)
+    except ConfigError as exc:
+        raise ConfigError(_prefix_lines(where, str(exc))) from None
+    if registry is not None:
+        try:
+            validate_components(config, registry)
+        except ConfigError as exc:
+            raise ConfigError(_prefix_lines(where, str(exc))) from None
+    return config
+
+
+def _prefix_lines(prefix: str, text: str) -> str:
+    return "\n".join(prefix + line for line in text.splitlines())

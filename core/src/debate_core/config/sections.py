@@ -1,0 +1,279 @@
+"""The sections of a run file, as frozen attrs classes, and ``RunConfig`` that holds them all.
+
+Every field has a default and a docstring (the string under it), from which
+``docs/config-reference.md`` is generated.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import attrs
+from attrs import validators as v
+
+from debate_core.config.choices import ComponentChoice
+
+LOSS_OPTIONS: dict[str, frozenset[str]] = {
+    "importance_sampling": frozenset(),
+    "ppo": frozenset({"clip_low_threshold", "clip_high_threshold"}),
+    "cispo": frozenset({"clip_low_threshold", "clip_high_threshold"}),
+}
+"""The ``loss_fn_config`` keys each policy-gradient loss of the Tinker API reads."""
+
+
+def _check_loss_config(
+    instance: TrainingSettings, attribute: attrs.Attribute[dict[str, float]], value: dict[str, float]
+) -> None:
+    allowed = LOSS_OPTIONS.get(instance.loss_fn, frozenset())
+    unknown = sorted(set(value) - allowed)
+    if unknown:
+        accepted = ", ".join(sorted(allowed)) if allowed else "no options"
+        raise ValueError(f"'loss_fn_config' has {', '.join(unknown)}, but loss {instance.loss_fn} takes {accepted}")
+    low = value.get("clip_low_threshold")
+    high = value.get("clip_high_threshold")
+    if low is not None and high is not None and not 0 < low <= 1 <= high:
+        raise ValueError(
+            f"'loss_fn_config' needs 0 < clip_low_threshold <= 1 <= clip_high_threshold, got {low}, {high}"
+        )
+
+
+@attrs.frozen(kw_only=True)
+class RunSettings:
+    """Identity and randomness of a run."""
+
+    name: str = "debate"
+    """A label for the run; the default run directory is ``runs/<name>``."""
+    seed: int = 0
+    """The one seed behind data order, persona assignment, weight init and sampling seeds."""
+
+
+@attrs.frozen(kw_only=True)
+class ModelSettings:
+    """The policy being trained, as the backend names it."""
+
+    base_model: str = "embedded:debate-tiny"
+    """A model name the backend understands: ``embedded:<name>`` or a local directory for ``local``,
+    a hosted model such as ``Qwen/Qwen3-8B`` for ``tinker``."""
+    lora_rank: int = attrs.field(default=0, validator=v.ge(0))
+    """LoRA rank; 0 trains every weight (``local`` only; ``tinker`` needs a rank of at least 1)."""
+    train_mlp: bool = True
+    """Adapt the MLP layers (LoRA)."""
+    train_attn: bool = True
+    """Adapt the attention layers (LoRA)."""
+    train_unembed: bool = True
+    """Adapt the unembedding layer (LoRA)."""
+
+
+@attrs.frozen(kw_only=True)
+class DebateSettings:
+    """The shape of one debate and the components that run it."""
+
+    num_agents: int = attrs.field(default=3, validator=v.ge(1))
+    """Agents per debate (N); all are the same policy with different personas."""
+    max_rounds: int = attrs.field(default=3, validator=v.ge(1))
+    """Rounds at most; a debate also ends earlier by consensus (``stop_on_consensus``)."""
+    stop_on_consensus: Literal["informed", "any", "never"] = "informed"
+    """Which YES answers end a debate before ``max_rounds`` (docs/protocol.md#when-a-debate-ends):
+    ``informed``: every agent of a round said YES after seeing the latest solution of every other
+    agent; ``any``: every agent of a round said YES (the peer recipe's literal rule);
+    ``never``: always play ``max_rounds``."""
+    max_tokens: int = attrs.field(default=256, validator=v.ge(1))
+    """Sampled tokens per turn at most."""
+    temperature: float = attrs.field(default=1.0, validator=v.ge(0.0))
+    """Sampling temperature unless the agent's persona sets its own."""
+    show_answers: bool = False
+    """State in each history entry the final answer the run's grader reads in that solution
+    (``Answer: 65``), so that judging an answer does not first need finding it inside the
+    solution (docs/protocol.md#what-an-agent-sees)."""
+    coordinator: ComponentChoice = attrs.field(factory=lambda: ComponentChoice(name="sequential"))
+    """Turn protocol: ``sequential`` turns or ``parallel`` rounds (docs/protocol.md#turn-protocols)."""
+    parser: ComponentChoice = attrs.field(factory=lambda: ComponentChoice(name="xml"))
+    """Output parser for the XML contract."""
+    persona_set: ComponentChoice = attrs.field(factory=lambda: ComponentChoice(name="default"))
+    """Persona set: system prompt and temperature per agent."""
+    history_policy: ComponentChoice = attrs.field(factory=lambda: ComponentChoice(name="all"))
+    """History policy: which earlier rounds each prompt shows."""
+    renderer: ComponentChoice = attrs.field(factory=lambda: ComponentChoice(name="role_colon"))
+    """Renderer: messages to tokens, and the stop conditions."""
+
+
+@attrs.frozen(kw_only=True)
+class TrainingSettings:
+    """How the policy is updated (docs/training.md#one-iteration)."""
+
+    batch_size: int = attrs.field(default=8, validator=v.ge(1))
+    """Questions (debates) per iteration."""
+    num_iterations: int = attrs.field(default=10, validator=v.ge(0))
+    """RL iterations (ignored when a curriculum is given: its stages' iterations add up instead)."""
+    learning_rate: float = attrs.field(default=1e-4, validator=v.gt(0.0))
+    """Adam learning rate of the RL updates (3e-5 is a common choice for LoRA on an 8B model)."""
+    lr_schedule: Literal["constant", "linear", "cosine"] = "constant"
+    """Decay over the RL iterations: ``linear`` and ``cosine`` fall from ``learning_rate`` towards 0."""
+    loss_fn: Literal["importance_sampling", "ppo", "cispo"] = "importance_sampling"
+    """The policy-gradient loss of the backend (Tinker's definitions; docs/training.md)."""
+    loss_fn_config: dict[str, float] = attrs.field(factory=dict, validator=_check_loss_config)
+    """Options of the loss, e.g. ``{clip_low_threshold = 0.8, clip_high_threshold = 1.2}`` for ppo and cispo."""
+    num_substeps: int = attrs.field(default=1, validator=v.ge(1))
+    """Optimizer steps per iteration; the batch's Datums are split into this many chunks."""
+    adam_beta1: float = attrs.field(default=0.9, validator=[v.ge(0.0), v.lt(1.0)])
+    """Adam's first-moment decay (``AdamParams.beta1``)."""
+    adam_beta2: float = attrs.field(default=0.95, validator=[v.ge(0.0), v.lt(1.0)])
+    """Adam's second-moment decay (``AdamParams.beta2``)."""
+    adam_eps: float = attrs.field(default=1e-8, validator=v.gt(0.0))
+    """Adam's denominator epsilon (``AdamParams.eps``)."""
+    weight_decay: float = attrs.field(default=0.0, validator=v.ge(0.0))
+    """Decoupled (AdamW) weight decay."""
+    grad_clip_norm: float = attrs.field(default=0.0, validator=v.ge(0.0))
+    """Clip the global gradient norm to this value (0: no clipping)."""
+    save_every: int = attrs.field(default=5, validator=v.ge(0))
+    """Checkpoint every this many RL iterations (and warm-start steps); 0: only at the end of each phase,
+    on a stop signal and before a failure exits."""
+    keep_last: int = attrs.field(default=0, validator=v.ge(0))
+    """Keep only this many of the newest periodic checkpoints (``save_every``), deleting older ones with their
+    backend states; the end of each phase, stops, failures and the best evaluation's checkpoint are always kept
+    (0: keep every checkpoint)."""
+    keep_best_by: str = "debate/debate_correct"
+    """The evaluation metric whose best checkpoint ``keep_last`` keeps, without its ``eval_<dataset>/`` prefix
+    (higher is better; empty: none is kept for it)."""
+    eval_every: int = attrs.field(default=0, validator=v.ge(0))
+    """Evaluate every this many RL iterations (0: never during training)."""
+    max_debates_in_flight: int = attrs.field(default=16, validator=v.ge(1))
+    """Debates sampled concurrently at most."""
+    advantage_normalisation: Literal["group", "global"] = "group"
+    """``group`` centres within each debate; ``global`` also divides by the batch's std (docs/rewards.md#advantages)."""
+    drop_uniform_groups: bool = False
+    """Drop debates whose advantages are all zero (they carry no gradient)."""
+    skip_zero_advantage_updates: bool = True
+    """Leave out Datums whose advantages are all zero, and skip the optimizer step when none is left
+    (Adam's momentum would otherwise keep moving the weights on a zero gradient)."""
+    backend_retries: int = attrs.field(default=4, validator=v.ge(1))
+    """Attempts for a backend call that fails with a transient error (connection, timeout, rate limit)."""
+    backend_retry_delay_s: float = attrs.field(default=1.0, validator=v.ge(0.0))
+    """Wait before the first retry; doubled after each further failure (at most 30 s)."""
+
+
+@attrs.frozen(kw_only=True)
+class WarmstartSettings:
+    """Supervised warm-start on reference debates (docs/training.md#warm-start).
+
+    Each step takes ``batch_size`` training problems that have an answer and runs a reference
+    debate through the debate's own prompts (so the observations are exactly those of RL):
+    first answers are right or, with probability ``flawed_share``, plausibly wrong; every later
+    response judges the others, compares them, revises to the right solution and says YES only
+    when every answer it has seen agrees. Then it trains ``cross_entropy`` on those responses.
+    """
+
+    enabled: bool = False
+    """Run the warm-start before RL."""
+    steps: int = attrs.field(default=100, validator=v.ge(0))
+    """Optimizer steps of the warm-start."""
+    batch_size: int = attrs.field(default=32, validator=v.ge(1))
+    """Problems (reference debates) per step."""
+    learning_rate: float = attrs.field(default=1e-3, validator=v.gt(0.0))
+    """Adam learning rate of the warm-start (the Adam settings of ``[training]`` apply)."""
+    lr_schedule: Literal["constant", "linear", "cosine"] = "cosine"
+    """Decay over the warm-start steps."""
+    solution_template: str = "The answer is \\boxed{{answer}}."
+    """The solution text when a problem has no worked solution (``metadata["solution"]``), and the
+    sentence appended to a worked solution the grader does not accept; ``{answer}`` is replaced by
+    the ground-truth answer. Problems whose reference solution the grader rejects are skipped."""
+    flawed_share: float = attrs.field(default=0.5, validator=[v.ge(0.0), v.le(1.0)])
+    """Share of first answers in the reference debates that are plausibly wrong, for the other
+    agents to judge (0: every agent is right and nobody ever disagrees)."""
+    train_on_flawed: bool = False
+    """Also train on the flawed first answers (off: they are only what the other agents judge)."""
+
+
+@attrs.frozen(kw_only=True)
+class JudgeSettings:
+    """A stronger judge whose verdicts on the pairs the agents compared are mixed into the peer
+    reward, with a weight that falls to zero (docs/rewards.md#a-stronger-judge-phased-out)."""
+
+    name: str = ""
+    """The judge component (``oracle``: ground truth; ``model``: a model the backend serves);
+    empty: no judge."""
+    options: dict[str, Any] = attrs.field(factory=dict)
+    """The judge component's options."""
+    weight: float = attrs.field(default=1.0, validator=[v.ge(0.0), v.le(1.0)])
+    """The judge's weight in the reward at the first RL iteration."""
+    decay_iterations: int = attrs.field(default=20, validator=v.ge(0))
+    """RL iterations over which the weight falls linearly to 0."""
+
+    @property
+    def choice(self) -> ComponentChoice | None:
+        """The judge component as a choice, or None without one."""
+        return ComponentChoice(name=self.name, options=dict(self.options)) if self.name else None
+
+
+@attrs.frozen(kw_only=True)
+class CurriculumStage:
+    """One stage of a curriculum: a dataset and how many iterations to train on it."""
+
+    dataset: ComponentChoice
+    """The stage's dataset plugin and its options (its ``train`` split is used)."""
+    iterations: int = attrs.field(validator=v.ge(1))
+    """RL iterations on this stage."""
+
+
+@attrs.frozen(kw_only=True)
+class EvaluationSettings:
+    """Held-out evaluation (docs/training.md#evaluation)."""
+
+    num_problems: int = attrs.field(default=50, validator=v.ge(0))
+    """Problems of ``split`` evaluated on (the first ones, the same every time)."""
+    split: str = "test"
+    """The dataset split evaluated on."""
+    modes: tuple[Literal["direct", "debate"], ...] = ("direct", "debate")
+    """``direct``: one answer per sample, no debate; ``debate``: a self-play debate per problem."""
+    num_samples: int = attrs.field(default=0, validator=v.ge(0))
+    """Direct answers per problem, the ``k`` of direct pass@k (0: the number of agents)."""
+    role_averaged: bool = False
+    """Also run role-averaged debates against a fixed opponent policy (docs/training.md#evaluation)."""
+    opponent: str = attrs.field(default="base", validator=v.min_len(1))
+    """The fixed opponent: ``base`` (the untrained base model) or saved weights: a checkpoint manifest
+    (``checkpoints/step_*.json``), a run directory (its latest checkpoint) or a backend path."""
+    temperature: float | None = attrs.field(default=None, validator=v.optional(v.ge(0.0)))
+    """Sampling temperature of every agent in evaluation, persona temperatures included (unset: the personas'
+    own, else ``debate.temperature``; docs/protocol.md#sampling-temperature)."""
+    at_start: bool = False
+    """Evaluate the untrained policy before any update (a baseline for the later evaluations)."""
+    at_end: bool = True
+    """Evaluate after the last iteration."""
+    after_warmstart: bool = True
+    """Evaluate after the warm-start (when it runs)."""
+
+
+@attrs.frozen(kw_only=True)
+class LoggingSettings:
+    """Where metrics and transcripts go."""
+
+    sinks: tuple[ComponentChoice, ...] = (ComponentChoice(name="jsonl"),)
+    """Metric sinks: ``jsonl`` writes RUN_DIR/metrics.jsonl; ``wandb`` and ``tensorboard`` when installed."""
+    num_groups_to_log: int = attrs.field(default=2, validator=v.ge(0))
+    """Full transcripts of this many debates per iteration go to RUN_DIR/transcripts/."""
+    progress: Literal["auto", "bar", "lines", "off"] = "auto"
+    """``auto``: a live bar on a terminal, plain lines otherwise."""
+
+
+@attrs.frozen(kw_only=True)
+class RunConfig:
+    """A whole run file. Every section and key has a default, so an empty file is valid."""
+
+    run: RunSettings = attrs.field(factory=RunSettings)
+    backend: ComponentChoice = attrs.field(factory=lambda: ComponentChoice(name="local"))
+    """Training backend: ``local`` (torch, this machine) or ``tinker`` (the Tinker service)."""
+    model: ModelSettings = attrs.field(factory=ModelSettings)
+    debate: DebateSettings = attrs.field(factory=DebateSettings)
+    reward: ComponentChoice = attrs.field(factory=lambda: ComponentChoice(name="win_rate"))
+    """Reward function scoring each finished debate."""
+    dataset: ComponentChoice = attrs.field(factory=lambda: ComponentChoice(name="arithmetic"))
+    """Questions for training and evaluation."""
+    grader: ComponentChoice = attrs.field(factory=lambda: ComponentChoice(name="boxed"))
+    """Checks solutions against the dataset's answers (``none`` for open-ended prompts)."""
+    training: TrainingSettings = attrs.field(factory=TrainingSettings)
+    warmstart: WarmstartSettings = attrs.field(factory=WarmstartSettings)
+    judge: JudgeSettings = attrs.field(factory=JudgeSettings)
+    curriculum: tuple[CurriculumStage, ...] = ()
+    """Dataset stages trained in order; empty: train on ``dataset`` for ``training.num_iterations``."""
+    evaluation: EvaluationSettings = attrs.field(factory=EvaluationSettings)
+    logging: LoggingSettings = attrs.field(factory=LoggingSettings)

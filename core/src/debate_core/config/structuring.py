@@ -1,0 +1,166 @@
+"""The cattrs converter for run files and component options, with error messages that
+name the full key path and keep an attrs validator's own message (cattrs' default
+formatting replaces it with "invalid value")."""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Iterator, Mapping
+from typing import Any, TypeVar
+
+import attrs
+import cattrs
+import cattrs.gen
+from cattrs.errors import ClassValidationError, ForbiddenExtraKeysError, IterableValidationError
+
+from debate_core.config.choices import ComponentChoice
+from debate_core.errors import ConfigError
+
+T = TypeVar("T")
+
+_VALIDATOR_MESSAGE = re.compile(r"^'(?P<field>[A-Za-z_][A-Za-z0-9_]*)' (?P<rest>.*)$", re.DOTALL)
+
+
+def _make_converter() -> cattrs.Converter:
+    converter = cattrs.Converter(forbid_extra_keys=True)
+
+    def structure_float(value: Any, _: type) -> float:
+        if isinstance(value, bool) or not isinstance(value, int | float | str):
+            raise TypeError(f"expected a number, got {type(value).__name__} {value!r}")
+        try:
+            return float(value)
+        except ValueError:
+            raise TypeError(f"expected a number, got {value!r}") from None
+
+    def structure_int(value: Any, _: type) -> int:
+        if isinstance(value, bool) or (isinstance(value, float) and not value.is_integer()):
+            raise TypeError(f"expected an integer, got {value!r}")
+        if not isinstance(value, int | float | str):
+            raise TypeError(f"expected an integer, got {type(value).__name__} {value!r}")
+        try:
+            return int(value)
+        except ValueError:
+            raise TypeError(f"expected an integer, got {value!r}") from None
+
+    def structure_bool(value: Any, _: type) -> bool:
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, str) and value.lower() in ("true", "false"):
+            return value.lower() == "true"
+        raise TypeError(f"expected true or false, got {value!r}")
+
+    def structure_str(value: Any, _: type) -> str:
+        if not isinstance(value, str | int | float) or isinstance(value, bool):
+            raise TypeError(f"expected a string, got {type(value).__name__} {value!r}")
+        return str(value)
+
+    converter.register_structure_hook(float, structure_float)
+    converter.register_structure_hook(int, structure_int)
+    converter.register_structure_hook(bool, structure_bool)
+    converter.register_structure_hook(str, structure_str)
+
+    def attrs_hook_factory(cls: type) -> Any:
+        inner: cattrs.SimpleStructureHook[Mapping[str, Any], Any] = cattrs.gen.make_dict_structure_fn(
+            cls, converter, _cattrs_forbid_extra_keys=True
+        )
+
+        def structure_attrs(value: Any, target: type) -> Any:
+            if not isinstance(value, Mapping):
+                raise TypeError(f"expected a table of {target.__name__} keys, got {type(value).__name__} {value!r}")
+            return inner(value, target)
+
+        return structure_attrs
+
+    converter.register_structure_hook_factory(attrs.has, attrs_hook_factory)
+    return converter
+
+
+converter = _make_converter()
+"""The one converter for run files and component options (unknown keys are errors)."""
+
+
+def _structure_choice(value: Any, _: type) -> ComponentChoice:
+    """Accept ``reward = "v2"`` as shorthand for ``[reward] name = "v2"``."""
+    if isinstance(value, str):
+        return ComponentChoice(name=value)
+    if not isinstance(value, dict):
+        raise TypeError(f"expected a component name or a table with 'name' and 'options', got {value!r}")
+    return _structure_choice_table(value, ComponentChoice)
+
+
+_structure_choice_table = converter.gen_structure_attrs_fromdict(ComponentChoice)
+converter.register_structure_hook(ComponentChoice, _structure_choice)
+
+
+def _field_names(cls: type | None) -> list[str]:
+    if cls is None or not attrs.has(cls):
+        return []
+    return [a.name for a in attrs.fields(cls)]
+
+
+def _join(path: str, part: str) -> str:
+    if part.startswith("["):
+        return f"{path}{part}"
+    return f"{path}.{part}" if path else part
+
+
+def _describe(exc: BaseException) -> str:
+    text = str(exc)
+    if isinstance(exc, cattrs.errors.CattrsError) and " not in literal " in text:
+        value, _, literal = text.partition(" not in literal ")
+        choices = literal.removeprefix("typing.Literal[").removesuffix("]")
+        return f"{value!s} is not one of {choices}"
+    if isinstance(exc, KeyError):
+        return f"missing required key {text}"
+    return text or type(exc).__name__
+
+
+def iter_errors(exc: BaseException, path: str, cls: type | None = None) -> Iterator[str]:
+    """Yield one ``path: message`` line per leaf error of a cattrs structuring failure."""
+    if isinstance(exc, ClassValidationError):
+        with_notes, without = exc.group_exceptions()
+        for sub, note in with_notes:
+            yield from iter_errors(sub, _join(path, note.name), note.type)
+        for sub in without:
+            yield from iter_errors(sub, path, exc.cl)
+        return
+    if isinstance(exc, IterableValidationError):
+        with_indices, unindexed = exc.group_exceptions()
+        for sub, item in with_indices:
+            yield from iter_errors(sub, _join(path, f"[{item.index}]"), item.type)
+        for sub in unindexed:
+            yield from iter_errors(sub, path)
+        return
+    if isinstance(exc, ForbiddenExtraKeysError):
+        known = _field_names(exc.cl)
+        for key in sorted(exc.extra_fields):
+            hint = difflib.get_close_matches(key, known, n=1)
+            suggestion = f" (did you mean '{hint[0]}'?)" if hint else ""
+            allowed = ", ".join(known) if known else "none"
+            yield f"{_join(path, key)}: unknown key{suggestion}; allowed keys: {allowed}"
+        return
+    if isinstance(exc, cattrs.BaseValidationError):
+        for sub in exc.exceptions:
+            yield from iter_errors(sub, path)
+        return
+    message = _describe(exc)
+    match = _VALIDATOR_MESSAGE.match(message)
+    if match and match.group("field") in _field_names(cls):
+        yield f"{_join(path, match.group('field'))}: {match.group('rest')}"
+        return
+    yield f"{path or '<root>'}: {message}"
+
+
+def structure(raw: Any, cls: type[T], path: str = "") -> T:
+    """Structure ``raw`` into ``cls``; raise one ``ConfigError`` listing every problem by key path."""
+    try:
+        return converter.structure(raw, cls)
+    except (cattrs.BaseValidationError, ValueError, TypeError, KeyError) as exc:
+        lines = list(iter_errors(exc, path, cls))
+        raise ConfigError("\n".join(lines)) from exc
+
+
+def unstructure(value: Any) -> Any:
+    """Plain data (dicts, lists, scalars) for a record, for TOML or JSON output."""
+    return converter.unstructure(value)

@@ -1,0 +1,441 @@
+"""One debate, start to finish: the one code path of training, evaluation and ``debate run``.
+
+``run_debate`` starts one task per agent. Each asks the turn protocol for its turn, builds
+its prompt (persona, history policy, instructions, renderer), samples from its own policy,
+parses the answer, applies the authorship rules and hands the turn in. The debate ends by
+the turn protocol's termination rule or by an abort; on an abort every other agent task is
+cancelled at once, so no agent is ever left waiting.
+
+A policy that raises fails its turn (``ParseError`` code ``turn_failed``, step reward -1).
+A *component* that raises (history policy, renderer, parser, grader) is a bug, not a move
+in the debate: the debate is stopped the same way and ``ComponentFailure`` names it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
+
+import attrs
+
+from debate_core.components import ComponentBuilder, build_choice
+from debate_core.config.sections import DebateSettings
+from debate_core.debate.coordinators import Coordinator, TurnDraft, TurnState, TurnTicket
+from debate_core.debate.instructions import turn_instructions
+from debate_core.debate.observations import OwnTurn, build_messages, system_prompt
+from debate_core.debate.rendering import sampling_stop
+from debate_core.debate.token_sections import token_sections
+from debate_core.errors import ComponentFailure, PluginError
+from debate_core.records import (
+    AgentPolicy,
+    AgentTrajectory,
+    CheckedComparisons,
+    ConsensusRule,
+    DebateEpisode,
+    DebateRecord,
+    Grader,
+    HistoryEntry,
+    HistoryPolicy,
+    OutputParser,
+    ParsedResponse,
+    ParseError,
+    Persona,
+    PersonaSet,
+    Problem,
+    Renderer,
+    SampledAction,
+    Tokenizer,
+    Transition,
+    Turn,
+    TurnView,
+    ViewingPolicy,
+    apply_authorship,
+)
+
+T = TypeVar("T")
+
+
+@attrs.frozen(kw_only=True)
+class DebateSetup:
+    """Everything that shapes a debate except the question and the policies."""
+
+    num_agents: int = attrs.field(validator=attrs.validators.ge(1))
+    max_rounds: int = attrs.field(validator=attrs.validators.ge(1))
+    max_tokens: int = attrs.field(validator=attrs.validators.ge(1))
+    temperature: float = attrs.field(validator=attrs.validators.ge(0.0))
+    """The debate's temperature (``debate.temperature``), for agents whose persona sets none."""
+    temperature_override: float | None = attrs.field(
+        default=None, validator=attrs.validators.optional(attrs.validators.ge(0.0))
+    )
+    """A temperature for every agent, persona temperatures included (``evaluation.temperature``)."""
+    coordinator: Coordinator
+    parser: OutputParser
+    persona_set: PersonaSet
+    history_policy: HistoryPolicy
+    renderer: Renderer
+    consensus_rule: ConsensusRule = "informed"
+    """Which YES answers end a debate early (``debate.stop_on_consensus``)."""
+    show_answers: bool = False
+    """State in each history entry the answer the grader reads in its solution (``debate.show_answers``)."""
+    stop_after_round: int | None = attrs.field(
+        default=None, validator=attrs.validators.optional(attrs.validators.ge(1))
+    )
+    """End every debate after this round whatever the stop rule, while the prompts still say
+    ``Round r of max_rounds``: evaluation's direct answers are the blind first round of the
+    same debate."""
+
+
+def sampling_temperature(persona: Persona, setup: DebateSetup) -> float:
+    """The temperature an agent samples at (docs/protocol.md#sampling-temperature): the setup's
+    override when it has one (evaluation's), else the persona's own temperature when it sets one,
+    else the debate's temperature."""
+    if setup.temperature_override is not None:
+        return setup.temperature_override
+    if persona.temperature is not None:
+        return persona.temperature
+    return setup.temperature
+
+
+def turn_seed(seed: int, agent: int, round: int) -> int:
+    """The sampling seed of one turn: a hash of the debate seed, the agent and the round
+    (stable across processes and Python versions), in ``0 .. 2**31 - 1``."""
+    digest = hashlib.blake2b(f"{seed}:{agent}:{round}".encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big") & 0x7FFFFFFF
+
+
+def build_debate_setup(debate: DebateSettings, registry: ComponentBuilder, tokenizer: Tokenizer) -> DebateSetup:
+    """The debate setup of a run file's ``[debate]`` section.
+
+    Args:
+        debate: the ``[debate]`` section (``RunConfig.debate``).
+        registry: builds the chosen components (the plugin registry).
+        tokenizer: the policy's tokenizer, for the renderer.
+    """
+    coordinator = build_choice(registry, "coordinator", debate.coordinator, "debate.coordinator")
+    parser = build_choice(registry, "parser", debate.parser, "debate.parser")
+    persona_set = build_choice(registry, "persona_set", debate.persona_set, "debate.persona_set")
+    history_policy = build_choice(registry, "history_policy", debate.history_policy, "debate.history_policy")
+    renderer_factory = build_choice(registry, "renderer", debate.renderer, "debate.renderer")
+    if not callable(renderer_factory):
+        raise PluginError(f"renderer '{debate.renderer.name}' must build a factory (tokenizer) -> Renderer")
+    renderer = renderer_factory(tokenizer)
+    for value, interface, attribute in (
+        (coordinator, Coordinator, "coordinator"),
+        (parser, OutputParser, "parser"),
+        (persona_set, PersonaSet, "persona_set"),
+        (history_policy, HistoryPolicy, "history_policy"),
+        (renderer, Renderer, "renderer"),
+    ):
+        if not isinstance(value, interface):
+            name = getattr(debate, attribute).name
+            raise PluginError(
+                f"debate.{attribute}: component '{name}' built a {type(value).__name__}, "
+                f"which is not a {interface.__name__}"
+            )
+    return DebateSetup(
+        num_agents=debate.num_agents,
+        max_rounds=debate.max_rounds,
+        max_tokens=debate.max_tokens,
+        temperature=debate.temperature,
+        coordinator=coordinator,
+        parser=parser,
+        persona_set=persona_set,
+        history_policy=history_policy,
+        renderer=renderer,
+        consensus_rule=debate.stop_on_consensus,
+        show_answers=debate.show_answers,
+    )
+
+
+def saw_every_latest_solution(ticket: TurnTicket, shown: Sequence[HistoryEntry], num_agents: int) -> bool:
+    """Whether the prompt showed the latest committed solution of every other agent
+    (``Turn.informed``, docs/protocol.md#when-a-debate-ends).
+
+    An agent that has not answered yet has no solution to see, so a turn taken before every
+    other agent answered once is not informed (the first agents of a sequential round 1, every
+    agent of a parallel round 1). A history policy that hides an agent's latest turn leaves the
+    turn uninformed too.
+    """
+    latest: dict[int, int] = {}
+    for turn in ticket.visible:
+        latest[turn.agent] = turn.round
+    shown_rounds = {(e.agent, e.round) for e in shown}
+    return all(
+        other in latest and (other, latest[other]) in shown_rounds
+        for other in range(num_agents)
+        if other != ticket.agent
+    )
+
+
+class _ComponentRaised(Exception):
+    """A component raised inside an agent task; carries the message for ``ComponentFailure``."""
+
+
+def _call_component(what: str, call: Callable[[], T]) -> T:
+    try:
+        return call()
+    except asyncio.CancelledError:
+        raise
+    except Exception as exc:
+        raise _ComponentRaised(f"{what} raised {type(exc).__name__}: {exc}") from exc
+
+
+@attrs.frozen
+class _Sample:
+    observation: tuple[int, ...]
+    action: tuple[int, ...]
+    logprobs: tuple[float, ...]
+    sections: tuple[str | None, ...]
+
+
+class _Debate:
+    """The state of one running debate (one instance per ``run_debate`` call)."""
+
+    def __init__(
+        self,
+        problem: Problem,
+        setup: DebateSetup,
+        policies: Sequence[AgentPolicy],
+        seed: int,
+        grader: Grader | None = None,
+    ) -> None:
+        self.problem = problem
+        self.setup = setup
+        self.policies = policies
+        self.seed = seed
+        self.grader = grader
+        rounds = min(setup.max_rounds, setup.stop_after_round or setup.max_rounds)
+        self.state: TurnState = setup.coordinator.start(setup.num_agents, rounds)
+        self.state.consensus_rule = setup.consensus_rule
+        self.stop = sampling_stop(setup.renderer, setup.parser.contract)
+        self.samples: dict[tuple[int, int], _Sample] = {}
+
+    def persona(self, agent: int) -> Persona:
+        return _call_component("persona set", lambda: self.setup.persona_set.persona(agent, self.setup.num_agents))
+
+    async def agent_loop(self, agent: int) -> None:
+        setup = self.setup
+        persona = self.persona(agent)
+        temperature = sampling_temperature(persona, setup)
+        own_turns: dict[int, OwnTurn] = {}
+        while True:
+            ticket = await self.state.next_turn(agent)
+            if ticket is None:
+                return
+            instructions, prompt, view = self.observe(ticket, persona, own_turns)
+            policy = self.policies[agent]
+            seed = turn_seed(self.seed, agent, ticket.round)
+            try:
+                if isinstance(policy, ViewingPolicy):
+                    action = await policy.sample_with_view(
+                        prompt, view, stop=self.stop, temperature=temperature, max_tokens=setup.max_tokens, seed=seed
+                    )
+                else:
+                    action = await policy.sample(
+                        prompt, stop=self.stop, temperature=temperature, max_tokens=setup.max_tokens, seed=seed
+                    )
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                message = f"the policy of agent {agent} raised {type(exc).__name__}: {exc}"
+                self.samples[(ticket.round, agent)] = _Sample(tuple(prompt), (), (), ())
+                draft = TurnDraft("", ParsedResponse(error=ParseError("turn_failed", message)), persona.name)
+                await self.state.fail(ticket, draft)
+                return
+            draft = attrs.evolve(self.read_answer(ticket, persona, prompt, action), informed=view.informed)
+            own_turns[ticket.round] = OwnTurn(draft.text, instructions, len(ticket.visible))
+            await self.state.submit(ticket, draft)
+
+    def observe(
+        self, ticket: TurnTicket, persona: Persona, own_turns: dict[int, OwnTurn]
+    ) -> tuple[str, list[int], TurnView]:
+        setup = self.setup
+        entries = list(
+            _call_component("history policy", lambda: setup.history_policy.select(ticket.visible, ticket.round))
+        )
+        if setup.coordinator.hide_comparisons:
+            entries = [attrs.evolve(e, comparison=None, consensus_reason=None) for e in entries]
+        if setup.show_answers and self.grader is not None:
+            entries = [attrs.evolve(e, answer=self.answer_of(ticket, e)) for e in entries]
+        informed = saw_every_latest_solution(ticket, entries, setup.num_agents)
+        instructions = turn_instructions(
+            agent=ticket.agent,
+            round=ticket.round,
+            max_rounds=setup.max_rounds,
+            answered_this_round=[e.agent for e in entries if e.round == ticket.round],
+            seen_in_earlier_rounds=[e.agent for e in entries if e.round < ticket.round],
+            contract=setup.parser.contract,
+            informed=informed,
+        )
+        index_of = {(t.round, t.agent): t.turn_index for t in ticket.visible}
+        messages = build_messages(
+            question=self.problem.question,
+            system_prompt=system_prompt(persona, setup.parser.contract, ticket.agent),
+            agent=ticket.agent,
+            entries=entries,
+            turn_indices=[index_of.get((e.round, e.agent), len(ticket.visible)) for e in entries],
+            own_turns=own_turns,
+            instructions=instructions,
+        )
+        prompt = _call_component("renderer", lambda: list(setup.renderer.build_prompt(messages)))
+        view = TurnView(
+            question=self.problem.question,
+            agent=ticket.agent,
+            num_agents=setup.num_agents,
+            round=ticket.round,
+            max_rounds=setup.max_rounds,
+            shown=tuple(entries),
+            informed=informed,
+        )
+        return instructions, prompt, view
+
+    def answer_of(self, ticket: TurnTicket, entry: HistoryEntry) -> str | None:
+        """The answer the grader reads in the full solution of the turn behind ``entry``."""
+        grader = self.grader
+        assert grader is not None
+        turn = next((t for t in ticket.visible if (t.round, t.agent) == (entry.round, entry.agent)), None)
+        if turn is None or turn.failed:
+            return None
+        solution = turn.response.solution
+        return _call_component("grader", lambda: grader.grade(solution, self.problem.answer or "").extracted)
+
+    def read_answer(self, ticket: TurnTicket, persona: Persona, prompt: list[int], action: SampledAction) -> TurnDraft:
+        setup = self.setup
+        if len(action.logprobs) != len(action.tokens):
+            raise _ComponentRaised(
+                f"the policy of agent {ticket.agent} returned {len(action.tokens)} tokens "
+                f"but {len(action.logprobs)} logprobs"
+            )
+        text = _call_component("renderer", lambda: setup.renderer.decode(action.tokens))
+        response = _call_component("parser", lambda: setup.parser.parse(text))
+        if not isinstance(response, ParsedResponse):
+            raise _ComponentRaised(f"parser returned {type(response).__name__}, not a ParsedResponse")
+        authored = (
+            apply_authorship(response.comparisons, ticket.agent, setup.num_agents)
+            if response.ok
+            else CheckedComparisons()
+        )
+        # the sections of a response that broke the contract are not trusted: all its tokens are in none
+        sections = (
+            _call_component("renderer", lambda: token_sections(setup.renderer.decode, action.tokens, response.spans))
+            if response.ok
+            else (None,) * len(action.tokens)
+        )
+        self.samples[(ticket.round, ticket.agent)] = _Sample(
+            tuple(prompt), tuple(action.tokens), tuple(float(x) for x in action.logprobs), sections
+        )
+        return TurnDraft(
+            text=text,
+            response=response,
+            persona=persona.name,
+            comparisons=authored.valid,
+            self_comparisons=authored.self_comparisons,
+            malformed_comparisons=authored.malformed,
+        )
+
+    async def run(self) -> None:
+        tasks = [
+            asyncio.create_task(self.agent_loop(agent), name=f"debate-agent-{agent}")
+            for agent in range(self.setup.num_agents)
+        ]
+        finished = asyncio.create_task(self.state.finished.wait(), name="debate-finished")
+        failure: BaseException | None = None
+        try:
+            pending: set[asyncio.Task[Any]] = set(tasks)
+            while pending and not self.state.finished.is_set():
+                done, _ = await asyncio.wait(pending | {finished}, return_when=asyncio.FIRST_COMPLETED)
+                for task in done & pending:
+                    pending.discard(task)
+                    if not task.cancelled() and task.exception() is not None:
+                        failure = task.exception()
+                        await self.state.abort(f"a component failed: {failure}")
+        finally:
+            for task in [*tasks, finished]:
+                task.cancel()
+            await asyncio.gather(*tasks, finished, return_exceptions=True)
+        if failure is not None:
+            if isinstance(failure, _ComponentRaised):
+                raise ComponentFailure(f"debate stopped: {failure}") from failure.__cause__
+            raise failure
+
+    def record(self, debate_id: str, grader: Grader | None) -> DebateRecord:
+        state = self.state
+        turns = tuple(state.committed)
+        if grader is not None and self.problem.answer is not None:
+            turns = tuple(attrs.evolve(t, grade=self.grade(grader, t)) for t in turns)
+        return DebateRecord(
+            question=self.problem.question,
+            num_agents=self.setup.num_agents,
+            turns=turns,
+            protocol=self.setup.coordinator.protocol_name,
+            max_rounds=self.setup.max_rounds,
+            answer=self.problem.answer,
+            debate_id=debate_id,
+            consensus_reached=state.consensus_reached,
+            aborted=state.aborted,
+            abort_reason=state.abort_reason,
+            consensus_rule=self.setup.consensus_rule,
+        )
+
+    def grade(self, grader: Grader, turn: Turn) -> float:
+        if turn.failed or self.problem.answer is None:
+            return 0.0
+        answer = self.problem.answer
+        try:
+            return 1.0 if grader.grade(turn.response.solution, answer).correct else 0.0
+        except Exception as exc:
+            raise ComponentFailure(f"grader raised {type(exc).__name__}: {exc}") from exc
+
+    def trajectories(self, record: DebateRecord) -> tuple[AgentTrajectory, ...]:
+        result: list[AgentTrajectory] = []
+        for agent in range(self.setup.num_agents):
+            transitions = []
+            for turn in record.turns_of(agent):
+                sample = self.samples[(turn.round, agent)]
+                transitions.append(
+                    Transition(
+                        turn_index=turn.turn_index,
+                        step=turn.step,
+                        observation=sample.observation,
+                        action=sample.action,
+                        logprobs=sample.logprobs,
+                        action_sections=sample.sections,
+                    )
+                )
+            result.append(AgentTrajectory(agent, tuple(transitions)))
+        return tuple(result)
+
+
+async def run_debate(
+    problem: Problem,
+    setup: DebateSetup,
+    policies: Sequence[AgentPolicy],
+    *,
+    seed: int,
+    debate_id: str = "",
+    grader: Grader | None = None,
+) -> DebateEpisode:
+    """Run one debate on ``problem``; ``policies[i]`` plays agent ``i``.
+
+    Args:
+        problem: the question (and its answer when known).
+        setup: the debate's shape and components.
+        policies: one policy per agent (the same object for self-play, a fixed opponent for
+            some roles in evaluation).
+        seed: the debate's seed; each turn samples with ``turn_seed(seed, agent, round)``.
+        debate_id: a label carried into the record.
+        grader: grades every turn's solution (``Turn.grade``) when ``problem.answer`` is known
+            (a failed turn grades 0.0), and reads the answers history entries state when the
+            setup shows answers.
+
+    Raises:
+        ComponentFailure: a component (not a policy) raised; the debate was stopped cleanly.
+    """
+    if len(policies) != setup.num_agents:
+        raise ValueError(f"run_debate needs one policy per agent: got {len(policies)} for {setup.num_agents} agents")
+    debate = _Debate(problem, setup, policies, seed, grader)
+    await debate.run()
+    record = debate.record(debate_id, grader)
+    return DebateEpisode(record, debate.trajectories(record))

@@ -1,0 +1,108 @@
+"""What an agent sees: its system prompt and a conversation built from the selected history.
+
+The conversation keeps the agent's own earlier responses as its own (assistant) messages,
+verbatim, and puts everything else in user messages: each one holds the other agents' turns
+that came since the agent's previous turn (as the history policy shows them) followed by that
+turn's instructions, and the first one ends with the question, the last thing the agent reads
+before its first answer. When the history policy
+only ever adds turns (``all``), each prompt therefore extends the previous prompt and
+response, and the agent's whole debate is one training sequence.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import attrs
+
+from debate_core.records import HistoryEntry, Message, OutputContract, Persona
+
+
+@attrs.frozen
+class OwnTurn:
+    """One of the agent's earlier turns: its raw response, the instructions it answered, and
+    how many committed turns it could see (``Turn.visible_turns``)."""
+
+    text: str
+    instructions: str
+    visible_turns: int
+
+
+def system_prompt(persona: Persona, contract: OutputContract, agent: int) -> str:
+    """An agent's system prompt: its persona's prompt, then the output contract's instructions."""
+    return f"{persona.system_prompt}\n\n{contract.instructions_for(agent)}"
+
+
+def format_entry(entry: HistoryEntry) -> str:
+    """One earlier turn of another agent, as shown in a prompt."""
+    lines = [
+        f"[Agent {entry.agent}, round {entry.round}]",
+        f"Solution: {entry.solution or 'N/A'}",
+    ]
+    if entry.answer is not None:
+        lines.append(f"Answer: {entry.answer}")
+    lines.append(f"Evaluation: {entry.evaluation or 'N/A'}")
+    if entry.comparison is not None:
+        lines.append(f"Comparisons: {entry.comparison or 'N/A'}")
+    if entry.consensus_reason is not None:
+        lines.append(f"Consensus reason: {entry.consensus_reason or 'N/A'}")
+    return "\n".join(lines)
+
+
+def _user_message(question: str | None, others: Sequence[HistoryEntry], instructions: str) -> Message:
+    parts: list[str] = []
+    if others:
+        heading = "Responses of the other agents:" if question is not None else "New responses since your last turn:"
+        parts.append(heading + "\n\n" + "\n\n".join(format_entry(e) for e in others))
+    parts.append(instructions)
+    if question is not None:
+        parts.append(f"Question:\n{question}")
+    return Message("user", "\n\n".join(parts))
+
+
+def build_messages(
+    *,
+    question: str,
+    system_prompt: str,
+    agent: int,
+    entries: Sequence[HistoryEntry],
+    turn_indices: Sequence[int],
+    own_turns: Mapping[int, OwnTurn],
+    instructions: str,
+) -> list[Message]:
+    """The messages of one turn's prompt.
+
+    Each other agent's entry goes into the user message before the agent's first own turn
+    that could see it (the current turn when none could), so every earlier user message is
+    exactly what the agent was shown then, under either turn protocol.
+
+    Args:
+        question: the problem's question, always in the first user message.
+        system_prompt: the agent's persona prompt.
+        agent: the agent about to answer.
+        entries: the earlier turns the history policy selected, in commit order; the agent's
+            own entries mark which of its own responses are shown (verbatim, from ``own_turns``).
+        turn_indices: the commit-order index of the turn behind each entry.
+        own_turns: round -> the agent's own earlier turn.
+        instructions: this turn's instructions (``turn_instructions``).
+    """
+    shown_own = sorted(
+        {e.round for e in entries if e.agent == agent and e.round in own_turns},
+    )
+    before_own: dict[int, list[HistoryEntry]] = {r: [] for r in shown_own}
+    current: list[HistoryEntry] = []
+    for entry, index in zip(entries, turn_indices, strict=True):
+        if entry.agent == agent:
+            continue
+        seen_at = next((r for r in shown_own if own_turns[r].visible_turns > index), None)
+        (current if seen_at is None else before_own[seen_at]).append(entry)
+
+    messages = [Message("system", system_prompt)]
+    first = True
+    for r in shown_own:
+        own = own_turns[r]
+        messages.append(_user_message(question if first else None, before_own[r], own.instructions))
+        messages.append(Message("assistant", own.text))
+        first = False
+    messages.append(_user_message(question if first else None, current, instructions))
+    return messages

@@ -1,0 +1,114 @@
+"""Files written so that a crash never leaves half of one, and JSON Lines read with line numbers.
+
+Every file debate-core writes (resolved run files, transcripts, checkpoint manifests, metric
+files, saved states of the test backend) goes through :func:`atomic_file`: the content is
+written to a temporary file in the same folder, flushed to disk, then renamed over the
+target, so the target is always either the old file or the whole new one. Folders written as
+one (the local backend's saved states) go through :func:`atomic_directory` the same way.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import IO, Any, Literal
+
+from debate_core.errors import DebateError
+
+__all__ = [
+    "atomic_directory",
+    "atomic_file",
+    "atomic_write_json",
+    "atomic_write_text",
+    "read_jsonl",
+]
+
+
+@contextmanager
+def atomic_file(path: Path, mode: Literal["w", "wb"] = "w") -> Iterator[IO[Any]]:
+    """A handle to write ``path`` through a temporary file, renamed into place when the block ends.
+
+    The folder is created when missing; if the block raises, the temporary file is removed and
+    ``path`` is left as it was.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        encoding = None if "b" in mode else "utf-8"
+        with open(fd, mode, encoding=encoding) as handle:
+            yield handle
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+@contextmanager
+def atomic_directory(path: Path) -> Iterator[Path]:
+    """A staging folder to fill, renamed over ``path`` when the block ends (a folder ``path``
+    already there is replaced); if the block raises, the staging folder is removed and ``path``
+    is left as it was."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp"))
+    try:
+        yield staging
+        for file in staging.iterdir():
+            with open(file, "rb") as handle:
+                os.fsync(handle.fileno())
+        if path.exists():
+            retired = path.parent / f".{path.name}.old-{os.getpid()}"
+            os.replace(path, retired)
+            os.replace(staging, path)
+            shutil.rmtree(retired, ignore_errors=True)
+        else:
+            os.replace(staging, path)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` atomically (UTF-8)."""
+    with atomic_file(path) as handle:
+        handle.write(text)
+
+
+def atomic_write_json(path: Path, data: Any, indent: int | None = 1) -> None:
+    """Write ``data`` as JSON to ``path`` atomically."""
+    with atomic_file(path) as handle:
+        json.dump(data, handle, indent=indent)
+
+
+def read_jsonl(
+    path: Path, error: Callable[[str], DebateError] = DebateError, what: str = "file"
+) -> Iterator[tuple[str, Any]]:
+    """The decoded objects of a JSON Lines file, as ``(where, object)``; blank lines are skipped.
+    ``where`` is ``FILE:LINE``, for error messages about the object; ``what`` names the file
+    in the message for a missing one (``no such dataset file``).
+
+    Raises:
+        DebateError (or what ``error`` makes of the message): the file cannot be read, or a line
+            is not JSON; the message names the file (and the line).
+    """
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError:
+        raise error(f"{path}: no such {what}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise error(f"{path}: cannot be read: {exc}") from None
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        where = f"{path}:{number}"
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise error(f"{where}: not valid JSON: {exc.msg} (column {exc.colno})") from None
+        yield where, record

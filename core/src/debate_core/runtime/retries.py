@@ -1,0 +1,197 @@
+"""Retrying backend calls: transient errors (the network, timeouts, rate limits, server
+errors) are retried with exponential backoff; anything else, or a call that keeps failing,
+becomes one ``BackendError`` naming the backend and the operation.
+
+Every backend call the trainer makes goes through :func:`with_retries`, the sampling calls of
+the debates through :class:`RetryingSamplingClient` (which uses it).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable, Generator
+from typing import Any, TypeVar
+
+import attrs
+from tinker import types
+
+from debate_core.backends.contract import SamplingClientLike
+from debate_core.config.sections import TrainingSettings
+from debate_core.errors import DebateError
+
+T = TypeVar("T")
+logger = logging.getLogger(__name__)
+
+
+class BackendError(DebateError):
+    """A backend call failed for good (after retries, or with a non-transient error)."""
+
+
+@attrs.frozen
+class RetryPolicy:
+    """How often and how patiently a failed backend call is retried."""
+
+    max_attempts: int = 4
+    initial_delay_s: float = 1.0
+    backoff_factor: float = 2.0
+    max_delay_s: float = 30.0
+
+    def delay(self, attempt: int) -> float:
+        """Seconds to wait after failed attempt ``attempt`` (1-based)."""
+        return float(min(self.max_delay_s, self.initial_delay_s * self.backoff_factor ** (attempt - 1)))
+
+
+def retry_policy(training: TrainingSettings) -> RetryPolicy:
+    """The retry policy a run file sets (``training.backend_retries``, ``training.backend_retry_delay_s``)."""
+    return RetryPolicy(max_attempts=training.backend_retries, initial_delay_s=training.backend_retry_delay_s)
+
+
+def is_transient(error: BaseException) -> bool:
+    """Errors worth retrying: the network, timeouts, rate limits and server-side failures
+    (including a Tinker request that completed as failed in the ``server`` or ``unknown``
+    category; ``user`` failures are the request's own fault and are not retried)."""
+    if isinstance(error, ConnectionError | TimeoutError | asyncio.TimeoutError):
+        return True
+    try:
+        import tinker
+        from tinker.types import RequestErrorCategory
+    except ImportError:  # pragma: no cover - tinker is a dependency
+        return False
+    if isinstance(error, tinker.RequestFailedError):
+        return error.category is not RequestErrorCategory.User
+    return isinstance(
+        error, tinker.APIConnectionError | tinker.RateLimitError | tinker.InternalServerError | tinker.ConflictError
+    )
+
+
+async def with_retries(
+    what: str, call: Callable[[], Awaitable[T]], policy: RetryPolicy, backend_name: str = "backend"
+) -> T:
+    """Run ``call`` until it succeeds, retrying transient errors with backoff.
+
+    Raises:
+        BackendError: naming the backend and the operation, once retries are spent or on a
+            non-transient error.
+    """
+    attempt = 0
+    while True:
+        attempt += 1
+        try:
+            return await call()
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            if not is_transient(exc) or attempt >= policy.max_attempts:
+                tries = f" after {attempt} attempts" if attempt > 1 else ""
+                raise BackendError(
+                    f"backend '{backend_name}': {what} failed{tries}: {type(exc).__name__}: {exc}"
+                ) from exc
+            delay = policy.delay(attempt)
+            logger.warning("backend '%s': %s failed (%s); retrying in %.1fs", backend_name, what, exc, delay)
+            await asyncio.sleep(delay)
+
+
+class RetryingFuture:
+    """Wraps a sampling call so that awaiting it retries transient backend errors."""
+
+    def __init__(
+        self, what: str, submit: Callable[[], Any], policy: RetryPolicy, backend: str, failures: list[DebateError]
+    ) -> None:
+        self._what = what
+        self._submit = submit
+        self._policy = policy
+        self._backend = backend
+        self._failures = failures
+
+    async def _run(self) -> Any:
+        async def attempt() -> Any:
+            from debate_core.debate.sampling_policy import resolve_future
+
+            return await resolve_future(self._submit())
+
+        try:
+            return await with_retries(self._what, attempt, self._policy, self._backend)
+        except BackendError as exc:
+            self._failures.append(exc)
+            raise
+
+    def result(self, timeout: float | None = None) -> Any:
+        return self._submit().result(timeout)
+
+    def __await__(self) -> Generator[Any, Any, Any]:
+        return self._run().__await__()
+
+
+class RetryingSamplingClient:
+    """A sampling client whose ``sample`` and ``compute_logprobs`` retry transient errors, and whose
+    ``sample`` refuses a prompt plus ``max_tokens`` beyond ``context_length`` before sending it.
+
+    A debate turns a policy's exception into a failed turn; ``failures`` keeps the backend
+    errors that outlasted their retries and the context overflows (``runtime.context_guard``),
+    so the trainer can stop instead of training on them. Clients that share one ``failures``
+    list (a policy and its evaluation opponent) stop together.
+    """
+
+    def __init__(
+        self,
+        client: SamplingClientLike,
+        policy: RetryPolicy,
+        backend: str,
+        *,
+        context_length: int | None = None,
+        failures: list[DebateError] | None = None,
+    ) -> None:
+        self.client = client
+        self._policy = policy
+        self._backend = backend
+        self.context_length = context_length
+        self.failures: list[DebateError] = failures if failures is not None else []
+
+    def sample(
+        self,
+        prompt: types.ModelInput,
+        num_samples: int,
+        sampling_params: types.SamplingParams,
+        include_prompt_logprobs: bool = False,
+        topk_prompt_logprobs: int = 0,
+    ) -> RetryingFuture:
+        self._guard_context(prompt.length, sampling_params.max_tokens)
+        return RetryingFuture(
+            "sample",
+            lambda: self.client.sample(
+                prompt, num_samples, sampling_params, include_prompt_logprobs, topk_prompt_logprobs
+            ),
+            self._policy,
+            self._backend,
+            self.failures,
+        )
+
+    def sibling(self, client: SamplingClientLike) -> RetryingSamplingClient:
+        """``client`` with this client's retries and context guard, sharing its ``failures``."""
+        return RetryingSamplingClient(
+            client, self._policy, self._backend, context_length=self.context_length, failures=self.failures
+        )
+
+    def _guard_context(self, prompt_tokens: int, max_tokens: int | None) -> None:
+        from debate_core.runtime.context_guard import ContextGuardStop, ContextLengthError, check_context
+
+        if any(isinstance(f, ContextLengthError) for f in self.failures):
+            raise ContextGuardStop("sampling stopped: another prompt of this batch did not fit the model's context")
+        try:
+            check_context(prompt_tokens, max_tokens, self.context_length)
+        except ContextLengthError as exc:
+            self.failures.append(exc)
+            raise
+
+    def compute_logprobs(self, prompt: types.ModelInput) -> RetryingFuture:
+        return RetryingFuture(
+            "compute_logprobs",
+            lambda: self.client.compute_logprobs(prompt),
+            self._policy,
+            self._backend,
+            self.failures,
+        )
+
+    def get_tokenizer(self) -> Any:
+        return self.client.get_tokenizer()

@@ -1,0 +1,226 @@
+"""The components a run resolves from the registry, built once and named for error messages.
+
+Training, evaluation, warm-start and preflight all get their debates from a
+:class:`DebateRunner` (by default ``debate.episode.run_debate`` over the run's
+:class:`~debate_core.debate.episode.DebateSetup`: coordinator, parser, personas, history policy
+and renderer), their policies from ``make_policy`` (by default
+``debate.sampling_policy.SamplingClientPolicy``), and their rewards, graders and datasets from
+the plugins the run file names. A plugin that raises is reported as a ``ComponentFailure``
+naming it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
+from typing import Protocol
+
+import attrs
+
+from debate_core.backends.contract import SamplingClientLike
+from debate_core.components import ComponentBuilder, build_choice
+from debate_core.config.sections import RunConfig
+from debate_core.debate.episode import DebateSetup, build_debate_setup, run_debate
+from debate_core.debate.sampling_policy import SamplingClientPolicy
+from debate_core.debate.transcripts import save_transcript
+from debate_core.errors import ComponentFailure, DebateError, PluginError
+from debate_core.records import (
+    AgentPolicy,
+    Dataset,
+    DebateEpisode,
+    DebateRecord,
+    Grade,
+    Grader,
+    Judge,
+    OutputContract,
+    Problem,
+    Renderer,
+    RewardFunction,
+    RewardResult,
+    Tokenizer,
+)
+
+
+class DebateRunner(Protocol):
+    """Runs one debate of ``problem`` with one policy per agent."""
+
+    def __call__(
+        self, problem: Problem, policies: Sequence[AgentPolicy], *, seed: int, debate_id: str
+    ) -> Awaitable[DebateEpisode]: ...
+
+
+TranscriptWriter = Callable[[DebateRecord, Path], object]
+
+
+@attrs.define
+class NamedDataset:
+    """A dataset plugin with its name; problem lists are read once per split."""
+
+    name: str
+    dataset: Dataset
+    _cache: dict[str, list[Problem]] = attrs.field(factory=dict)
+
+    def problems(self, split: str) -> list[Problem]:
+        """The problems of ``split``; a raising plugin becomes a ``ComponentFailure`` naming it."""
+        if split not in self._cache:
+            try:
+                self._cache[split] = list(self.dataset.problems(split))
+            except DebateError:
+                raise
+            except Exception as exc:
+                raise ComponentFailure(
+                    f"dataset plugin '{self.name}' raised {type(exc).__name__} reading split '{split}': {exc}"
+                ) from exc
+        return self._cache[split]
+
+
+@attrs.frozen
+class NamedGrader:
+    """A grader plugin with its name: a raising grader becomes a ``ComponentFailure`` naming it."""
+
+    name: str
+    grader: Grader
+
+    def grade(self, solution: str, answer: str) -> Grade:
+        try:
+            return self.grader.grade(solution, answer)
+        except DebateError:
+            raise
+        except Exception as exc:
+            raise ComponentFailure(
+                f"grader plugin '{self.name}' raised {type(exc).__name__}: {exc} (answer {answer!r})"
+            ) from exc
+
+
+@attrs.frozen
+class Stage:
+    """A curriculum stage: a dataset and the number of RL iterations spent on it."""
+
+    dataset: NamedDataset
+    iterations: int
+
+
+@attrs.define
+class RunComponents:
+    """Everything a run uses besides the backend session."""
+
+    setup: DebateSetup
+    """The run's debate (``[debate]``); evaluation derives variants of it (one agent, its temperature)."""
+    runner_for: Callable[[DebateSetup], DebateRunner]
+    """Builds the debate runner of a setup."""
+    make_policy: Callable[[SamplingClientLike], AgentPolicy]
+    reward: RewardFunction
+    reward_name: str
+    grader: Grader | None
+    grader_name: str
+    stages: list[Stage]
+    eval_dataset: NamedDataset
+    write_transcript: TranscriptWriter
+    judge: Judge | None = None
+    """The external judge of ``[judge]`` (docs/rewards.md#a-stronger-judge-phased-out), if any."""
+    renderer_for: Callable[[Tokenizer], Renderer] | None = None
+    """The run's renderer for another tokenizer (a model judge samples another model)."""
+    _runners: dict[int, tuple[DebateSetup, DebateRunner]] = attrs.field(factory=dict)
+
+    def runner(self, setup: DebateSetup | None = None) -> DebateRunner:
+        """The runner of ``setup`` (the run's own by default), built once per setup object.
+
+        The cache holds the setup itself beside its runner: an ``id`` alone would be reused by a
+        later setup once a temporary one has been freed.
+        """
+        setup = self.setup if setup is None else setup
+        cached = self._runners.get(id(setup))
+        if cached is None or cached[0] is not setup:
+            cached = (setup, self.runner_for(setup))
+            self._runners[id(setup)] = cached
+        return cached[1]
+
+    @property
+    def contract(self) -> OutputContract:
+        """The output contract of the run's parser."""
+        return self.setup.parser.contract
+
+    def score(self, record: DebateRecord, problem: Problem) -> RewardResult:
+        """The reward plugin's result; a raising plugin becomes a ``ComponentFailure`` naming it and the debate."""
+        try:
+            return self.reward(record)
+        except DebateError:
+            raise
+        except Exception as exc:
+            raise ComponentFailure(
+                f"reward plugin '{self.reward_name}' raised {type(exc).__name__}: {exc} "
+                f"on debate '{record.debate_id}' (problem '{problem.id}')"
+            ) from exc
+
+    @property
+    def total_iterations(self) -> int:
+        return sum(stage.iterations for stage in self.stages)
+
+    def stage_at(self, iteration: int) -> tuple[int, int]:
+        """``(stage index, iteration within the stage)`` of a global RL iteration."""
+        remaining = iteration
+        for index, stage in enumerate(self.stages):
+            if remaining < stage.iterations:
+                return index, remaining
+            remaining -= stage.iterations
+        raise ValueError(f"iteration {iteration} is past the last of {self.total_iterations} iterations")
+
+
+def debate_runner_factory(grader: Grader | None) -> Callable[[DebateSetup], DebateRunner]:
+    """Runners over ``debate.episode.run_debate``, grading every turn with ``grader``."""
+
+    def runner_for(setup: DebateSetup) -> DebateRunner:
+        async def run(problem: Problem, policies: Sequence[AgentPolicy], *, seed: int, debate_id: str) -> DebateEpisode:
+            return await run_debate(problem, setup, list(policies), seed=seed, debate_id=debate_id, grader=grader)
+
+        return run
+
+    return runner_for
+
+
+def sampling_policy_factory(setup: DebateSetup) -> Callable[[SamplingClientLike], AgentPolicy]:
+    """Policies over a sampling client (``debate.sampling_policy.SamplingClientPolicy``), decoding
+    with the setup's renderer so that section spans line up with the tokens."""
+
+    def make(sampling_client: SamplingClientLike) -> AgentPolicy:
+        return SamplingClientPolicy(sampling_client, setup.renderer)
+
+    return make
+
+
+def build_run_components(config: RunConfig, registry: ComponentBuilder, tokenizer: Tokenizer) -> RunComponents:
+    """Build every component the run file names (the backend excepted)."""
+    setup = build_debate_setup(config.debate, registry, tokenizer)
+    reward = build_choice(registry, "reward", config.reward, "reward")
+    grader = NamedGrader(config.grader.name, build_choice(registry, "grader", config.grader, "grader"))
+    main = NamedDataset(config.dataset.name, build_choice(registry, "dataset", config.dataset, "dataset"))
+    if config.curriculum:
+        stages = [
+            Stage(
+                NamedDataset(s.dataset.name, build_choice(registry, "dataset", s.dataset, f"curriculum[{i}].dataset")),
+                s.iterations,
+            )
+            for i, s in enumerate(config.curriculum)
+        ]
+    else:
+        stages = [Stage(main, config.training.num_iterations)]
+    judge_choice = config.judge.choice
+    judge = None if judge_choice is None else build_choice(registry, "judge", judge_choice, "judge")
+    if judge is not None and not isinstance(judge, Judge):
+        raise PluginError(
+            f"judge: component '{config.judge.name}' built a {type(judge).__name__}, which is not a Judge"
+        )
+    return RunComponents(
+        setup=setup,
+        runner_for=debate_runner_factory(grader),
+        make_policy=sampling_policy_factory(setup),
+        reward=reward,
+        reward_name=config.reward.name,
+        grader=grader,
+        grader_name=config.grader.name,
+        stages=stages,
+        eval_dataset=main,
+        write_transcript=save_transcript,
+        judge=judge,
+        renderer_for=build_choice(registry, "renderer", config.debate.renderer, "debate.renderer"),
+    )
