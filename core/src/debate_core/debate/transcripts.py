@@ -27,6 +27,7 @@ from debate_core.records import (
     Comparison,
     ConsensusRule,
     DebateRecord,
+    Message,
     OutputParser,
     ParsedResponse,
     ParseError,
@@ -76,6 +77,7 @@ def turn_to_json(turn: Turn) -> dict[str, Any]:
         "self_comparisons": turn.self_comparisons,
         "malformed_comparisons": turn.malformed_comparisons,
         "grade": turn.grade,
+        **({"prompt": [{"role": m.role, "content": m.content} for m in turn.prompt]} if turn.prompt else {}),
     }
 
 
@@ -169,6 +171,17 @@ def _list(value: Any, path: str) -> Sequence[Any]:
     if not isinstance(value, list | tuple):
         raise _fail(path, f"expected a list, got {_type_name(value)}")
     return value
+
+
+def _prompt(value: Any, path: str) -> tuple[Message, ...]:
+    messages = []
+    for index, raw in enumerate(_list(value, path)):
+        where = f"{path}[{index}]"
+        message = _mapping(raw, where)
+        role = _str(_field(message, "role", where), f"{where}.role")
+        content = _str(_field(message, "content", where), f"{where}.content")
+        messages.append(Message(role, content))
+    return tuple(messages)
 
 
 def _op(value: Any, path: str) -> Any:
@@ -452,6 +465,7 @@ def _load(data: Mapping[str, Any], parser: OutputParser) -> DebateRecord:
                 malformed_comparisons=authored.malformed,
                 grade=_grade(obj.get("grade"), f"{path}.grade"),
                 informed=informed,
+                prompt=_prompt(obj.get("prompt", []), f"{path}.prompt"),
             )
         )
 
