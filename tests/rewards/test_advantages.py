@@ -13,7 +13,7 @@ from debate_core.errors import ComponentFailure
 from debate_core.records import GENERATOR_STREAM, JUDGE_STREAM, DebateRecord, RewardResult
 from debate_core.rewards.advantages import AdvantageOptions, compute_advantages
 from debate_core.rewards.peer import PairwiseReward
-from debate_core.rewards.v2 import V2Options, V2Reward
+from debate_core.rewards.v2 import UNSCORED_STREAM, V2Options, V2Reward
 from debate_core.testing.synthetic import TurnSpec, synthetic_debate
 
 from .strategies import debates
@@ -56,8 +56,24 @@ def test_failed_turn_step_reward_enters_the_default_stream() -> None:
     debate = synthetic_debate(3, [TurnSpec(), TurnSpec(), TurnSpec(failed=True)])
     (adv,) = compute_advantages([debate], [V2Reward()(debate)])
     assert adv is not None
-    assert [row[0] for row in adv.step_advantages[G]] == pytest.approx([1 / 3, 1 / 3, -2 / 3])
+    # v2's default stream is the unscored one: tags, consensus and the whole of a failed turn
+    assert [row[0] for row in adv.step_advantages[UNSCORED_STREAM]] == pytest.approx([1 / 3, 1 / 3, -2 / 3])
+    assert [row[0] for row in adv.step_advantages[G]] == [0.0, 0.0, 0.0]
     assert [row[0] for row in adv.step_advantages[J]] == [0.0, 0.0, 0.0]
+    assert adv.stream_of(None) == UNSCORED_STREAM and adv.stream_of("consensus_reason") == UNSCORED_STREAM
+    (before,) = compute_advantages([debate], [V2Reward(V2Options(other_tokens="generator"))(debate)])
+    assert before is not None and before.stream_of(None) == G
+    assert [row[0] for row in before.step_advantages[G]] == pytest.approx([1 / 3, 1 / 3, -2 / 3])
+
+
+def test_v2_routes_the_evaluation_by_its_option() -> None:
+    debate = synthetic_debate(3, [TurnSpec(), TurnSpec(), TurnSpec(comparisons=((0, ">", 1),))])
+    (recipe,) = compute_advantages([debate], [V2Reward()(debate)])
+    (judging,) = compute_advantages([debate], [V2Reward(V2Options(evaluation_stream="judge"))(debate)])
+    assert recipe is not None and judging is not None
+    assert recipe.stream_of("evaluation") == G and judging.stream_of("evaluation") == J
+    assert recipe.stream_of("solution") == judging.stream_of("solution") == G
+    assert recipe.stream_of("comparison") == judging.stream_of("comparison") == J
 
 
 def test_drop_uniform_and_global_normalisation() -> None:

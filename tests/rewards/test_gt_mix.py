@@ -46,8 +46,42 @@ def test_streamed_peer_mixes_the_generator_stream_per_step() -> None:
         expected = [0.5 * r + 0.5 * c for r, c in zip(peer.step_streams[GENERATOR_STREAM][i], grades[i], strict=True)]
         assert mixed.step_streams[GENERATOR_STREAM][i] == pytest.approx(expected)
         assert mixed.agent_rewards[i] == pytest.approx(sum(expected) / 2)
-    assert mixed.step_streams[JUDGE_STREAM] == peer.step_streams[JUDGE_STREAM]
     assert mixed.stream_weights == peer.stream_weights
+    without = GtMixReward(V2Reward(), GtMixOptions(w_peer=0.5, w_gt=0.5, judge_truth=False))(debate)
+    assert without.step_streams[JUDGE_STREAM] == peer.step_streams[JUDGE_STREAM]
+
+
+def test_a_missing_comparison_is_a_wrong_judgement_even_without_peer_weight() -> None:
+    debate = graded_debate()
+    truth_only = GtMixReward(V2Reward(), GtMixOptions(w_peer=0.0, w_gt=1.0))(debate)
+    assert truth_only.step_streams[JUDGE_STREAM][2][1] == -1.0
+
+
+def test_ground_truth_reaches_the_judge_stream_by_hand() -> None:
+    # grades by turn: a0 1, a1 0, a2 -, a0 0, a1 1, a2 1.
+    # t2: agent 2 says 0 > 1 about (a0 step 0: right, a1 step 0: wrong): truth +1.
+    # t3: agent 0 says 1 > 2 about (a1 step 0: wrong, a2 step 0: ungraded): 0.
+    # t4: agent 1 says 2 > 0 about (a2 step 0: ungraded, a0 step 1: wrong): 0.
+    # v2's own judge stream: each pair has one judge, so +1 each; agent 2's step 1 owed a comparison: -0.5.
+    debate = graded_debate()
+    assert V2Reward()(debate).step_streams[JUDGE_STREAM] == ((0.0, 1.0), (0.0, 1.0), (1.0, -0.5))
+    mixed = GtMixReward(V2Reward(), GtMixOptions(w_peer=0.5, w_gt=0.5))(debate)
+    # agent 2's step 1 owed a comparison and made none: -1 from ground truth too
+    assert mixed.step_streams[JUDGE_STREAM] == ((0.0, 0.5), (0.0, 0.5), (1.0, -0.75))
+    assert mixed.metrics["gt_mix/judge_truth_mean"] == pytest.approx(0.0)
+
+
+def test_ground_truth_judges_a_wrong_preference_and_a_tie_on_a_decidable_pair() -> None:
+    # parallel, 4 agents; round 1 grades: a0 right, a1 wrong, a2 right, a3 wrong.
+    # round 2: agent 0 says 2 = 3 (a tie between a right and a wrong answer: -1), agent 1 says
+    # 2 > 3 (prefers the right one: +1), agent 2 says 1 > 0 (prefers the wrong one: -1),
+    # agent 3 says 0 = 1 (a tie on a decidable pair: -1).
+    grades = [1.0, 0.0, 1.0, 0.0, 1.0, 1.0, 1.0, 1.0]
+    comparisons = [(), (), (), (), ((2, "=", 3),), ((2, ">", 3),), ((1, ">", 0),), ((0, "=", 1),)]
+    specs = [TurnSpec(grade=g, comparisons=c) for g, c in zip(grades, comparisons, strict=True)]  # type: ignore[arg-type]
+    debate = synthetic_debate(4, specs, answer="42", protocol="parallel")
+    mixed = GtMixReward(V2Reward(), GtMixOptions(w_peer=0.0, w_gt=1.0))(debate)
+    assert [row[1] for row in mixed.step_streams[JUDGE_STREAM]] == [-1.0, 1.0, -1.0, -1.0]
 
 
 def test_missing_stream_is_a_clear_failure() -> None:
@@ -84,5 +118,5 @@ def test_zero_gt_weight_is_the_peer_scaled(debate: DebateRecord) -> None:
         mixed = GtMixReward(peer, GtMixOptions(w_peer=2.0, w_gt=0.0))(debate)
         assert mixed.agent_rewards == pytest.approx([2 * r for r in base.agent_rewards])
         for name, rows in base.step_streams.items():
-            factor = 2.0 if name == GENERATOR_STREAM else 1.0
+            factor = 2.0  # the generator and (ground truth for judges) the judge stream are mixed
             assert [list(r) for r in mixed.step_streams[name]] == [pytest.approx([factor * x for x in r]) for r in rows]

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from debate_core.config.structuring import structure
 from debate_core.errors import ConfigError
 from debate_core.records import GENERATOR_STREAM, JUDGE_STREAM, DebateRecord
-from debate_core.rewards.v2 import V2Options, V2Reward
+from debate_core.rewards.v2 import UNSCORED_STREAM, V2Options, V2Reward
 from debate_core.testing.synthetic import TurnSpec, synthetic_debate
 
 from .strategies import debates
@@ -43,7 +43,7 @@ def test_sequential_hand_example() -> None:
     assert result.metrics["v2/unresolved_comparisons"] == 1
     assert result.metrics["v2/missing_comparisons"] == 1
     assert result.section_streams == {"solution": G, "evaluation": G, "comparison": J}
-    assert result.default_stream == G
+    assert result.default_stream == UNSCORED_STREAM
     loo = V2Reward(V2Options(judge_leave_one_out=True))(debate)
     assert loo.step_streams[J] == ((0.0, 0.0), (0.0, 0.0), (0.0, -0.5))
     off = V2Reward(V2Options(format_penalty=False))(debate)
@@ -63,18 +63,67 @@ def test_parallel_majority_and_leave_one_out() -> None:
     assert [row[1] for row in loo.step_streams[J]] == [0.0, 0.0, -1.0, -0.5, -0.5]
 
 
-def test_equal_judgements_form_a_majority_but_add_no_generator_vote() -> None:
+@given(st.lists(st.sampled_from([">", "<", "="]), min_size=3, max_size=3))
+def test_leave_one_out_gives_three_parallel_agents_no_judge_signal(ops: list[str]) -> None:
+    # docs/rewards.md#who-judges-a-pair: each pair of round-1 responses has one judge only
+    def line(judge: int) -> str:
+        a, b = (i for i in range(3) if i != judge)
+        op = ops[judge]
+        return f"{b}>{a}" if op == "<" else f"{a}{op}{b}"
+
+    debate = debate_of(3, (), (), (), *((line(j),) for j in range(3)), protocol="parallel")
+    loo = V2Reward(V2Options(judge_leave_one_out=True, format_penalty=False))(debate)
+    assert [row[1] for row in loo.step_streams[J]] == [0.0, 0.0, 0.0]
+    everyone = V2Reward(V2Options(format_penalty=False))(debate)
+    strict = [0.0 if op == "=" else 1.0 for op in ops]
+    assert [row[1] for row in everyone.step_streams[J]] == strict
+
+
+def test_an_equal_judgement_is_a_vote_for_neither_side_and_earns_zero() -> None:
+    # two "=" and one ">" on the pair (3, 4): the consensus is the lone strict vote, 3 better
     debate = debate_of(5, *([()] * 5), ("3=4",), ("3=4",), ("3>4",), (), (), protocol="parallel")
     result = V2Reward(V2Options(format_penalty=False))(debate)
-    assert [row[1] for row in result.step_streams[J]] == [1.0, 1.0, -1.0, 0.0, 0.0]
+    assert [row[1] for row in result.step_streams[J]] == [0.0, 0.0, 1.0, 0.0, 0.0]
     assert [row[0] for row in result.step_streams[G]] == [0.0, 0.0, 0.0, 1.0, -1.0]
 
 
-def test_tied_majority_gives_no_signal() -> None:
+def test_a_lone_equal_judgement_earns_zero() -> None:
+    debate = debate_of(3, *([()] * 3), (), (), ("0=1",), protocol="parallel")
+    result = V2Reward(V2Options(format_penalty=False))(debate)
+    assert result.step_streams[J] == ((0.0, 0.0), (0.0, 0.0), (0.0, 0.0))
+    assert result.metrics["v2/total_votes"] == 1
+
+
+def test_equal_judgements_cannot_outvote_a_strict_majority() -> None:
+    # three "=" and one "4 > 5" on the pair (4, 5): the ">" judge sides with the consensus
+    judges = (("4=5",), ("4=5",), ("4=5",), ("4>5",), (), ())
+    debate = debate_of(6, *([()] * 6), *judges, protocol="parallel")
+    result = V2Reward(V2Options(format_penalty=False))(debate)
+    assert [row[1] for row in result.step_streams[J]] == [0.0, 0.0, 0.0, 1.0, 0.0, 0.0]
+
+
+def test_tied_consensus_gives_zero() -> None:
+    # one "3 > 4", one "4 > 3", one "=": the strict votes cancel, so every vote earns 0
     debate = debate_of(5, *([()] * 5), ("3>4",), ("4>3",), ("3=4",), (), (), protocol="parallel")
     result = V2Reward(V2Options(format_penalty=False))(debate)
     assert [row[1] for row in result.step_streams[J]] == [0.0] * 5
-    assert result.metrics["v2/tied_majority_votes"] == 3
+    assert result.metrics["v2/tied_consensus_votes"] == 2
+
+
+def test_zero_earning_votes_count_in_the_mean() -> None:
+    # agent 4 judges two pairs in round 2: it agrees with a strict consensus on (0, 1) and
+    # calls (2, 3) equal: (1 + 0) / 2
+    judges = (("1>2",), ("0>2",), (), ("0>1",), ("0>1", "2=3"))
+    debate = debate_of(5, *([()] * 5), *judges, protocol="parallel")
+    result = V2Reward(V2Options(format_penalty=False))(debate)
+    assert result.step_streams[J][4][1] == 0.5
+
+
+def test_a_response_whose_only_comparisons_are_ties_is_not_penalised() -> None:
+    debate = debate_of(3, *([()] * 3), ("1=2",), ("0=2",), ("0=1",), protocol="parallel")
+    result = V2Reward()(debate)
+    assert result.metrics["v2/missing_comparisons"] == 0
+    assert [row[1] for row in result.step_streams[J]] == [0.0, 0.0, 0.0]
 
 
 def test_votes_refer_to_the_latest_visible_step() -> None:
@@ -155,7 +204,9 @@ def test_random_debates_fit_the_definition(debate: DebateRecord, penalty: bool, 
 
 
 def reference_judge(debate: DebateRecord, leave_one_out: bool) -> dict[tuple[int, int], float]:
-    """Judge reward per response before the penalty, straight from the definition."""
+    """Judge reward per response before the penalty, straight from the definition: the mean
+    over its resolved votes of +1/-1 against the strict consensus of "a better" against
+    "b better" counts, 0 for "=" and for a tied consensus."""
     position = {t.turn_index: (t.agent, [u for u in debate.turns if u.agent == t.agent].index(t)) for t in debate.turns}
     judged: list[tuple[int, tuple[int, int], frozenset[tuple[int, int]], object]] = []
     for t in debate.turns:
@@ -169,11 +220,15 @@ def reference_judge(debate: DebateRecord, leave_one_out: bool) -> dict[tuple[int
                 judged.append((t.agent, position[t.turn_index], frozenset((latest[c.a], latest[c.b])), verdict))
     signals: dict[tuple[int, int], list[float]] = {}
     for agent, judge_ref, pair, verdict in judged:
-        others = [v for (a, _, p, v) in judged if p == pair and not (leave_one_out and a == agent)]
-        counts = Counter(others).most_common()
-        if not counts or (len(counts) > 1 and counts[0][1] == counts[1][1]):
+        if verdict == "equal":
+            signals.setdefault(judge_ref, []).append(0.0)
             continue
-        signals.setdefault(judge_ref, []).append(1.0 if verdict == counts[0][0] else -1.0)
+        strict = Counter(
+            v for (a, _, p, v) in judged if p == pair and v != "equal" and not (leave_one_out and a == agent)
+        )
+        against = sum(n for v, n in strict.items() if v != verdict)
+        margin = strict[verdict] - against
+        signals.setdefault(judge_ref, []).append(0.0 if margin == 0 else (1.0 if margin > 0 else -1.0))
     return {ref: sum(v) / len(v) for ref, v in signals.items()}
 
 

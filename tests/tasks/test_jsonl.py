@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import attrs
 import pytest
 
 from debate_core.config.structuring import structure
@@ -32,6 +33,19 @@ def test_gsm8k_style_mapping_with_regex(tmp_path: Path) -> None:
     assert [p.answer for p in train] == [str(i * 10) for i in range(8)]
     assert [p.question for p in test] == ["How many 8?", "How many 9?"]
     assert train[0].id == "gsm-1" and train[0].metadata["source"].endswith("gsm.jsonl:1")
+    assert "solution" not in train[0].metadata
+
+
+def test_a_worked_solution_field_becomes_the_warmstart_reference(tmp_path: Path) -> None:
+    rows = [{"q": "How many 3?", "a": "1+2=3\n#### 3"}, {"q": "How many 4?", "a": "#### 4", "why": "  "}]
+    rows.append({"q": "How many 5?", "a": "#### 5"})  # no "why" at all
+    path = write(tmp_path / "gsm.jsonl", rows)
+    options = JsonlDatasetOptions(path=str(path), question_field="q", answer_field="a", answer_regex=r"####\s*(.+)$")
+    with_solutions = JsonlDataset(attrs.evolve(options, solution_field="a")).problems("train")
+    assert with_solutions[0].answer == "3" and with_solutions[0].metadata["solution"] == "1+2=3\n#### 3"
+    blank = JsonlDataset(attrs.evolve(options, solution_field="why", test_fraction=0.0)).problems("train")
+    assert "solution" not in blank[1].metadata  # an empty worked solution is none
+    assert "solution" not in blank[2].metadata  # and so is a missing one
 
 
 def test_nested_fields_ids_numbers_and_open_prompts(tmp_path: Path) -> None:

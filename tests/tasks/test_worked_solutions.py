@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 import re
 
 from hypothesis import given
@@ -9,7 +10,14 @@ from hypothesis import strategies as st
 
 from debate_core.tasks.answers import extract_last_boxed as last_boxed
 from debate_core.tasks.arithmetic import ArithmeticDataset, ArithmeticOptions
-from debate_core.tasks.worked_solutions import worked_solution
+from debate_core.tasks.worked_solutions import (
+    SLIPS,
+    Slip,
+    available_slips,
+    first_wrong_step,
+    flawed_worked_solution,
+    worked_solution,
+)
 
 STEP = re.compile(r"^(\d+(?:[-+*]\d+)+)=(\d+)$")
 
@@ -68,3 +76,53 @@ def test_the_dataset_attaches_them_unless_asked_not_to() -> None:
         assert last_boxed(problem.metadata["solution"]) == problem.answer
     plain = ArithmeticDataset(ArithmeticOptions(difficulty=4, num_train=50, num_test=10, worked_solutions=False))
     assert all("solution" not in (p.metadata or {}) for p in plain.problems("test"))
+
+
+operations = st.sampled_from(["+", "-", "*"])
+
+
+@given(st.integers(0, 9_999), st.integers(0, 9), operations, st.sampled_from(SLIPS), st.integers(0, 10))
+def test_every_slip_gives_a_wrong_answer_in_the_same_form(a: int, b: int, op: str, slip: Slip, choice: int) -> None:
+    right = worked_solution(a, op, b)
+    flawed = flawed_worked_solution(a, op, b, slip, choice)
+    if right is None or slip not in available_slips(a, op, b):
+        assert flawed is None
+        return
+    assert flawed is not None and flawed != right
+    answer = last_boxed(flawed)
+    assert answer is not None and answer.isdigit() and answer != last_boxed(right)
+    assert flawed.startswith(f"{a}{op}{b}: ") and flawed.endswith("}.")
+
+
+def test_the_slips_a_person_makes_by_hand() -> None:
+    # the carry of 7+8 forgotten in the tens; the units off by one; the read-back off by one
+    assert flawed_worked_solution(57, "+", 8, "dropped_carry") == "57+8: 7+8=15, 5+0=5. The answer is \\boxed{55}."
+    assert flawed_worked_solution(57, "+", 8, "digit_slip") == "57+8: 7+8=16, 5+0+1=6. The answer is \\boxed{66}."
+    assert flawed_worked_solution(57, "+", 8, "off_by_one") == "57+8: 7+8=15, 5+0+1=6. The answer is \\boxed{64}."
+    # a borrow taken but never paid back
+    assert flawed_worked_solution(52, "-", 8, "dropped_carry") == "52-8: 12-8=4, 5-0=5. The answer is \\boxed{54}."
+    # no carry in 12+3, so no carry to drop
+    assert "dropped_carry" not in available_slips(12, "+", 3)
+
+
+def test_the_critique_names_the_first_wrong_column() -> None:
+    assert first_wrong_step(57, "+", 8, "57+8: 7+8=15, 5+0=5. The answer is \\boxed{55}.") == "5+0+1=6"
+    assert first_wrong_step(57, "+", 8, "57+8: 7+8=16, 5+0+1=6. The answer is \\boxed{66}.") == "7+8=15"
+    assert first_wrong_step(57, "+", 8, "The answer is \\boxed{64}.") == "7+8=15"
+    assert first_wrong_step(57, "+", 8, "57+8: 7+8=15, 5+0+1=6. The answer is \\boxed{64}.") is None
+
+
+def test_the_dataset_writes_flawed_solutions_and_critiques() -> None:
+    dataset = ArithmeticDataset(ArithmeticOptions(difficulty=4, num_train=40, num_test=10))
+    rng = random.Random(0)
+    kinds = set()
+    for problem in dataset.problems("train"):
+        flawed = dataset.flawed_solution(problem, rng)
+        assert flawed is not None and flawed.answer != problem.answer
+        assert last_boxed(flawed.text) == flawed.answer
+        kinds.add(flawed.kind)
+        if flawed.kind != "off_by_one":
+            assert dataset.critique(problem, flawed.text) is not None
+    assert kinds == set(SLIPS)
+    plain = ArithmeticDataset(ArithmeticOptions(difficulty=4, num_train=5, num_test=1, worked_solutions=False))
+    assert plain.flawed_solution(plain.problems("train")[0], rng) is None

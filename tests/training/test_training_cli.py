@@ -10,7 +10,7 @@ import pytest
 from debate_core.cli import main
 from debate_core.plugins import Registry
 from debate_core.training.progress import Progress
-from tests.training.trainer_harness import BASE_OVERRIDES, read_metrics
+from tests.training.trainer_harness import BASE_OVERRIDES, SERVICES, read_metrics
 
 
 @pytest.fixture
@@ -28,6 +28,11 @@ def test_train_resume_and_eval(
     assert main(["train", str(run_file), *overrides, "--run-dir", str(run)]) == 0
     out = capsys.readouterr().out
     assert f"run directory: {run}" in out and "RL iterations 2" in out and "final:" in out
+    # the next commands: the report, an evaluation and a debate with the last checkpoint
+    assert f"  debate report {run}" in out
+    assert (
+        f"  debate eval {run_file} --checkpoint {run}" in out and f"  debate run {run_file} --checkpoint {run}" in out
+    )
     # a second start in the same directory is refused; --resume continues it
     assert main(["train", str(run_file), *overrides, "--run-dir", str(run)]) == 1
     assert "already holds a run" in capsys.readouterr().err
@@ -46,7 +51,7 @@ def test_train_resume_and_eval(
         == 0
     )
     assert "training.num_iterations" in capsys.readouterr().err  # the changed key is reported
-    assert [r["step"] for r in read_metrics(run / "metrics.jsonl")] == [0, 1, 2]
+    assert [r["step"] for r in read_metrics(run / "metrics.jsonl")] == [1, 2, 3]
     assert (
         main(
             [
@@ -63,7 +68,9 @@ def test_train_resume_and_eval(
         == 0
     )
     report = json.loads(capsys.readouterr().out)
-    assert report["checkpoint"].endswith("step_000003.npz")
+    assert report["checkpoint"].endswith("step_000003_sampler.npz")  # the weights saved for sampling
+    opened = SERVICES[-1].log
+    assert not any(label.startswith(("create_lora", "create_training")) for _, label in opened)
     assert json.loads((tmp_path / "eval.json").read_text()) == report
     assert "eval_tiny_sums/debate/pass@3" in report["metrics"]
 

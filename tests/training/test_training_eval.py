@@ -26,7 +26,8 @@ def answer(text: str, comparison: str = "N/A") -> str:
 
 def test_grades_pass_avg_cons_and_judge_accuracy_by_hand() -> None:
     # round 1: A0 right, A1 wrong, A2 wrong and votes 0 > 1 (right) ; round 2: A0 votes 2 > 1 (both wrong:
-    # not decidable), A1 votes 2 > 0 (wrong: picks the incorrect one), A2 answers right and votes 0 = 1 (tie).
+    # not decidable), A1 votes 2 > 0 (wrong: picks the incorrect one), A2 answers right and votes 0 = 1
+    # (a tie on a decidable pair: a wrong judgement). Decidable votes 3, right 1.
     texts = [
         answer("\\boxed{7}"),
         answer("\\boxed{8}"),
@@ -41,10 +42,39 @@ def test_grades_pass_avg_cons_and_judge_accuracy_by_hand() -> None:
     assert [g.correct for g in graded.turn_grades] == [True, False, False, True, False, True]
     assert [g.correct for g in graded.final_grades] == [True, False, True]
     assert (graded.pass_at_k, graded.avg_at_k, graded.cons_at_k) == (1.0, pytest.approx(2 / 3), 1.0)
-    assert (graded.judge.decidable, graded.judge.agreed, graded.judge.ties) == (2, 1, 1)
+    assert (graded.judge.decidable, graded.judge.agreed, graded.judge.ties) == (3, 1, 1)
+    assert (graded.changes.agents, graded.changes.wrong_to_right, graded.changes.right_to_wrong) == (3, 1, 0)
     metrics = verifiable_metrics([graded], "train_x", 3)
-    assert metrics["train_x/judge_accuracy"] == 0.5
-    assert metrics["train_x/format"] == 1.0 and metrics["train_x/correct"] == 0.5
+    assert metrics["train_x/judge_accuracy"] == pytest.approx(1 / 3)
+    assert metrics["train_x/judge_decidable_votes"] == 3 and metrics["train_x/judge_ties"] == 1
+    assert metrics["train_x/format"] == 1.0
+    assert metrics["train_x/correct"] == pytest.approx(2 / 3)  # the agents' final answers
+    assert metrics["train_x/response_correct"] == 0.5  # every response of every round
+    assert metrics["train_x/cons@3"] == 1.0  # the debate's final answer, 7 (agents 0 and 2)
+    assert metrics["train_x/wrong_to_right"] == pytest.approx(1 / 3) and metrics["train_x/right_to_wrong"] == 0.0
+    assert metrics["train_x/round1_disagreement"] == 1.0 and metrics["train_x/round1_disagreement_continued"] == 1.0
+
+
+def test_paired_difference_and_its_standard_error_by_hand() -> None:
+    from debate_core.stats import paired_difference, standard_error
+
+    difference, error = paired_difference([0.0, 1.0, 0.5, 0.5], [1.0, 1.0, 1.0, 0.0])
+    # differences 1, 0, 0.5, -0.5: mean 0.25; sample variance (0.75^2 + 0.25^2 + 0.25^2 + 0.75^2) / 3
+    assert difference == 0.25
+    assert error == pytest.approx((((0.75**2 + 0.25**2 + 0.25**2 + 0.75**2) / 3) ** 0.5) / 2)
+    assert standard_error([1.0]) == 0.0
+
+
+def test_paired_changes_between_evaluations() -> None:
+    from debate_core.training.loop import paired_changes
+
+    baseline = {"e/direct/correct": [0.0, 0.5, 1.0], "e/other": [1.0]}
+    changes = paired_changes(baseline, {"e/direct/correct": [1.0, 1.0, 1.0], "e/new": [0.0]})
+    # differences 1, 0.5, 0: mean 0.5, sample sd 0.5, standard error 0.5 / sqrt(3)
+    assert changes["e/direct/correct_change"] == pytest.approx(0.5)
+    assert changes["e/direct/correct_change_se"] == pytest.approx(0.5 / 3**0.5)
+    assert set(changes) == {"e/direct/correct_change", "e/direct/correct_change_se"}
+    assert paired_changes(None, {"e/direct/correct": [1.0]}) == {}
 
 
 def test_the_final_answer_vote_breaks_ties_by_agent_order() -> None:
@@ -69,8 +99,10 @@ def test_evaluate_every_mode_against_the_base_model(registry: Registry) -> None:
         "direct/cons@2",
         "debate/pass@3",
         "debate/cons@3",
-        "debate/valid_comparison_rate",
+        "debate/comparison_rate",
         "debate/parse_error",
+        "debate/rounds_played",
+        "debate/judge_decidable_votes",
         "role_averaged/correct",
         "role_averaged/opponent_correct",
     ):
@@ -78,9 +110,24 @@ def test_evaluate_every_mode_against_the_base_model(registry: Registry) -> None:
     assert metrics[f"{prefix}/num_problems"] == 2.0
     service = SERVICES[-1]
     assert any(label.startswith("create_sampling_client") for _, label in service.log)  # the fixed opponent
-    # direct mode: 2 problems x 2 samples, one-agent one-round debates
-    direct_seeds = {p.seed for p in service.sent_sampling[:4]}
-    assert len(direct_seeds) == 4
+    # direct mode: 2 problems, the blind first round of the 3-agent debate each (the first 2 answers count)
+    direct_seeds = {p.seed for p in service.sent_sampling[:6]}
+    assert len(direct_seeds) == 6
+    assert f"{prefix}/debate_minus_direct" in metrics and f"{prefix}/debate_minus_direct_se" in metrics
+
+
+def test_direct_answers_are_the_blind_first_round_of_the_same_debate() -> None:
+    from debate_core.debate.episode import run_debate
+    from debate_core.records import Problem
+    from debate_core.testing.scripted_debate import ScriptedPolicy, run_sync, scripted_setup
+    from debate_core.training.evaluation import direct_setup
+
+    setup = scripted_setup(3, 3, protocol="sequential")
+    policies = [ScriptedPolicy([answer("\\boxed{7}")] * 3) for _ in range(3)]
+    record = run_sync(run_debate(Problem("p", "What is 3+4?", "7"), direct_setup(setup), policies, seed=0)).record
+    assert record.rounds_played == 1 and record.protocol == "parallel" and len(record.turns) == 3
+    prompts = [policy.calls[0].prompt_text for policy in policies]
+    assert all("Round 1 of 3" in p and "Nobody else has answered yet" in p for p in prompts)
 
 
 def test_evaluation_temperature_samples_every_agent_at_it(registry: Registry) -> None:
@@ -100,7 +147,7 @@ def test_evaluation_is_deterministic(registry: Registry) -> None:
 def test_checklist_passes_fails_and_explains() -> None:
     metrics = {
         "eval_d/direct/correct": 0.02,
-        "eval_d/debate/valid_comparison_rate": 0.9,
+        "eval_d/debate/comparison_rate": 0.9,
         "eval_d/debate/pass@3": 0.2,
     }
     results = run_checklist(metrics, "d", 3)

@@ -47,10 +47,7 @@ def test_standard_error_is_finite_and_zero_only_without_spread(problems: list[li
     se = metrics["x/correct_se"]
     assert math.isfinite(se) and se >= 0.0
     means = [sum(c) / len(c) for c in problems]
-    if se == 0.0:
-        total = sum(len(c) for c in problems)
-        overall = sum(sum(c) for c in problems) / total
-        assert all(sum(x - overall for x in c) == pytest.approx(0.0) for c in problems), means
+    assert (se == 0.0) == all(m == means[0] for m in means), means  # problems are the unit
 
 
 def test_change_line_reports_the_difference_in_standard_errors() -> None:
@@ -60,6 +57,14 @@ def test_change_line_reports_the_difference_in_standard_errors() -> None:
     }
     lines = format_changes(evaluations)
     assert lines[0] == "change from warmstart to final:"
-    assert lines[1] == "  direct/correct: 0.500 -> 0.650 (+0.150, SE 0.050, +3.0 SE)"
+    assert lines[1] == "  direct/correct: 0.500 -> 0.650 (+0.150, unpaired SE 0.050, +3.0 SE)"
     assert len(lines) == 2
     assert format_changes({"final": evaluations["final"]}) == []
+
+
+def test_change_line_is_paired_when_the_evaluation_recorded_it() -> None:
+    evaluations = {
+        "warmstart": {"e/direct/correct": 0.50, "e/direct/correct_se": 0.03},
+        "final": {"e/direct/correct": 0.65, "e/direct/correct_se": 0.04, "e/direct/correct_change_se": 0.025},
+    }
+    assert format_changes(evaluations)[1] == "  direct/correct: 0.500 -> 0.650 (+0.150, paired SE 0.025, +6.0 SE)"

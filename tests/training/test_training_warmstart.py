@@ -11,28 +11,52 @@ from debate_core.config.sections import WarmstartSettings
 from debate_core.debate.episode import run_debate
 from debate_core.debate.xml_parser import XML_CONTRACT
 from debate_core.plugins import Registry
+from debate_core.records import Problem
+from debate_core.tasks.arithmetic import ArithmeticDataset, ArithmeticOptions
 from debate_core.tasks.graders import build_boxed
 from debate_core.testing.scripted_debate import scripted_setup
 from debate_core.testing.tokenizer import ByteTokenizer
+from debate_core.training.grading import grade_debate
 from debate_core.training.loop import run_training
 from debate_core.training.progress import Progress
 from debate_core.training.run_components import NamedDataset
 from debate_core.training.run_dir import RunDirectory
-from debate_core.training.warmstart import WarmstartData, WarmstartError, render_response, warmstart_datums
+from debate_core.training.warmstart import (
+    ReferenceAgent,
+    WarmstartData,
+    WarmstartError,
+    reference_solution,
+    warmstart_datums,
+)
 from tests.training.trainer_harness import SERVICES, TinySums, TinySumsOptions, make_config, read_metrics
 
 
-def prepare(batch_size: int = 2, template: str = WarmstartSettings().solution_template) -> WarmstartData:
-    settings = WarmstartSettings(enabled=True, batch_size=batch_size, solution_template=template)
-    dataset = NamedDataset("tiny_sums", TinySums(TinySumsOptions()))
+def prepare(
+    batch_size: int = 2,
+    template: str = WarmstartSettings().solution_template,
+    *,
+    flawed_share: float = 0.5,
+    train_on_flawed: bool = False,
+    dataset: NamedDataset | None = None,
+) -> WarmstartData:
+    settings = WarmstartSettings(
+        enabled=True,
+        batch_size=batch_size,
+        solution_template=template,
+        flawed_share=flawed_share,
+        train_on_flawed=train_on_flawed,
+    )
+    dataset = dataset or NamedDataset("tiny_sums", TinySums(TinySumsOptions()))
     return WarmstartData.prepare(dataset, build_boxed(None), settings, 0, 3, ByteTokenizer(), XML_CONTRACT)
 
 
-@pytest.mark.parametrize("protocol", ["sequential", "parallel"])
-def test_reference_debates_follow_the_contract_and_grade_correct(protocol: str) -> None:
-    data = prepare()
-    jobs, _ = data.jobs(0)
-    setup = scripted_setup(3, 2, protocol=protocol)  # type: ignore[arg-type]
+def arithmetic() -> NamedDataset:
+    return NamedDataset("arithmetic", ArithmeticDataset(ArithmeticOptions(difficulty=2, num_train=200, num_test=10)))
+
+
+def run_reference(data: WarmstartData, protocol: str, rounds: int = 2, steps: int = 1) -> tuple[list, list]:
+    setup = scripted_setup(3, rounds, protocol=protocol)  # type: ignore[arg-type]
+    jobs = [job for step in range(steps) for job in data.jobs(step)]
 
     async def go() -> list:
         return [
@@ -42,22 +66,99 @@ def test_reference_debates_follow_the_contract_and_grade_correct(protocol: str) 
             for j in jobs
         ]
 
-    episodes = asyncio.run(go())
+    return asyncio.run(go()), jobs
+
+
+@pytest.mark.parametrize("protocol", ["sequential", "parallel"])
+def test_reference_debates_judge_wrong_first_answers_correctly(protocol: str) -> None:
+    data = prepare(batch_size=8, dataset=arithmetic())
+    episodes, jobs = run_reference(data, protocol, steps=2)
+    grader = build_boxed(None)
+    first_grades: list[float] = []
+    for episode, job in zip(episodes, jobs, strict=True):
+        record = episode.record
+        assert not record.aborted and all(t.response.ok for t in record.turns)
+        grades = [grader.grade(t.response.solution, record.answer or "") for t in record.turns]
+        for turn, grade in zip(record.turns, grades, strict=True):
+            agent = job.policies[turn.agent]
+            assert isinstance(agent, ReferenceAgent)
+            if turn.step == 0:
+                first_grades.append(float(grade.correct))
+                # a wrong first answer is exactly the planned flaw, and it is not trained on
+                assert (agent.first_answer is not None) == (not grade.correct)
+                assert agent.weights[0] == (0.0 if agent.first_answer is not None else 1.0)
+            else:  # every later answer is revised to the right one
+                assert grade.correct and agent.weights[turn.step] == 1.0
+            latest = record.visible_responses(turn)
+            others = {a: grades[i] for a, i in latest.items() if a != turn.agent}
+            # every pair of visible others is compared: right > wrong, "=" only between equals
+            assert len(turn.comparisons) == len(others) * (len(others) - 1) // 2
+            for c in turn.comparisons:
+                a_right, b_right = others[c.a].correct, others[c.b].correct
+                assert (c.op == "=") == (a_right == b_right)
+                if c.op == ">":
+                    assert a_right and not b_right
+            for other, grade in others.items():
+                verdict = "is right" if grade.correct else "is wrong"
+                assert f"Agent {other}: {grade.extracted} {verdict}" in turn.response.evaluation
+            own = grades[record.turns.index(turn)].extracted
+            agrees = turn.informed and all(g.extracted == own for g in others.values())
+            assert turn.response.consensus == agrees
+        graded = grade_debate(record, grader)
+        assert graded is not None and graded.judge.agreed == graded.judge.decidable
+    assert 0.2 < sum(first_grades) / len(first_grades) < 0.8  # flawed_share 0.5 of first answers
+    if protocol == "parallel":
+        assert all(not t.comparisons for e in episodes for t in e.record.turns if t.round == 1)
+
+
+def test_without_flaws_every_debate_agrees_in_round_two() -> None:
+    data = prepare(batch_size=4, flawed_share=0.0, dataset=arithmetic())
+    episodes, _ = run_reference(data, "parallel", rounds=3)
     for episode in episodes:
         record = episode.record
-        assert record.consensus_reached and record.rounds_played == 1 and not record.aborted
-        assert all(t.response.ok and t.grade == 1.0 for t in record.turns)
-        last = record.turns[-1]
-        if protocol == "sequential":  # agent 2 saw agents 0 and 1 and calls them equal
-            assert [(c.a, c.op, c.b) for c in last.comparisons] == [(0, "=", 1)]
-        else:  # parallel round 1: nobody was visible
-            assert last.comparisons == ()
-    datums = warmstart_datums(episodes)
-    assert len(datums) == 3 * len(jobs)
+        assert record.consensus_reached and record.rounds_played == 2
+        assert all(c.op == "=" for t in record.turns for c in t.comparisons)
+
+
+@pytest.mark.parametrize("train_on_flawed", [False, True])
+def test_flawed_first_answers_are_weighted_by_the_option(train_on_flawed: bool) -> None:
+    data = prepare(batch_size=8, dataset=arithmetic(), train_on_flawed=train_on_flawed)
+    episodes, jobs = run_reference(data, "parallel")
+    datums = warmstart_datums(episodes, jobs)
+    assert len(datums) == 3 * len(jobs)  # each agent's two turns extend into one sequence
+    flawed = 0
     for d in datums:
+        agent = jobs[d.debate_index].policies[d.agent]
+        assert isinstance(agent, ReferenceAgent)
         weights = d.datum.loss_fn_inputs["weights"].data
         assert set(d.datum.loss_fn_inputs) == {"target_tokens", "weights"}
-        assert weights == list(d.mask) and sum(weights) > 0
+        assert all(w == 0.0 for w, m in zip(weights, d.mask, strict=True) if m == 0)
+        if agent.first_answer is not None and not train_on_flawed:
+            flawed += 1
+            assert 0 < sum(weights) < sum(d.mask)  # the first answer is left out, the revision kept
+        else:
+            assert weights == list(d.mask)
+    assert flawed > 0 or train_on_flawed
+
+
+def test_a_dataset_without_worked_solutions_gets_wrong_final_answers() -> None:
+    data = prepare(batch_size=10)  # tiny_sums: no worked solutions, template solutions
+    episodes, jobs = run_reference(data, "parallel")
+    flawed = [a for job in jobs for a in job.policies if isinstance(a, ReferenceAgent) and a.first_answer]
+    assert flawed
+    for agent in flawed:
+        assert agent.first_answer is not None and agent.first_answer.kind == "wrong_answer"
+        assert agent.first_answer.text == f"The answer is \\boxed{{{agent.first_answer.answer}}}."
+    for episode in episodes:
+        for turn in episode.record.turns:
+            if turn.round == 2 and "is wrong" in turn.response.evaluation:
+                assert f"the answer is {episode.record.answer}" in turn.response.evaluation
+
+
+def test_a_worked_solution_the_grader_cannot_read_gets_the_template_sentence() -> None:
+    problem = Problem("p", "q", "72", {"solution": "48 / 2 = 24 clips in May. 48 + 24 = 72.\n#### 72"})
+    solution = reference_solution(problem, WarmstartSettings().solution_template, build_boxed(None))
+    assert solution == "48 / 2 = 24 clips in May. 48 + 24 = 72.\n#### 72 The answer is \\boxed{72}."
 
 
 def test_a_template_the_grader_rejects_is_an_error() -> None:
@@ -65,10 +166,11 @@ def test_a_template_the_grader_rejects_is_an_error() -> None:
         prepare(template="the answer is {answer}")
 
 
-def test_render_response_lists_every_pair_of_other_agents() -> None:
-    text = render_response(XML_CONTRACT, "\\boxed{4}", [0, 1, 3], 2, "ok")
-    assert "<comparison>Agent 0 = Agent 1\nAgent 0 = Agent 3\nAgent 1 = Agent 3</comparison>" in text
-    assert "<evaluation>N/A</evaluation>" in render_response(XML_CONTRACT, "s", [2], 2, "ok")
+def test_the_warmstart_needs_a_grader() -> None:
+    settings = WarmstartSettings(enabled=True)
+    dataset = NamedDataset("tiny_sums", TinySums(TinySumsOptions()))
+    with pytest.raises(WarmstartError, match="needs a grader"):
+        WarmstartData.prepare(dataset, None, settings, 0, 3, ByteTokenizer(), XML_CONTRACT)
 
 
 def test_warmstart_then_rl_in_one_run(registry: Registry, tmp_path: Path) -> None:
@@ -112,3 +214,53 @@ def test_problem_order_is_seeded_and_covers_each_epoch() -> None:
     assert sorted(first_epoch) == list(range(10))
     assert first_epoch == [i for it in range(5) for i in batch_indices(7, 0, it, 2, 10)]
     assert first_epoch != [i for it in range(5) for i in batch_indices(8, 0, it, 2, 10)]
+
+
+def test_the_external_judge_is_mixed_in_and_phased_out(registry: Registry, tmp_path: Path) -> None:
+    config = make_config(
+        "judge.name=oracle",
+        "judge.weight=0.8",
+        "judge.decay_iterations=2",
+        "training.num_iterations=3",
+        "evaluation.num_problems=0",
+        "reward.name=v2",
+        "debate.coordinator=parallel",
+        "debate.max_rounds=2",
+    )
+    asyncio.run(
+        run_training(config, registry, RunDirectory(tmp_path / "run"), progress=Progress("off"), handle_signals=False)
+    )
+    records = read_metrics(tmp_path / "run" / "metrics.jsonl")
+    assert [r.get("judge/weight") for r in records] == [pytest.approx(0.8), pytest.approx(0.4), None]
+
+
+def test_an_unknown_judge_is_a_config_error(registry: Registry) -> None:
+    from debate_core.errors import ConfigError
+
+    with pytest.raises(ConfigError, match=r"judge\.name"):
+        make_config("judge.name=oracel")
+
+
+def test_evaluation_records_keep_per_problem_outcomes_and_paired_changes(registry: Registry, tmp_path: Path) -> None:
+    config = make_config(
+        "training.num_iterations=2",
+        "training.eval_every=1",
+        "evaluation.num_problems=3",
+        "evaluation.at_start=true",
+        "debate.coordinator=parallel",
+    )
+    asyncio.run(
+        run_training(config, registry, RunDirectory(tmp_path / "run"), progress=Progress("off"), handle_signals=False)
+    )
+    from debate_core.training.loop import evaluation_records, read_evaluations
+
+    made = evaluation_records(RunDirectory(tmp_path / "run"))
+    assert [r["label"] for r in made] == ["start", "iteration_1", "final"]  # start and iteration 1 share step 0
+    assert list(read_evaluations(RunDirectory(tmp_path / "run"))) == ["start", "iteration_1", "final"]
+    first, last = made[0], made[-1]
+    assert first["baseline"] is None and last["baseline"] == "start"
+    direct = "eval_tiny_sums/direct/correct"
+    assert len(first["per_problem"][direct]) == 3
+    change = sum(last["per_problem"][direct]) / 3 - sum(first["per_problem"][direct]) / 3
+    assert last["metrics"][f"{direct}_change"] == pytest.approx(change)
+    assert f"{direct}_change_se" in last["metrics"]

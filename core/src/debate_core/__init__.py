@@ -2,8 +2,9 @@
 
 This namespace is the API for plugin authors: the spec records the registration hooks return,
 ``hookimpl``, the build context of wrapper components, the records a debate produces, the
-interface each kind of component implements, and the errors a plugin may raise. Importing it is
-cheap: it never imports torch, transformers or datasets.
+interface each kind of component implements, the answer helpers graders and rewards use
+(``extract_last_boxed``, ``normalise_answer``, ``answers_match``), and the errors a plugin may
+raise. Importing it is cheap: it never imports torch, transformers or datasets.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from debate_core.components import (
     DatasetSpec,
     GraderSpec,
     HistoryPolicySpec,
+    JudgeSpec,
     MetricSinkSpec,
     ParserSpec,
     PersonaSetSpec,
@@ -37,6 +39,9 @@ from debate_core.records import (
     Grader,
     HistoryEntry,
     HistoryPolicy,
+    Judge,
+    JudgeHost,
+    JudgePair,
     Message,
     MetricSink,
     MetricValue,
@@ -59,6 +64,7 @@ from debate_core.records import (
     VoteTally,
     tally_votes,
 )
+from debate_core.tasks.answers import answers_match, extract_last_boxed, normalise_answer
 
 __version__ = "0.1.0"
 
@@ -85,6 +91,10 @@ __all__ = [
     "HistoryEntry",
     "HistoryPolicy",
     "HistoryPolicySpec",
+    "Judge",
+    "JudgeHost",
+    "JudgePair",
+    "JudgeSpec",
     "Message",
     "MetricSink",
     "MetricSinkSpec",
@@ -112,6 +122,9 @@ __all__ = [
     "Turn",
     "VoteTally",
     "__version__",
+    "answers_match",
+    "extract_last_boxed",
     "hookimpl",
+    "normalise_answer",
     "tally_votes",
 ]

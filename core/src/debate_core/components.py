@@ -27,6 +27,7 @@ __all__ = [
     "DatasetSpec",
     "GraderSpec",
     "HistoryPolicySpec",
+    "JudgeSpec",
     "MetricSinkSpec",
     "ParserSpec",
     "PersonaSetSpec",
@@ -216,6 +217,14 @@ class MetricSinkSpec(ComponentSpec[Any]):
     kind: ClassVar[str] = "metric_sink"
 
 
+@attrs.frozen(kw_only=True)
+class JudgeSpec(ComponentSpec[Any]):
+    """An external judge: its verdicts on the pairs the agents compared are mixed into the peer
+    reward with a weight that falls to zero (docs/rewards.md#a-stronger-judge-phased-out)."""
+
+    kind: ClassVar[str] = "judge"
+
+
 SPEC_TYPES: tuple[type[ComponentSpec[Any]], ...] = (
     ParserSpec,
     RewardSpec,
@@ -227,6 +236,7 @@ SPEC_TYPES: tuple[type[ComponentSpec[Any]], ...] = (
     CoordinatorSpec,
     RendererSpec,
     MetricSinkSpec,
+    JudgeSpec,
 )
 """Every kind, in the order listings show them."""
 

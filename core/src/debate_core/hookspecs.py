@@ -27,6 +27,7 @@ from debate_core.components import (
     DatasetSpec,
     GraderSpec,
     HistoryPolicySpec,
+    JudgeSpec,
     MetricSinkSpec,
     ParserSpec,
     PersonaSetSpec,
@@ -234,6 +235,31 @@ def debate_metric_sinks() -> Iterable[MetricSinkSpec]:
     return ()
 
 
+@hookspec
+def debate_judges() -> Iterable[JudgeSpec]:
+    """Register external judges: components whose verdicts on the pairs of responses the agents
+    compared are mixed into the peer reward, with a weight that falls to zero over the run
+    (``[judge]`` in a run file; docs/rewards.md#a-stronger-judge-phased-out).
+
+    Returns:
+        Specs whose ``build(options)`` returns a ``Judge``: ``await judge.compare(pairs, host)``
+        gives one verdict per ``JudgePair`` (+1 first better, -1 second better, 0 equal); ``host``
+        serves a sampling policy of any model the run's backend can serve.
+
+    Example::
+
+        class Longer:
+            async def compare(self, pairs, host):
+                return [(len(p.first.text) > len(p.second.text)) - (len(p.first.text) < len(p.second.text))
+                        for p in pairs]
+
+        @hookimpl
+        def debate_judges():
+            return [JudgeSpec(name="longer", description="prefers the longer response", build=lambda _: Longer())]
+    """
+    return ()
+
+
 HOOK_KINDS: dict[str, str] = {
     "debate_parsers": ParserSpec.kind,
     "debate_rewards": RewardSpec.kind,
@@ -245,5 +271,6 @@ HOOK_KINDS: dict[str, str] = {
     "debate_coordinators": CoordinatorSpec.kind,
     "debate_renderers": RendererSpec.kind,
     "debate_metric_sinks": MetricSinkSpec.kind,
+    "debate_judges": JudgeSpec.kind,
 }
 """Which kind of component each hook registers."""

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from debate_core.components import ParserSpec
-from debate_core.debate import XmlParser
+from debate_core.debate import XmlParser, XmlParserOptions
 from debate_core.hookspecs import hookimpl
 
 
-def _build_xml(_: None) -> XmlParser:
-    return XmlParser()
+def _build_xml(options: XmlParserOptions) -> XmlParser:
+    return XmlParser(options)
 
 
 @hookimpl
@@ -18,5 +18,6 @@ def debate_parsers() -> list[ParserSpec]:
             name="xml",
             description="<solution>, <evaluation>, <comparison>, <consensus>, <consensus_reason> in order",
             build=_build_xml,
+            options=XmlParserOptions,
         )
     ]

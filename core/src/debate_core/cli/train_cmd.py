@@ -10,7 +10,16 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-HEADLINE = ("format", "correct", "pass@", "judge_accuracy")
+HEADLINE = (
+    "format",
+    "correct",
+    "pass@",
+    "cons@",
+    "judge_accuracy",
+    "comparison_rate",
+    "rounds_played",
+    "debate_minus_direct",
+)
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -40,7 +49,7 @@ def format_evaluations(evaluations: Mapping[str, Mapping[str, float]]) -> list[s
             for name, value in metrics.items()
             if "/" in name
             and any(part in name.rsplit("/", 1)[-1] for part in HEADLINE)
-            and not name.endswith(("judge_decidable_votes", "_se"))
+            and not name.endswith(("judge_decidable_votes", "_se", "_change", "response_correct"))
         ]
         lines.append(f"  {label}: " + ("  ".join(shown) if shown else "(no graded metrics)"))
     return lines
@@ -48,23 +57,40 @@ def format_evaluations(evaluations: Mapping[str, Mapping[str, float]]) -> list[s
 
 def format_changes(evaluations: Mapping[str, Mapping[str, float]]) -> list[str]:
     """The change of each metric that has a standard error (``<name>_se``) from the first
-    evaluation to the last, with the standard error of the change (the two taken as independent)."""
+    evaluation to the last, with the standard error of the change: paired by problem when the
+    last evaluation recorded it (``<name>_change_se``), else taking the two as independent."""
     labels = list(evaluations)
     if len(labels) < 2:
         return []
     first, last = evaluations[labels[0]], evaluations[labels[-1]]
     lines = []
     for name, value in last.items():
-        error_name = f"{name}_se"
-        if error_name not in last or name not in first or error_name not in first:
+        if name.endswith(("_se", "_change")) or name not in first:
             continue
-        change = value - first[name]
-        error = math.hypot(last[error_name], first[error_name])
+        if f"{name}_change_se" in last:
+            change, error, how = value - first[name], last[f"{name}_change_se"], "paired"
+        elif f"{name}_se" in last and f"{name}_se" in first:
+            change, error, how = value - first[name], math.hypot(last[f"{name}_se"], first[f"{name}_se"]), "unpaired"
+        else:
+            continue
         ratio = f"{change / error:+.1f} SE" if error > 0 else "no spread"
         lines.append(
-            f"  {name.split('/', 1)[1]}: {first[name]:.3f} -> {value:.3f} ({change:+.3f}, SE {error:.3f}, {ratio})"
+            f"  {name.split('/', 1)[1]}: {first[name]:.3f} -> {value:.3f} "
+            f"({change:+.3f}, {how} SE {error:.3f}, {ratio})"
         )
     return [f"change from {labels[0]} to {labels[-1]}:", *lines] if lines else []
+
+
+def next_commands(config: str, run_dir: str, checkpointed: bool) -> list[str]:
+    """What to run next: look at the run, evaluate its last checkpoint, debate with it."""
+    commands = [(f"debate report {run_dir}", "the run as one HTML page")]
+    if checkpointed:
+        commands += [
+            (f"debate eval {config} --checkpoint {run_dir}", "evaluate the last checkpoint again"),
+            (f'debate run {config} --checkpoint {run_dir} --question "..."', "debate with it"),
+        ]
+    width = max(len(command) for command, _ in commands)
+    return ["next:", *(f"  {command.ljust(width)}  # {why}" for command, why in commands)]
 
 
 def run(args: argparse.Namespace) -> int:
@@ -93,6 +119,7 @@ def run(args: argparse.Namespace) -> int:
         changes = format_changes(outcome.evaluations)
         if changes:
             print("\n".join(changes))
+    print("\n".join(next_commands(str(args.config), str(outcome.run_dir), outcome.last_checkpoint is not None)))
     if outcome.stopped_by:
         print(
             f"stopped by {outcome.stopped_by}; checkpoint at step {outcome.last_checkpoint}. "

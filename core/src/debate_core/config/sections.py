@@ -6,7 +6,7 @@ Every field has a default and a docstring (the string under it), from which
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 import attrs
 from attrs import validators as v
@@ -71,11 +71,20 @@ class DebateSettings:
     num_agents: int = attrs.field(default=3, validator=v.ge(1))
     """Agents per debate (N); all are the same policy with different personas."""
     max_rounds: int = attrs.field(default=3, validator=v.ge(1))
-    """Rounds at most; a debate also ends when every agent of a round says YES to consensus."""
+    """Rounds at most; a debate also ends earlier by consensus (``stop_on_consensus``)."""
+    stop_on_consensus: Literal["informed", "any", "never"] = "informed"
+    """Which YES answers end a debate before ``max_rounds`` (docs/protocol.md#when-a-debate-ends):
+    ``informed``: every agent of a round said YES after seeing the latest solution of every other
+    agent; ``any``: every agent of a round said YES (the peer recipe's literal rule);
+    ``never``: always play ``max_rounds``."""
     max_tokens: int = attrs.field(default=256, validator=v.ge(1))
     """Sampled tokens per turn at most."""
     temperature: float = attrs.field(default=1.0, validator=v.ge(0.0))
     """Sampling temperature unless the agent's persona sets its own."""
+    show_answers: bool = False
+    """State in each history entry the final answer the run's grader reads in that solution
+    (``Answer: 65``), so that judging an answer does not first need finding it inside the
+    solution (docs/protocol.md#what-an-agent-sees)."""
     coordinator: ComponentChoice = attrs.field(factory=lambda: ComponentChoice(name="sequential"))
     """Turn protocol: ``sequential`` turns or ``parallel`` rounds (docs/protocol.md#turn-protocols)."""
     parser: ComponentChoice = attrs.field(factory=lambda: ComponentChoice(name="xml"))
@@ -119,6 +128,13 @@ class TrainingSettings:
     save_every: int = attrs.field(default=5, validator=v.ge(0))
     """Checkpoint every this many RL iterations (and warm-start steps); 0: only at the end of each phase,
     on a stop signal and before a failure exits."""
+    keep_last: int = attrs.field(default=0, validator=v.ge(0))
+    """Keep only this many of the newest periodic checkpoints (``save_every``), deleting older ones with their
+    backend states; the end of each phase, stops, failures and the best evaluation's checkpoint are always kept
+    (0: keep every checkpoint)."""
+    keep_best_by: str = "debate/debate_correct"
+    """The evaluation metric whose best checkpoint ``keep_last`` keeps, without its ``eval_<dataset>/`` prefix
+    (higher is better; empty: none is kept for it)."""
     eval_every: int = attrs.field(default=0, validator=v.ge(0))
     """Evaluate every this many RL iterations (0: never during training)."""
     max_debates_in_flight: int = attrs.field(default=16, validator=v.ge(1))
@@ -138,11 +154,13 @@ class TrainingSettings:
 
 @attrs.frozen(kw_only=True)
 class WarmstartSettings:
-    """Supervised warm-start on correct solutions in the output format (docs/training.md#warm-start-and-curriculum).
+    """Supervised warm-start on reference debates (docs/training.md#warm-start).
 
-    Each step takes ``batch_size`` training problems that have an answer and runs a debate in which
-    every agent answers with the reference solution through the debate's own prompts (so the
-    observations are exactly those of RL), then trains ``cross_entropy`` on those responses.
+    Each step takes ``batch_size`` training problems that have an answer and runs a reference
+    debate through the debate's own prompts (so the observations are exactly those of RL):
+    first answers are right or, with probability ``flawed_share``, plausibly wrong; every later
+    response judges the others, compares them, revises to the right solution and says YES only
+    when every answer it has seen agrees. Then it trains ``cross_entropy`` on those responses.
     """
 
     enabled: bool = False
@@ -156,10 +174,35 @@ class WarmstartSettings:
     lr_schedule: Literal["constant", "linear", "cosine"] = "cosine"
     """Decay over the warm-start steps."""
     solution_template: str = "The answer is \\boxed{{answer}}."
-    """The solution text when a problem has no reference solution (``metadata["solution"]``);
-    ``{answer}`` is replaced by the ground-truth answer. Solutions the grader rejects are skipped."""
-    consensus_reason: str = "All solutions agree and are correct."
-    """The ``<consensus_reason>`` of the reference responses."""
+    """The solution text when a problem has no worked solution (``metadata["solution"]``), and the
+    sentence appended to a worked solution the grader does not accept; ``{answer}`` is replaced by
+    the ground-truth answer. Problems whose reference solution the grader rejects are skipped."""
+    flawed_share: float = attrs.field(default=0.5, validator=[v.ge(0.0), v.le(1.0)])
+    """Share of first answers in the reference debates that are plausibly wrong, for the other
+    agents to judge (0: every agent is right and nobody ever disagrees)."""
+    train_on_flawed: bool = False
+    """Also train on the flawed first answers (off: they are only what the other agents judge)."""
+
+
+@attrs.frozen(kw_only=True)
+class JudgeSettings:
+    """A stronger judge whose verdicts on the pairs the agents compared are mixed into the peer
+    reward, with a weight that falls to zero (docs/rewards.md#a-stronger-judge-phased-out)."""
+
+    name: str = ""
+    """The judge component (``oracle``: ground truth; ``model``: a model the backend serves);
+    empty: no judge."""
+    options: dict[str, Any] = attrs.field(factory=dict)
+    """The judge component's options."""
+    weight: float = attrs.field(default=1.0, validator=[v.ge(0.0), v.le(1.0)])
+    """The judge's weight in the reward at the first RL iteration."""
+    decay_iterations: int = attrs.field(default=20, validator=v.ge(0))
+    """RL iterations over which the weight falls linearly to 0."""
+
+    @property
+    def choice(self) -> ComponentChoice | None:
+        """The judge component as a choice, or None without one."""
+        return ComponentChoice(name=self.name, options=dict(self.options)) if self.name else None
 
 
 @attrs.frozen(kw_only=True)
@@ -186,8 +229,9 @@ class EvaluationSettings:
     """Direct answers per problem, the ``k`` of direct pass@k (0: the number of agents)."""
     role_averaged: bool = False
     """Also run role-averaged debates against a fixed opponent policy (docs/training.md#evaluation)."""
-    opponent: Literal["base"] = "base"
-    """The fixed opponent: the untrained base model."""
+    opponent: str = attrs.field(default="base", validator=v.min_len(1))
+    """The fixed opponent: ``base`` (the untrained base model) or saved weights: a checkpoint manifest
+    (``checkpoints/step_*.json``), a run directory (its latest checkpoint) or a backend path."""
     temperature: float | None = attrs.field(default=None, validator=v.optional(v.ge(0.0)))
     """Sampling temperature of every agent in evaluation, persona temperatures included (unset: the personas'
     own, else ``debate.temperature``; docs/protocol.md#sampling-temperature)."""
@@ -228,6 +272,7 @@ class RunConfig:
     """Checks solutions against the dataset's answers (``none`` for open-ended prompts)."""
     training: TrainingSettings = attrs.field(factory=TrainingSettings)
     warmstart: WarmstartSettings = attrs.field(factory=WarmstartSettings)
+    judge: JudgeSettings = attrs.field(factory=JudgeSettings)
     curriculum: tuple[CurriculumStage, ...] = ()
     """Dataset stages trained in order; empty: train on ``dataset`` for ``training.num_iterations``."""
     evaluation: EvaluationSettings = attrs.field(factory=EvaluationSettings)

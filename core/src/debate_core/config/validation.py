@@ -41,6 +41,8 @@ def component_choices(config: RunConfig) -> Iterator[tuple[str, str, ComponentCh
     yield "reward", "reward", config.reward
     yield "dataset", "dataset", config.dataset
     yield "grader", "grader", config.grader
+    if config.judge.choice is not None:
+        yield "judge", "judge", config.judge.choice
     for i, stage in enumerate(config.curriculum):
         yield f"curriculum[{i}].dataset", "dataset", stage.dataset
     for i, sink in enumerate(config.logging.sinks):

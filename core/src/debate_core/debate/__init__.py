@@ -38,8 +38,14 @@ from debate_core.debate.rendering import (
 )
 from debate_core.debate.sampling_policy import SamplingClientPolicy
 from debate_core.debate.token_sections import token_sections
-from debate_core.debate.transcripts import dumps_transcript, load_transcript, record_to_json, save_transcript
-from debate_core.debate.xml_parser import XML_CONTRACT, XmlParser, parse_response
+from debate_core.debate.transcripts import (
+    dumps_transcript,
+    load_transcript,
+    load_transcripts,
+    record_to_json,
+    save_transcript,
+)
+from debate_core.debate.xml_parser import XML_CONTRACT, XmlParser, XmlParserOptions, parse_response
 
 __all__ = [
     "DEFAULT_PROFILES",
@@ -70,6 +76,7 @@ __all__ = [
     "TurnState",
     "TurnTicket",
     "XmlParser",
+    "XmlParserOptions",
     "build_debate_setup",
     "build_messages",
     "choose_answer",
@@ -78,6 +85,7 @@ __all__ = [
     "final_answer",
     "final_solutions",
     "load_transcript",
+    "load_transcripts",
     "parse_response",
     "record_to_json",
     "run_debate",

@@ -7,10 +7,13 @@ waiting until the protocol lets it act. Two built-in protocols:
   for its turn and sees every turn committed before it.
 * ``parallel``: all agents of a round answer at once against the same
   history (the earlier rounds); the round is committed in agent order when the last answer
-  is in. ``blind_review`` hides the ``<comparison>`` sections of the history.
+  is in. ``blind_review`` shows only the ``<solution>`` and ``<evaluation>`` of earlier turns.
 
-Termination (docs/protocol.md#turn-protocols): at the end of a round when every agent of it said YES to consensus,
-or after ``max_rounds``. A failed turn (a parse error, or the agent's policy raising) is
+Termination (docs/protocol.md#when-a-debate-ends): at the end of a round when every agent of
+it said YES to consensus and each YES counts under the debate's consensus rule (by default
+only an *informed* YES counts: one from an agent whose prompt showed the latest solution of
+every other agent), or after ``max_rounds``. The host sets ``TurnState.consensus_rule``
+right after ``start``. A failed turn (a parse error, or the agent's policy raising) is
 committed with step reward -1 and aborts the debate: every waiting agent is released at
 once. Under ``parallel`` a parse error ends the debate after its round, keeping the turns
 before it in agent order; a raising policy ends it at once (the caller cancels the
@@ -25,7 +28,7 @@ from typing import Protocol, runtime_checkable
 
 import attrs
 
-from debate_core.records import Comparison, ParsedResponse, Turn
+from debate_core.records import Comparison, ConsensusRule, Message, ParsedResponse, Turn, round_reaches_consensus
 
 
 @attrs.frozen
@@ -47,6 +50,10 @@ class TurnDraft:
     comparisons: tuple[Comparison, ...] = ()
     self_comparisons: int = 0
     malformed_comparisons: int = 0
+    informed: bool = False
+    """The prompt showed the latest solution of every other agent (``Turn.informed``)."""
+    prompt: tuple[Message, ...] = ()
+    """The chat messages the agent was shown (``Turn.prompt``)."""
 
     @property
     def failed(self) -> bool:
@@ -69,6 +76,8 @@ class TurnState(abc.ABC):
         self.aborted = False
         self.abort_reason: str | None = None
         self.consensus_reached = False
+        self.consensus_rule: ConsensusRule = "informed"
+        """Which YES answers end the debate (``records.CONSENSUS_RULES``); set by the host."""
         self._condition = asyncio.Condition()
 
     # ------------------------------------------------------------- the turn protocol's part
@@ -129,6 +138,8 @@ class TurnState(abc.ABC):
             comparisons=draft.comparisons,
             self_comparisons=draft.self_comparisons,
             malformed_comparisons=draft.malformed_comparisons,
+            informed=draft.informed,
+            prompt=draft.prompt,
         )
         self.committed.append(turn)
         return turn
@@ -140,7 +151,7 @@ class TurnState(abc.ABC):
 
     def _end_round(self, round_turns: list[Turn], round: int) -> bool:
         """Apply the termination rule after a complete round; True when the debate is over."""
-        if len(round_turns) == self.num_agents and all(t.response.consensus for t in round_turns):
+        if round_reaches_consensus(round_turns, self.num_agents, self.consensus_rule):
             self.consensus_reached = True
             self.finished.set()
         elif round >= self.max_rounds:
@@ -250,7 +261,8 @@ class ParallelOptions:
     """Options of the ``parallel`` coordinator."""
 
     blind_review: bool = False
-    """Hide every ``<comparison>`` section from the history, whatever the history policy."""
+    """Show only the ``<solution>`` and ``<evaluation>`` of earlier turns, hiding comparisons and
+    consensus reasons, whatever the history policy (docs/protocol.md#turn-protocols)."""
 
 
 class ParallelCoordinator:

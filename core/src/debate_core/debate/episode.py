@@ -32,10 +32,13 @@ from debate_core.records import (
     AgentPolicy,
     AgentTrajectory,
     CheckedComparisons,
+    ConsensusRule,
     DebateEpisode,
     DebateRecord,
     Grader,
+    HistoryEntry,
     HistoryPolicy,
+    Message,
     OutputParser,
     ParsedResponse,
     ParseError,
@@ -47,6 +50,8 @@ from debate_core.records import (
     Tokenizer,
     Transition,
     Turn,
+    TurnView,
+    ViewingPolicy,
     apply_authorship,
 )
 
@@ -71,6 +76,16 @@ class DebateSetup:
     persona_set: PersonaSet
     history_policy: HistoryPolicy
     renderer: Renderer
+    consensus_rule: ConsensusRule = "informed"
+    """Which YES answers end a debate early (``debate.stop_on_consensus``)."""
+    show_answers: bool = False
+    """State in each history entry the answer the grader reads in its solution (``debate.show_answers``)."""
+    stop_after_round: int | None = attrs.field(
+        default=None, validator=attrs.validators.optional(attrs.validators.ge(1))
+    )
+    """End every debate after this round whatever the stop rule, while the prompts still say
+    ``Round r of max_rounds``: evaluation's direct answers are the blind first round of the
+    same debate."""
 
 
 def sampling_temperature(persona: Persona, setup: DebateSetup) -> float:
@@ -130,6 +145,28 @@ def build_debate_setup(debate: DebateSettings, registry: ComponentBuilder, token
         persona_set=persona_set,
         history_policy=history_policy,
         renderer=renderer,
+        consensus_rule=debate.stop_on_consensus,
+        show_answers=debate.show_answers,
+    )
+
+
+def saw_every_latest_solution(ticket: TurnTicket, shown: Sequence[HistoryEntry], num_agents: int) -> bool:
+    """Whether the prompt showed the latest committed solution of every other agent
+    (``Turn.informed``, docs/protocol.md#when-a-debate-ends).
+
+    An agent that has not answered yet has no solution to see, so a turn taken before every
+    other agent answered once is not informed (the first agents of a sequential round 1, every
+    agent of a parallel round 1). A history policy that hides an agent's latest turn leaves the
+    turn uninformed too.
+    """
+    latest: dict[int, int] = {}
+    for turn in ticket.visible:
+        latest[turn.agent] = turn.round
+    shown_rounds = {(e.agent, e.round) for e in shown}
+    return all(
+        other in latest and (other, latest[other]) in shown_rounds
+        for other in range(num_agents)
+        if other != ticket.agent
     )
 
 
@@ -163,12 +200,16 @@ class _Debate:
         setup: DebateSetup,
         policies: Sequence[AgentPolicy],
         seed: int,
+        grader: Grader | None = None,
     ) -> None:
         self.problem = problem
         self.setup = setup
         self.policies = policies
         self.seed = seed
-        self.state: TurnState = setup.coordinator.start(setup.num_agents, setup.max_rounds)
+        self.grader = grader
+        rounds = min(setup.max_rounds, setup.stop_after_round or setup.max_rounds)
+        self.state: TurnState = setup.coordinator.start(setup.num_agents, rounds)
+        self.state.consensus_rule = setup.consensus_rule
         self.stop = sampling_stop(setup.renderer, setup.parser.contract)
         self.samples: dict[tuple[int, int], _Sample] = {}
 
@@ -184,34 +225,46 @@ class _Debate:
             ticket = await self.state.next_turn(agent)
             if ticket is None:
                 return
-            instructions, prompt = self.observe(ticket, persona, own_turns)
+            instructions, messages, prompt, view = self.observe(ticket, persona, own_turns)
+            policy = self.policies[agent]
+            seed = turn_seed(self.seed, agent, ticket.round)
             try:
-                action = await self.policies[agent].sample(
-                    prompt,
-                    stop=self.stop,
-                    temperature=temperature,
-                    max_tokens=setup.max_tokens,
-                    seed=turn_seed(self.seed, agent, ticket.round),
-                )
+                if isinstance(policy, ViewingPolicy):
+                    action = await policy.sample_with_view(
+                        prompt, view, stop=self.stop, temperature=temperature, max_tokens=setup.max_tokens, seed=seed
+                    )
+                else:
+                    action = await policy.sample(
+                        prompt, stop=self.stop, temperature=temperature, max_tokens=setup.max_tokens, seed=seed
+                    )
             except asyncio.CancelledError:
                 raise
             except Exception as exc:
                 message = f"the policy of agent {agent} raised {type(exc).__name__}: {exc}"
                 self.samples[(ticket.round, agent)] = _Sample(tuple(prompt), (), (), ())
-                draft = TurnDraft("", ParsedResponse(error=ParseError("turn_failed", message)), persona.name)
+                draft = TurnDraft(
+                    "", ParsedResponse(error=ParseError("turn_failed", message)), persona.name, prompt=tuple(messages)
+                )
                 await self.state.fail(ticket, draft)
                 return
-            draft = self.read_answer(ticket, persona, prompt, action)
+            draft = attrs.evolve(
+                self.read_answer(ticket, persona, prompt, action), informed=view.informed, prompt=tuple(messages)
+            )
             own_turns[ticket.round] = OwnTurn(draft.text, instructions, len(ticket.visible))
             await self.state.submit(ticket, draft)
 
-    def observe(self, ticket: TurnTicket, persona: Persona, own_turns: dict[int, OwnTurn]) -> tuple[str, list[int]]:
+    def observe(
+        self, ticket: TurnTicket, persona: Persona, own_turns: dict[int, OwnTurn]
+    ) -> tuple[str, list[Message], list[int], TurnView]:
         setup = self.setup
         entries = list(
             _call_component("history policy", lambda: setup.history_policy.select(ticket.visible, ticket.round))
         )
         if setup.coordinator.hide_comparisons:
-            entries = [attrs.evolve(e, comparison=None) for e in entries]
+            entries = [attrs.evolve(e, comparison=None, consensus_reason=None) for e in entries]
+        if setup.show_answers and self.grader is not None:
+            entries = [attrs.evolve(e, answer=self.answer_of(ticket, e)) for e in entries]
+        informed = saw_every_latest_solution(ticket, entries, setup.num_agents)
         instructions = turn_instructions(
             agent=ticket.agent,
             round=ticket.round,
@@ -219,6 +272,7 @@ class _Debate:
             answered_this_round=[e.agent for e in entries if e.round == ticket.round],
             seen_in_earlier_rounds=[e.agent for e in entries if e.round < ticket.round],
             contract=setup.parser.contract,
+            informed=informed,
         )
         index_of = {(t.round, t.agent): t.turn_index for t in ticket.visible}
         messages = build_messages(
@@ -231,7 +285,26 @@ class _Debate:
             instructions=instructions,
         )
         prompt = _call_component("renderer", lambda: list(setup.renderer.build_prompt(messages)))
-        return instructions, prompt
+        view = TurnView(
+            question=self.problem.question,
+            agent=ticket.agent,
+            num_agents=setup.num_agents,
+            round=ticket.round,
+            max_rounds=setup.max_rounds,
+            shown=tuple(entries),
+            informed=informed,
+        )
+        return instructions, list(messages), prompt, view
+
+    def answer_of(self, ticket: TurnTicket, entry: HistoryEntry) -> str | None:
+        """The answer the grader reads in the full solution of the turn behind ``entry``."""
+        grader = self.grader
+        assert grader is not None
+        turn = next((t for t in ticket.visible if (t.round, t.agent) == (entry.round, entry.agent)), None)
+        if turn is None or turn.failed:
+            return None
+        solution = turn.response.solution
+        return _call_component("grader", lambda: grader.grade(solution, self.problem.answer or "").extracted)
 
     def read_answer(self, ticket: TurnTicket, persona: Persona, prompt: list[int], action: SampledAction) -> TurnDraft:
         setup = self.setup
@@ -249,8 +322,11 @@ class _Debate:
             if response.ok
             else CheckedComparisons()
         )
-        sections = _call_component(
-            "renderer", lambda: token_sections(setup.renderer.decode, action.tokens, response.spans)
+        # the sections of a response that broke the contract are not trusted: all its tokens are in none
+        sections = (
+            _call_component("renderer", lambda: token_sections(setup.renderer.decode, action.tokens, response.spans))
+            if response.ok
+            else (None,) * len(action.tokens)
         )
         self.samples[(ticket.round, ticket.agent)] = _Sample(
             tuple(prompt), tuple(action.tokens), tuple(float(x) for x in action.logprobs), sections
@@ -305,6 +381,7 @@ class _Debate:
             consensus_reached=state.consensus_reached,
             aborted=state.aborted,
             abort_reason=state.abort_reason,
+            consensus_rule=self.setup.consensus_rule,
         )
 
     def grade(self, grader: Grader, turn: Turn) -> float:
@@ -354,15 +431,16 @@ async def run_debate(
             some roles in evaluation).
         seed: the debate's seed; each turn samples with ``turn_seed(seed, agent, round)``.
         debate_id: a label carried into the record.
-        grader: grades every turn's solution (``Turn.grade``) when ``problem.answer`` is known;
-            a failed turn grades 0.0.
+        grader: grades every turn's solution (``Turn.grade``) when ``problem.answer`` is known
+            (a failed turn grades 0.0), and reads the answers history entries state when the
+            setup shows answers.
 
     Raises:
         ComponentFailure: a component (not a policy) raised; the debate was stopped cleanly.
     """
     if len(policies) != setup.num_agents:
         raise ValueError(f"run_debate needs one policy per agent: got {len(policies)} for {setup.num_agents} agents")
-    debate = _Debate(problem, setup, policies, seed)
+    debate = _Debate(problem, setup, policies, seed, grader)
     await debate.run()
     record = debate.record(debate_id, grader)
     return DebateEpisode(record, debate.trajectories(record))

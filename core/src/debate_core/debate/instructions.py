@@ -12,6 +12,10 @@ From round 2 on, whenever earlier rounds are in view: meta-judging: evaluate the
 solutions, evaluations and comparisons, improve the solution, and compare the other agents,
 weighing their latest responses most. Comparisons need two other agents in view (with two
 agents in a debate every comparison would involve the author, so there are none).
+
+Every turn ends with when to say YES: an agent that has seen every other agent's latest
+solution says YES only if every final answer it sees agrees with its own; any other agent is
+told to say NO, since its YES would not count (docs/protocol.md#when-a-debate-ends).
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ def turn_instructions(
     answered_this_round: Iterable[int],
     seen_in_earlier_rounds: Iterable[int],
     contract: OutputContract,
+    informed: bool = True,
 ) -> str:
     """The instructions for one turn.
 
@@ -46,8 +51,17 @@ def turn_instructions(
         answered_this_round: agents whose current-round answers are in the prompt.
         seen_in_earlier_rounds: agents whose earlier-round answers are in the prompt.
         contract: the output contract, for the names of its sections and its empty marker.
+        informed: whether the prompt shows the latest solution of every other agent; the
+            consensus sentence says that a YES counts only then (docs/protocol.md#when-a-debate-ends).
     """
-    solution, evaluation, comparison = (contract.label(s) for s in ("solution", "evaluation", "comparison"))
+    solution, evaluation, comparison, agree = (
+        contract.label(s) for s in ("solution", "evaluation", "comparison", "consensus")
+    )
+    consensus = (
+        f" Say YES in {agree} only if every final answer you see agrees with yours."
+        if informed
+        else f" Say NO in {agree}: you have not seen every other agent's latest solution."
+    )
     na = contract.empty_marker
     header = f"Round {round} of {max_rounds}. You are Agent {agent}."
     now = sorted({a for a in answered_this_round if a != agent})
@@ -56,17 +70,17 @@ def turn_instructions(
         if not now:
             return (
                 f"{header} Nobody else has answered yet. Propose your solution in {solution}. "
-                f"Write {na} in {evaluation} and {na} in {comparison}."
+                f"Write {na} in {evaluation} and {na} in {comparison}." + consensus
             )
         if len(now) == 1:
             return (
                 f"{header} {_agents(now)} has answered above. Propose your own solution in {solution}, "
-                f"evaluate {_agents(now)}'s solution in {evaluation}, and write {na} in {comparison}."
+                f"evaluate {_agents(now)}'s solution in {evaluation}, and write {na} in {comparison}." + consensus
             )
         return (
             f"{header} {_agents(now)} have answered above. Propose your own solution in {solution}, "
             f"evaluate their solutions in {evaluation}, and in {comparison} compare only agents who have "
-            f"already answered ({_agents(now)}), never yourself."
+            f"already answered ({_agents(now)}), never yourself." + consensus
         )
     others = sorted(set(now) | set(earlier))
     if len(others) < 2:
@@ -79,5 +93,5 @@ def turn_instructions(
     return (
         f"{header} Read the responses above. Give your best solution in {solution}, improving it where "
         f"the others showed you a mistake. In {evaluation}, judge the other agents' solutions and also their "
-        "evaluations and comparisons: say which judgments you agree with and why. " + comparing
+        "evaluations and comparisons: say which judgments you agree with and why. " + comparing + consensus
     )

@@ -38,11 +38,14 @@ def format_entry(entry: HistoryEntry) -> str:
     lines = [
         f"[Agent {entry.agent}, round {entry.round}]",
         f"Solution: {entry.solution or 'N/A'}",
-        f"Evaluation: {entry.evaluation or 'N/A'}",
     ]
+    if entry.answer is not None:
+        lines.append(f"Answer: {entry.answer}")
+    lines.append(f"Evaluation: {entry.evaluation or 'N/A'}")
     if entry.comparison is not None:
         lines.append(f"Comparisons: {entry.comparison or 'N/A'}")
-    lines.append(f"Consensus reason: {entry.consensus_reason or 'N/A'}")
+    if entry.consensus_reason is not None:
+        lines.append(f"Consensus reason: {entry.consensus_reason or 'N/A'}")
     return "\n".join(lines)
 
 

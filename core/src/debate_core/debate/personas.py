@@ -70,6 +70,10 @@ class DefaultPersonasOptions:
     use_persona_temperatures: bool = True
     """Sample each agent at its persona's temperature; ``false`` keeps the run's
     (docs/protocol.md#sampling-temperature)."""
+    brief: bool = False
+    """The persona in one sentence (``You are Agent 1 of 3, the Creative Problem-Solver.``), for
+    small models where every prompt token is trained on; pair it with the ``xml`` parser's
+    ``instructions = "brief"``."""
 
 
 class DefaultPersonas:
@@ -81,11 +85,14 @@ class DefaultPersonas:
     def persona(self, agent_id: int, num_agents: int) -> Persona:
         """Persona ``agent_id mod 5``, with the agent's own id in its system prompt."""
         profile = DEFAULT_PROFILES[agent_id % len(DEFAULT_PROFILES)]
-        prompt = (
-            f"You are Agent {agent_id}, the {profile.name}, in a debate among {num_agents} agents "
-            f"(Agent 0 to Agent {num_agents - 1}). {profile.style} The agents answer the same question "
-            "over several rounds, read each other's responses, and judge them."
-        )
+        if self.options.brief:
+            prompt = f"You are Agent {agent_id} of {num_agents}, the {profile.name}."
+        else:
+            prompt = (
+                f"You are Agent {agent_id}, the {profile.name}, in a debate among {num_agents} agents "
+                f"(Agent 0 to Agent {num_agents - 1}). {profile.style} The agents answer the same question "
+                "over several rounds, read each other's responses, and judge them."
+            )
         temperature = profile.temperature if self.options.use_persona_temperatures else None
         return Persona(profile.name, prompt, temperature)
 

@@ -22,19 +22,23 @@ from typing import Any
 from debate_core.errors import TranscriptError
 from debate_core.files import atomic_write_text
 from debate_core.records import (
+    CONSENSUS_RULES,
     CheckedComparisons,
     Comparison,
+    ConsensusRule,
     DebateRecord,
+    Message,
     OutputParser,
     ParsedResponse,
     ParseError,
     SectionSpan,
     Turn,
     apply_authorship,
+    round_reaches_consensus,
 )
 
 FORMAT_NAME = "debate-transcript"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 
 _MISSING = object()
 
@@ -65,6 +69,7 @@ def turn_to_json(turn: Turn) -> dict[str, Any]:
         "step": turn.step,
         "turn_index": turn.turn_index,
         "visible_turns": turn.visible_turns,
+        "informed": turn.informed,
         "persona": turn.persona,
         "text": turn.text,
         "parsed": parsed_to_json(turn.response),
@@ -72,6 +77,7 @@ def turn_to_json(turn: Turn) -> dict[str, Any]:
         "self_comparisons": turn.self_comparisons,
         "malformed_comparisons": turn.malformed_comparisons,
         "grade": turn.grade,
+        **({"prompt": [{"role": m.role, "content": m.content} for m in turn.prompt]} if turn.prompt else {}),
     }
 
 
@@ -86,6 +92,7 @@ def record_to_json(record: DebateRecord) -> dict[str, Any]:
         "num_agents": record.num_agents,
         "protocol": record.protocol,
         "max_rounds": record.max_rounds,
+        "consensus_rule": record.consensus_rule,
         "consensus_reached": record.consensus_reached,
         "aborted": record.aborted,
         "abort_reason": record.abort_reason,
@@ -164,6 +171,17 @@ def _list(value: Any, path: str) -> Sequence[Any]:
     if not isinstance(value, list | tuple):
         raise _fail(path, f"expected a list, got {_type_name(value)}")
     return value
+
+
+def _prompt(value: Any, path: str) -> tuple[Message, ...]:
+    messages = []
+    for index, raw in enumerate(_list(value, path)):
+        where = f"{path}[{index}]"
+        message = _mapping(raw, where)
+        role = _str(_field(message, "role", where), f"{where}.role")
+        content = _str(_field(message, "content", where), f"{where}.content")
+        messages.append(Message(role, content))
+    return tuple(messages)
 
 
 def _op(value: Any, path: str) -> Any:
@@ -264,6 +282,20 @@ def _default_parser() -> OutputParser:
     return XmlParser()
 
 
+def _read_text(path: Path) -> str:
+    """The text of a transcript file; errors say what is wrong, not where."""
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise TranscriptError("no such transcript file") from None
+    except IsADirectoryError:
+        raise TranscriptError("is a directory, not a transcript file") from None
+    except UnicodeDecodeError as exc:
+        raise TranscriptError(f"not UTF-8 text: {exc.reason} at byte {exc.start}") from None
+    except OSError as exc:
+        raise TranscriptError(f"cannot be read: {exc.strerror or type(exc).__name__}") from None
+
+
 def _read_file(path: Path) -> Mapping[str, Any]:
     """The decoded JSON object of a transcript file; errors say what is wrong, not where
     (``load_transcript`` puts the file name in front, once)."""
@@ -306,6 +338,56 @@ def load_transcript(
         return _load(_read_file(path), parser or _default_parser())
     except TranscriptError as exc:
         raise TranscriptError(f"{path}: {exc}") from None
+
+
+def load_transcripts(path: str | os.PathLike[str], parser: OutputParser | None = None) -> list[DebateRecord]:
+    """Every debate of a file: one transcript (a JSON object), a JSON list of them, or JSON Lines
+    with one transcript per line (what ``debate run --questions ... --out`` writes).
+
+    Raises:
+        TranscriptError: one line naming the file (and the line, for JSON Lines) and what is wrong.
+    """
+    file = Path(path)
+    chosen = parser or _default_parser()
+    try:
+        text = _read_text(file)
+        try:
+            data: Any = json.loads(text)
+        except json.JSONDecodeError as whole:
+            return _load_lines(file, text, chosen, whole)
+        if isinstance(data, Mapping):
+            return [_load(data, chosen)]
+        if isinstance(data, list):
+            records = []
+            for k, item in enumerate(data):
+                try:
+                    records.append(_load(_mapping(item, ""), chosen))
+                except TranscriptError as exc:
+                    raise TranscriptError(f"[{k}]: {exc}") from None
+            return records
+        raise TranscriptError(f"a transcript is a JSON object, got {_type_name(data)}")
+    except TranscriptError as exc:
+        raise TranscriptError(f"{file}: {exc}") from None
+
+
+def _load_lines(file: Path, text: str, parser: OutputParser, whole: json.JSONDecodeError) -> list[DebateRecord]:
+    """JSON Lines: one transcript per non-blank line; errors name the line."""
+    lines = [(number, line) for number, line in enumerate(text.splitlines(), start=1) if line.strip()]
+    if len(lines) < 2:
+        raise TranscriptError(f"not valid JSON: {whole}")
+    records = []
+    for number, line in lines:
+        try:
+            data = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise TranscriptError(f"line {number}: not valid JSON: {exc}") from None
+        if not isinstance(data, Mapping):
+            raise TranscriptError(f"line {number}: a transcript is a JSON object, got {_type_name(data)}")
+        try:
+            records.append(_load(data, parser))
+        except TranscriptError as exc:
+            raise TranscriptError(f"line {number}: {exc}") from None
+    return records
 
 
 def _load(data: Mapping[str, Any], parser: OutputParser) -> DebateRecord:
@@ -353,6 +435,11 @@ def _load(data: Mapping[str, Any], parser: OutputParser) -> DebateRecord:
         _check_agrees(obj, "step", path, step, _int)
         _check_agrees(obj, "turn_index", path, index, _int)
         _check_agrees(obj, "visible_turns", path, visible, _int)
+        informed = (
+            _bool(obj["informed"], f"{path}.informed")
+            if "informed" in obj
+            else _saw_all_others(keyed, visible, agent, num_agents)
+        )
         _check_agrees(obj, "self_comparisons", path, authored.self_comparisons, _int)
         _check_agrees(obj, "malformed_comparisons", path, authored.malformed, _int)
         if "comparisons" in obj:
@@ -377,13 +464,17 @@ def _load(data: Mapping[str, Any], parser: OutputParser) -> DebateRecord:
                 self_comparisons=authored.self_comparisons,
                 malformed_comparisons=authored.malformed,
                 grade=_grade(obj.get("grade"), f"{path}.grade"),
+                informed=informed,
+                prompt=_prompt(obj.get("prompt", []), f"{path}.prompt"),
             )
         )
 
     failed = next((t for t in turns if t.failed), None)
     rounds = max((t.round for t in turns), default=0)
     last_round = [t for t in turns if t.round == rounds]
-    consensus = failed is None and len(last_round) == num_agents and all(t.response.consensus for t in last_round)
+    # transcripts written before the consensus rule existed were made under the literal rule
+    rule = _consensus_rule(data.get("consensus_rule", "any"), "consensus_rule")
+    consensus = failed is None and round_reaches_consensus(last_round, num_agents, rule)
     aborted = failed is not None
     _check_agrees(data, "aborted", "", aborted, _bool)
     _check_agrees(data, "consensus_reached", "", consensus, _bool)
@@ -406,4 +497,21 @@ def _load(data: Mapping[str, Any], parser: OutputParser) -> DebateRecord:
         consensus_reached=consensus,
         aborted=aborted,
         abort_reason=abort_reason if aborted else None,
+        consensus_rule=rule,
     )
+
+
+def _consensus_rule(value: Any, path: str) -> ConsensusRule:
+    if value not in CONSENSUS_RULES:
+        raise _fail(path, f"must be one of {', '.join(CONSENSUS_RULES)}, got {value!r}")
+    rule: ConsensusRule = value
+    return rule
+
+
+def _saw_all_others(
+    keyed: Sequence[tuple[tuple[int, int], Mapping[str, Any], str]], visible: int, agent: int, num_agents: int
+) -> bool:
+    """``Turn.informed`` of a transcript that does not store it: every other agent has a turn
+    among the ``visible`` turns before it (the full history was shown)."""
+    seen = {other for (_, other), _, _ in keyed[:visible]}
+    return all(other in seen for other in range(num_agents) if other != agent)

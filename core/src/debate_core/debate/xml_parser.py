@@ -19,6 +19,7 @@ from __future__ import annotations
 import bisect
 import re
 from collections.abc import Sequence
+from typing import Literal
 
 import attrs
 
@@ -55,6 +56,13 @@ Rules:
 - Write N/A in <comparison> when there is nobody you may compare.
 - Write YES in <consensus> only when every agent's latest solution agrees with yours; otherwise NO."""
 """The contract and its rules, as every agent's system prompt states them."""
+
+XML_BRIEF_INSTRUCTIONS = """\
+Answer in <solution>, <evaluation>, <comparison> ("Agent A > Agent B" or "Agent A = Agent B" \
+per line, never Agent {agent_id}, or N/A), <consensus> (YES or NO) and <consensus_reason>."""
+"""The contract in one sentence (``xml`` option ``instructions = "brief"``): about 50 tokens
+instead of 230, for small models that learn the format in a warm-start, where every prompt
+token is trained on and sampled through many times."""
 
 _TAG = re.compile(
     r"<\s*(?P<close>/?)\s*(?P<name>solution|evaluation|comparison|consensus_reason|consensus)\s*>",
@@ -267,10 +275,25 @@ XML_CONTRACT = OutputContract(
 """The XML output contract: five tags in order, ``N/A`` for nothing, ended by ``</consensus_reason>``."""
 
 
+XML_BRIEF_CONTRACT = attrs.evolve(XML_CONTRACT, instructions=XML_BRIEF_INSTRUCTIONS)
+"""The XML contract with its rules stated in one sentence."""
+
+
+@attrs.frozen(kw_only=True)
+class XmlParserOptions:
+    """Options of the ``xml`` output parser."""
+
+    instructions: Literal["full", "brief"] = "full"
+    """How the system prompt states the contract: ``full`` (the tags and five rules) or ``brief``
+    (one sentence, for small models that learn the format in a warm-start)."""
+
+
 class XmlParser:
     """The ``xml`` output parser: :func:`parse_response` as an ``OutputParser``, with the XML contract."""
 
-    contract = XML_CONTRACT
+    def __init__(self, options: XmlParserOptions | None = None) -> None:
+        self.options = options or XmlParserOptions()
+        self.contract = XML_BRIEF_CONTRACT if self.options.instructions == "brief" else XML_CONTRACT
 
     def parse(self, text: str) -> ParsedResponse:
         """Parse one raw response; never raises."""

@@ -9,16 +9,29 @@ from __future__ import annotations
 
 from debate_core.records.authorship import CheckedComparisons, apply_authorship
 from debate_core.records.debate import (
+    CONSENSUS_RULES,
     AuthoredComparison,
     Comparison,
     ComparisonOp,
+    ConsensusRule,
     DebateRecord,
     ParsedResponse,
     ParseError,
     SectionSpan,
     Turn,
+    counts_as_consensus,
+    round_reaches_consensus,
 )
-from debate_core.records.episodes import AgentPolicy, AgentTrajectory, DebateEpisode, SampledAction, Transition
+from debate_core.records.episodes import (
+    AgentPolicy,
+    AgentTrajectory,
+    DebateEpisode,
+    SampledAction,
+    Transition,
+    TurnView,
+    ViewingPolicy,
+)
+from debate_core.records.judging import Judge, JudgeHost, JudgePair
 from debate_core.records.metrics import MetricSink, MetricValue
 from debate_core.records.output_contract import OutputContract, OutputParser, RenderedResponse, ResponseContent
 from debate_core.records.prompts import (
@@ -36,6 +49,7 @@ from debate_core.records.tasks import Dataset, Grade, Grader, Problem
 from debate_core.records.votes import AgentVotes, VoteTally, tally_votes, vote_counts
 
 __all__ = [
+    "CONSENSUS_RULES",
     "GENERATOR_STREAM",
     "JUDGE_STREAM",
     "AgentPolicy",
@@ -45,6 +59,7 @@ __all__ = [
     "CheckedComparisons",
     "Comparison",
     "ComparisonOp",
+    "ConsensusRule",
     "Dataset",
     "DebateEpisode",
     "DebateRecord",
@@ -52,6 +67,9 @@ __all__ = [
     "Grader",
     "HistoryEntry",
     "HistoryPolicy",
+    "Judge",
+    "JudgeHost",
+    "JudgePair",
     "Message",
     "MetricSink",
     "MetricValue",
@@ -73,8 +91,12 @@ __all__ = [
     "Tokenizer",
     "Transition",
     "Turn",
+    "TurnView",
+    "ViewingPolicy",
     "VoteTally",
     "apply_authorship",
+    "counts_as_consensus",
+    "round_reaches_consensus",
     "tally_votes",
     "vote_counts",
 ]

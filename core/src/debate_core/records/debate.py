@@ -6,13 +6,25 @@ unstructuring and reward plugins can be tested without any model.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Literal
 
 import attrs
 
 ComparisonOp = Literal[">", "="]
 """``>``: the first agent's response is better; ``=``: the two are equally good."""
+
+ConsensusRule = Literal["informed", "any", "never"]
+"""When a round of YES ends a debate (docs/protocol.md#when-a-debate-ends):
+
+* ``informed``: every agent of the round said YES *and* had seen the latest solution of every
+  other agent when it answered (``Turn.informed``);
+* ``any``: every agent of the round said YES (the literal rule of the peer recipe);
+* ``never``: consensus never ends a debate; it always runs ``max_rounds``.
+"""
+
+CONSENSUS_RULES: tuple[ConsensusRule, ...] = ("informed", "any", "never")
+"""Every consensus rule, as ``debate.stop_on_consensus`` and transcripts name them."""
 
 
 @attrs.frozen
@@ -90,6 +102,14 @@ class ParsedResponse:
 
 
 @attrs.frozen
+class Message:
+    """One chat message."""
+
+    role: str
+    content: str
+
+
+@attrs.frozen
 class Turn:
     """One agent's turn in a debate, after authorship rules were applied.
 
@@ -98,8 +118,14 @@ class Turn:
     ``malformed_comparisons``. ``turn_index`` is the position in commit order (agent order
     within a round), ``step`` the agent's own turn count (0-based), and ``visible_turns`` how
     many turns, in commit order, the agent could see when it answered (all earlier turns
-    under sequential turns, the earlier rounds' under parallel rounds). ``grade`` is the
-    correctness of the solution (1.0 or 0.0) when the dataset is verifiable.
+    under sequential turns, the earlier rounds' under parallel rounds). ``informed`` is True
+    when the prompt showed the latest solution of every other agent: only then does its
+    ``<consensus>YES</consensus>`` count toward ending the debate under the default stop rule
+    (docs/protocol.md#when-a-debate-ends). ``grade`` is the correctness of the solution (1.0
+    or 0.0) when the dataset is verifiable. ``prompt`` is what the agent was shown, as chat
+    messages before rendering (system prompt, question, the history entries the history policy
+    chose, the turn's instructions), so truncation and clipping can be read from a transcript;
+    empty for turns read from transcripts that did not record it.
     """
 
     round: int
@@ -114,6 +140,8 @@ class Turn:
     self_comparisons: int = 0
     malformed_comparisons: int = 0
     grade: float | None = None
+    informed: bool = False
+    prompt: tuple[Message, ...] = ()
 
     @property
     def failed(self) -> bool:
@@ -131,7 +159,9 @@ class DebateRecord:
     """A finished debate: what reward plugins score and what transcripts store.
 
     ``turns`` are in commit order. ``aborted`` is set when a turn failed (the debate stops
-    at that turn, docs/protocol.md#turn-protocols); ``consensus_reached`` when every agent of the last round said YES.
+    at that turn, docs/protocol.md#turn-protocols); ``consensus_reached`` when every agent of
+    the last round said YES and each YES counted under ``consensus_rule``
+    (docs/protocol.md#when-a-debate-ends).
     """
 
     question: str
@@ -144,6 +174,7 @@ class DebateRecord:
     consensus_reached: bool = False
     aborted: bool = False
     abort_reason: str | None = None
+    consensus_rule: ConsensusRule = "informed"
 
     def turns_of(self, agent: int) -> tuple[Turn, ...]:
         """The turns of one agent in order (its steps)."""
@@ -184,3 +215,15 @@ class DebateRecord:
     def self_comparisons(self) -> int:
         """Comparisons dropped because the author was on either side."""
         return sum(t.self_comparisons for t in self.turns)
+
+
+def counts_as_consensus(turn: Turn, rule: ConsensusRule) -> bool:
+    """Whether this turn's answer counts as a YES toward ending the debate under ``rule``."""
+    if rule == "never" or turn.failed or not turn.response.consensus:
+        return False
+    return rule == "any" or turn.informed
+
+
+def round_reaches_consensus(round_turns: Sequence[Turn], num_agents: int, rule: ConsensusRule) -> bool:
+    """Whether a complete round ends the debate by consensus under ``rule``."""
+    return len(round_turns) == num_agents and all(counts_as_consensus(t, rule) for t in round_turns)

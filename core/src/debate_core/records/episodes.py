@@ -9,7 +9,7 @@ from typing import Protocol, runtime_checkable
 import attrs
 
 from debate_core.records.debate import DebateRecord
-from debate_core.records.prompts import StopCondition
+from debate_core.records.prompts import HistoryEntry, StopCondition
 
 
 @attrs.frozen
@@ -28,6 +28,56 @@ class AgentPolicy(Protocol):
 
     async def sample(
         self, prompt: Sequence[int], *, stop: StopCondition, temperature: float, max_tokens: int, seed: int | None
+    ) -> SampledAction: ...
+
+
+@attrs.frozen
+class TurnView:
+    """What one turn's prompt shows, as structured data: for policies that answer from the
+    debate itself rather than from tokens (the warm-start's reference agents, scripted tests).
+
+    ``shown`` are the history entries of the prompt in commit order (the agent's own included);
+    ``informed`` is ``Turn.informed`` of the turn being answered.
+    """
+
+    question: str
+    agent: int
+    num_agents: int
+    round: int
+    max_rounds: int
+    shown: tuple[HistoryEntry, ...]
+    informed: bool
+
+    def latest_of_others(self) -> dict[int, HistoryEntry]:
+        """Each other agent's most recent shown entry, by agent id."""
+        latest: dict[int, HistoryEntry] = {}
+        for entry in self.shown:
+            if entry.agent != self.agent and (entry.agent not in latest or entry.round >= latest[entry.agent].round):
+                latest[entry.agent] = entry
+        return latest
+
+
+@runtime_checkable
+class ViewingPolicy(Protocol):
+    """An agent policy that also reads the structured view of its turn.
+
+    ``run_debate`` calls ``sample_with_view`` instead of ``AgentPolicy.sample`` for such a
+    policy; everything else (prompt tokens, stops, seeds, the record) is the same.
+
+        class Echo:
+            async def sample_with_view(self, prompt, view, *, stop, temperature, max_tokens, seed):
+                ...  # answer from view.shown, not from the prompt tokens
+    """
+
+    async def sample_with_view(
+        self,
+        prompt: Sequence[int],
+        view: TurnView,
+        *,
+        stop: StopCondition,
+        temperature: float,
+        max_tokens: int,
+        seed: int | None,
     ) -> SampledAction: ...
 
 

@@ -9,6 +9,7 @@ from typing import Protocol, runtime_checkable
 
 import attrs
 
+from debate_core.records.debate import Message as Message
 from debate_core.records.debate import Turn
 
 
@@ -31,15 +32,18 @@ class PersonaSet(Protocol):
 
 @attrs.frozen
 class HistoryEntry:
-    """One earlier turn as shown in a prompt, fields already clipped; ``comparison`` is
-    ``None`` when hidden (blind review)."""
+    """One earlier turn as shown in a prompt, fields already clipped; ``comparison`` and
+    ``consensus_reason`` are ``None`` when hidden (blind review shows only the solution and the
+    evaluation); ``answer`` is the final answer the run's grader reads in the solution, shown
+    when the debate states answers (``debate.show_answers``)."""
 
     round: int
     agent: int
     solution: str
     evaluation: str
     comparison: str | None
-    consensus_reason: str
+    consensus_reason: str | None
+    answer: str | None = None
 
 
 @runtime_checkable
@@ -47,14 +51,6 @@ class HistoryPolicy(Protocol):
     """Chooses which earlier turns an agent sees and how each field is shown."""
 
     def select(self, visible: Sequence[Turn], current_round: int) -> Sequence[HistoryEntry]: ...
-
-
-@attrs.frozen
-class Message:
-    """One chat message."""
-
-    role: str
-    content: str
 
 
 @attrs.frozen

@@ -12,7 +12,9 @@ from debate_core.rewards.advantages import (
     DebateAdvantages,
     compute_advantages,
 )
-from debate_core.rewards.gt_mix import GtMixOptions, GtMixReward, build_gt_mix, final_grades
+from debate_core.rewards.gt_mix import GtMixOptions, GtMixReward, build_gt_mix, final_grades, truth_judge_stream
+from debate_core.rewards.judge_mix import judge_mixed_reward, judge_weight
+from debate_core.rewards.judges import ModelJudge, ModelJudgeOptions, OracleJudge
 from debate_core.rewards.peer import (
     PairwiseReward,
     build_win_minus_loss,
@@ -21,7 +23,7 @@ from debate_core.rewards.peer import (
     win_rate_rewards,
 )
 from debate_core.rewards.result_checks import check_result, result_problems
-from debate_core.rewards.v2 import V2Options, V2Reward, v2_breakdown
+from debate_core.rewards.v2 import V2Options, V2Reward, resolve_votes, v2_breakdown
 
 __all__ = [
     "FAILED_TURN_REWARD",
@@ -29,6 +31,9 @@ __all__ = [
     "DebateAdvantages",
     "GtMixOptions",
     "GtMixReward",
+    "ModelJudge",
+    "ModelJudgeOptions",
+    "OracleJudge",
     "PairwiseReward",
     "V2Options",
     "V2Reward",
@@ -38,6 +43,10 @@ __all__ = [
     "check_result",
     "compute_advantages",
     "final_grades",
+    "judge_mixed_reward",
+    "judge_weight",
+    "resolve_votes",
+    "truth_judge_stream",
     "result_problems",
     "v2_breakdown",
     "win_minus_loss_rewards",

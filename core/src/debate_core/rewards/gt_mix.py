@@ -4,8 +4,15 @@ Wraps any peer reward. Correctness is ``Turn.grade`` (1.0 or 0.0, filled by the 
 grader); a turn without a grade (failed, or a non-verifiable task) counts as ``ungraded``.
 
 - A peer with step streams: the mixed stream (``generator`` by default) becomes
-  ``w_peer * peer[i][s] + w_gt * grade(i, s)`` per step; other streams are left as they are
-  (their weight is their lambda). The agent reward becomes
+  ``w_peer * peer[i][s] + w_gt * grade(i, s)`` per step. With ``judge_truth`` (the default)
+  and a ``judge`` stream, ground truth reaches the judges too: that stream becomes
+  ``w_peer * peer_judge[i][s] + w_gt * truth_judge[i][s]``, where ``truth_judge`` is the mean
+  over the step's resolved votes of +1 for a vote that prefers the correct of a correct and a
+  wrong response, -1 for one that prefers the wrong one or calls them equal, and 0 for a vote
+  between two responses the grader does not tell apart (both right, both wrong, or ungraded);
+  a step that owed a comparison and made none gets -1 (so a small ``w_peer``, which scales the
+  peer reward's own format penalty, does not make skipping comparisons free).
+  Other streams are left as they are (their weight is their lambda). The agent reward becomes
   ``w_peer * r_i + w_gt * mean_s grade(i, s)`` (for v2, still the mean of the mixed stream).
 - A scalar peer: ``r_i = w_peer * peer_i + w_gt * correctness of agent i's final answer`` (its latest turn
   that followed the output contract, ``DebateRecord.final_turn``).
@@ -21,8 +28,9 @@ from attrs import validators as v
 from debate_core.components import BuildContext
 from debate_core.config.choices import ComponentChoice
 from debate_core.errors import ComponentFailure
-from debate_core.records import GENERATOR_STREAM, DebateRecord, RewardFunction, RewardResult, Turn
+from debate_core.records import GENERATOR_STREAM, JUDGE_STREAM, DebateRecord, RewardFunction, RewardResult, Turn
 from debate_core.rewards.result_checks import check_result
+from debate_core.rewards.v2 import resolve_votes
 from debate_core.stats import mean
 
 
@@ -47,6 +55,9 @@ class GtMixOptions:
     """The stream that receives the correctness term when the peer reward has streams."""
     ungraded: float = attrs.field(default=0.0, validator=_finite)
     """The correctness of a turn without a grade."""
+    judge_truth: bool = True
+    """Mix ground truth into the peer reward's ``judge`` stream too: a vote between a correct and
+    a wrong response is right or wrong by the grader (docs/rewards.md#ground-truth-for-judges)."""
 
 
 class GtMixReward:
@@ -84,6 +95,13 @@ class GtMixReward:
         )
         streams = dict(inner.step_streams)
         streams[o.stream] = mixed_stream
+        if o.judge_truth and JUDGE_STREAM in streams and o.stream != JUDGE_STREAM:
+            truth = truth_judge_stream(debate)
+            streams[JUDGE_STREAM] = tuple(
+                tuple(o.w_peer * r + o.w_gt * t for r, t in zip(peer_steps, truth_steps, strict=True))
+                for peer_steps, truth_steps in zip(inner.step_streams[JUDGE_STREAM], truth, strict=True)
+            )
+            metrics["gt_mix/judge_truth_mean"] = mean(x for row in truth for x in row)
         rewards = [o.w_peer * r + o.w_gt * mean(g) for r, g in zip(inner.agent_rewards, per_step, strict=True)]
         metrics["gt_mix/correctness_mean"] = mean(c for grades in per_step for c in grades)
         return attrs.evolve(inner, agent_rewards=tuple(rewards), step_streams=streams, metrics=metrics)
@@ -107,3 +125,30 @@ def final_grades(debate: DebateRecord, ungraded: float = 0.0) -> list[float]:
         grade = turn.grade if turn is not None else None
         out.append(ungraded if grade is None else float(grade))
     return out
+
+
+def truth_judge_stream(debate: DebateRecord) -> tuple[tuple[float, ...], ...]:
+    """Per agent and step: the mean over the step's resolved votes of what ground truth says of
+    each (+1 prefers the correct response, -1 prefers the wrong one or calls them equal, 0 when
+    the grader does not tell the two apart); -1 for a step that owed a comparison (v2's format
+    rule) and made none, since a judgement owed and not made is a wrong one; 0 for any other
+    step without votes."""
+    resolution = resolve_votes(debate)
+    owed = set(resolution.missing)
+    grades = {ref: debate.turns[position].grade for position, ref in enumerate(resolution.refs)}
+    earned: dict[tuple[int, int], list[float]] = {}
+    for vote in resolution.resolved:
+        first, second = grades.get(vote.first), grades.get(vote.second)
+        if first is None or second is None or first == second:
+            value = 0.0
+        else:
+            better = 1 if first > second else -1
+            value = 1.0 if vote.judgement == better else -1.0
+        earned.setdefault(vote.judge, []).append(value)
+    return tuple(
+        tuple(
+            -1.0 if (agent, step) in owed else mean(earned.get((agent, step), ()))
+            for step in range(len(debate.turns_of(agent)))
+        )
+        for agent in range(debate.num_agents)
+    )

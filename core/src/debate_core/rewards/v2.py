@@ -1,5 +1,5 @@
 """The v2 reward (docs/rewards.md#v2): a generator stream from vote ratios and a judge stream
-from agreement with the majority, per (agent, step), with a format penalty.
+from agreement with the other judges, per response (agent, step), with a format penalty.
 
 The rules, as docs/rewards.md#v2 states them:
 
@@ -8,22 +8,27 @@ The rules, as docs/rewards.md#v2 states them:
   could see (``DebateRecord.visible_responses``). A vote naming an agent with no visible turn
   is *unresolved* and ignored. Failed turns cast no votes.
 - Generator reward of step ``(i, s)``: ``(for - against) / (for + against)``, 0 with no
-  votes; a tie ``=`` counts as neither (equal to ``2 * for / (for + against) - 1``).
-- Judge reward of a step: mean over its resolved votes of +1 when the vote agrees with the
-  majority judgement on that pair of responses and -1 when not. The majority is the
-  judgement (first better, second better, equal) cast strictly more often than each other
-  one, over all judges' votes on the pair (leaving out the judge's own votes when
-  ``judge_leave_one_out``); a pair with no strict majority gives no signal and its votes
-  are left out of the mean. 0 when nothing is left.
+  votes; a tie ``=`` counts for neither side (equal to ``2 * for / (for + against) - 1``).
+- Judge reward of a step: the mean, over its resolved votes, of what each vote earns. The
+  consensus on a pair of responses compares how many votes say the first is better with how
+  many say the second is (``=`` is a vote for neither side); with ``judge_leave_one_out`` the
+  judge's own votes on the pair are left out. A ``>`` vote earns +1 when it sides with a strict
+  consensus, -1 when it goes against one, and 0 when the consensus is tied; an ``=`` vote earns 0.
 - Format penalty: a non-failed step with ``turn_index >= 2`` and no resolved vote although
   at least two other agents have a visible turn gets ``format_penalty_value`` added to its
-  judge reward (its judge reward is 0 otherwise, as it has no vote).
+  judge reward (a step whose only votes are valid ties has resolved votes and is not penalised).
+- Token streams: ``<solution>`` and ``<evaluation>`` tokens learn from the generator stream,
+  ``<comparison>`` tokens from the judge stream, and every other token (tags,
+  ``<consensus>``, ``<consensus_reason>``) from neither: only a failed turn's -1 reaches them.
+  ``evaluation_stream`` and ``other_tokens`` change that.
 """
 
 from __future__ import annotations
 
 import math
 from collections import Counter
+from collections.abc import Sequence
+from typing import Literal
 
 import attrs
 from attrs import validators as v
@@ -47,6 +52,9 @@ V2_SECTION_STREAMS: dict[str, str] = {
     "comparison": JUDGE_STREAM,
 }
 
+UNSCORED_STREAM = "unscored"
+"""The stream of tokens no v2 stream scores: it holds only the failed-turn step reward."""
+
 
 def _finite(instance: object, attribute: attrs.Attribute[float], value: float) -> None:
     if not math.isfinite(value):
@@ -66,8 +74,17 @@ class V2Options:
     format_penalty_value: float = attrs.field(default=-0.5, validator=[_finite, v.le(0.0)])
     """The penalty added to such a step's judge reward (a penalty, so at most 0)."""
     judge_leave_one_out: bool = False
-    """Leave the judge's own votes out of the majority it is scored against. Off by default
-    (the majority of all judges); with it off a lone judge of a pair always agrees."""
+    """Score each judge against the other judges only. Off by default (the consensus of all
+    judges, the recipe's rule); with it off a lone judge of a pair always agrees with itself, so
+    every resolved ``>`` vote of a 3-agent debate earns +1 (docs/rewards.md#who-judges-a-pair)."""
+    evaluation_stream: Literal["generator", "judge"] = "generator"
+    """The stream the ``<evaluation>`` tokens learn from: ``generator`` (the recipe's split:
+    solution and evaluation are content) or ``judge`` (the evaluation is where an agent decides
+    who is right, so it learns with the comparisons)."""
+    other_tokens: Literal["none", "generator"] = "none"
+    """What the tokens outside ``<solution>``, ``<evaluation>`` and ``<comparison>`` learn from
+    (tags, ``<consensus>``, ``<consensus_reason>``): ``none`` (the recipe's split; only a failed
+    turn's -1 reaches them) or ``generator`` (the generator stream, as before this option)."""
 
 
 @attrs.frozen
@@ -106,24 +123,32 @@ def _step_positions(debate: DebateRecord) -> list[StepRef]:
     return refs
 
 
-def _majority(counts: Counter[int]) -> int | None:
-    """The judgement cast strictly more often than every other one, or None."""
-    ranked = counts.most_common()
-    if not ranked or ranked[0][1] <= 0:
-        return None
-    if len(ranked) > 1 and ranked[1][1] == ranked[0][1]:
-        return None
-    return ranked[0][0]
-
-
 def ratio(votes_for: int, votes_against: int) -> float:
     """The generator reward of a response: ``(for - against) / (for + against)``, 0 with no votes."""
     total = votes_for + votes_against
     return (votes_for - votes_against) / total if total else 0.0
 
 
-def v2_breakdown(debate: DebateRecord, options: V2Options) -> V2Breakdown:
-    """Resolve votes, then compute generator and judge rewards per response (no lambdas)."""
+@attrs.frozen
+class VoteResolution:
+    """The votes of a debate resolved to the responses their judges saw, with what was dropped."""
+
+    refs: tuple[StepRef, ...]
+    """For each turn (by position in ``debate.turns``): the response ``(agent, step)`` it is."""
+    resolved: tuple[ResolvedVote, ...]
+    judge_steps: tuple[StepRef, ...]
+    """The responses that could vote (every non-failed turn)."""
+    missing: tuple[StepRef, ...]
+    """Responses that should have compared (the format rule) and resolved no vote."""
+    unresolved: int
+    invalid_lines: int
+    malformed: int
+    self_comparisons: int
+
+
+def resolve_votes(debate: DebateRecord) -> VoteResolution:
+    """Resolve every valid vote of the debate to the two responses its judge saw
+    (docs/rewards.md#which-response-a-vote-refers-to)."""
     refs = _step_positions(debate)
     tally = tally_votes(debate)
     by_turn: dict[int, list[AuthoredComparison]] = {}
@@ -152,6 +177,45 @@ def v2_breakdown(debate: DebateRecord, options: V2Options) -> V2Breakdown:
         others_visible = {agent for agent in latest if agent != turn.agent}
         if turn.turn_index >= 2 and usable == 0 and len(others_visible) >= 2:
             missing.append(judge_ref)
+    return VoteResolution(
+        tuple(refs),
+        tuple(resolved),
+        tuple(judge_steps),
+        tuple(missing),
+        unresolved,
+        tally.invalid_lines,
+        tally.malformed,
+        tally.self_comparisons,
+    )
+
+
+def judge_scores(votes: Sequence[ResolvedVote], leave_one_out: bool) -> list[float | None]:
+    """What each vote earns against the consensus on its pair: +1 agreeing with a strict
+    consensus, -1 against it, 0 for an ``=`` vote, ``None`` for a ``>`` vote on a tied pair.
+
+    The consensus of a pair is the sign of (votes for the first) - (votes for the second);
+    with ``leave_one_out`` the votes of the judging agent itself are not counted.
+    """
+    margin: Counter[tuple[StepRef, StepRef]] = Counter()
+    own: Counter[tuple[StepRef, StepRef, int]] = Counter()
+    for vote in votes:
+        margin[(vote.first, vote.second)] += vote.judgement
+        own[(vote.first, vote.second, vote.judge[0])] += vote.judgement
+    scores: list[float | None] = []
+    for vote in votes:
+        if vote.judgement == 0:
+            scores.append(0.0)
+            continue
+        pair = (vote.first, vote.second)
+        consensus = margin[pair] - (own[(*pair, vote.judge[0])] if leave_one_out else 0)
+        scores.append(None if consensus == 0 else (1.0 if consensus * vote.judgement > 0 else -1.0))
+    return scores
+
+
+def v2_breakdown(debate: DebateRecord, options: V2Options) -> V2Breakdown:
+    """Resolve votes, then compute generator and judge rewards per response (no lambdas)."""
+    votes = resolve_votes(debate)
+    refs, resolved = votes.refs, votes.resolved
 
     votes_for: Counter[StepRef] = Counter()
     votes_against: Counter[StepRef] = Counter()
@@ -162,38 +226,27 @@ def v2_breakdown(debate: DebateRecord, options: V2Options) -> V2Breakdown:
             votes_against[loser] += 1
     generator = {ref: ratio(votes_for[ref], votes_against[ref]) for ref in refs}
 
-    pair_counts: dict[tuple[StepRef, StepRef], Counter[int]] = {}
-    own_counts: dict[tuple[StepRef, StepRef, int], Counter[int]] = {}
-    for vote in resolved:
-        pair = (vote.first, vote.second)
-        pair_counts.setdefault(pair, Counter())[vote.judgement] += 1
-        own_counts.setdefault((*pair, vote.judge[0]), Counter())[vote.judgement] += 1
-    signals: dict[StepRef, list[float]] = {ref: [] for ref in judge_steps}
+    signals: dict[StepRef, list[float]] = {ref: [] for ref in votes.judge_steps}
     tied = 0
-    for vote in resolved:
-        pair = (vote.first, vote.second)
-        counts = Counter(pair_counts[pair])
-        if options.judge_leave_one_out:
-            counts.subtract(own_counts[(*pair, vote.judge[0])])
-        majority = _majority(counts)
-        if majority is None:
+    for vote, earned in zip(resolved, judge_scores(resolved, options.judge_leave_one_out), strict=True):
+        if earned is None:
             tied += 1
-            continue
-        signals[vote.judge].append(1.0 if vote.judgement == majority else -1.0)
+            earned = 0.0
+        signals[vote.judge].append(earned)
     judge = {ref: mean(signals.get(ref, ())) for ref in refs}
     if options.format_penalty:
-        for ref in missing:
+        for ref in votes.missing:
             judge[ref] += options.format_penalty_value
     return V2Breakdown(
         generator=generator,
         judge=judge,
-        resolved=tuple(resolved),
-        unresolved=unresolved,
-        missing_comparisons=tuple(missing),
+        resolved=resolved,
+        unresolved=votes.unresolved,
+        missing_comparisons=votes.missing,
         tied_votes=tied,
-        invalid_lines=tally.invalid_lines,
-        malformed=tally.malformed,
-        self_comparisons=tally.self_comparisons,
+        invalid_lines=votes.invalid_lines,
+        malformed=votes.malformed,
+        self_comparisons=votes.self_comparisons,
     )
 
 
@@ -219,8 +272,8 @@ class V2Reward:
         return RewardResult(
             agent_rewards=tuple(mean(steps) for steps in generator),
             step_streams={GENERATOR_STREAM: generator, JUDGE_STREAM: judge},
-            section_streams=dict(V2_SECTION_STREAMS),
-            default_stream=GENERATOR_STREAM,
+            section_streams={**V2_SECTION_STREAMS, "evaluation": self.options.evaluation_stream},
+            default_stream=GENERATOR_STREAM if self.options.other_tokens == "generator" else UNSCORED_STREAM,
             stream_weights={GENERATOR_STREAM: self.options.lambda_gen, JUDGE_STREAM: self.options.lambda_judge},
             metrics=v2_metrics(parts),
         )
@@ -239,7 +292,7 @@ def v2_metrics(parts: V2Breakdown) -> dict[str, float]:
         "v2/malformed": float(parts.malformed),
         "v2/self_comparisons": float(parts.self_comparisons),
         "v2/unresolved_comparisons": float(parts.unresolved),
-        "v2/tied_majority_votes": float(parts.tied_votes),
+        "v2/tied_consensus_votes": float(parts.tied_votes),
         "reward/gen/mean": mean(parts.generator.values()),
         "reward/judge/mean": mean(parts.judge.values()),
     }

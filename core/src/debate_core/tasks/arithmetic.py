@@ -16,8 +16,14 @@ from attrs import validators as v
 
 from debate_core.errors import ConfigError
 from debate_core.records import Problem
+from debate_core.tasks.flaws import FlawedSolution
 from debate_core.tasks.splits import check_split
-from debate_core.tasks.worked_solutions import worked_solution
+from debate_core.tasks.worked_solutions import (
+    available_slips,
+    first_wrong_step,
+    flawed_worked_solution,
+    worked_solution,
+)
 
 Operation = Literal["+", "-", "*"]
 
@@ -163,5 +169,34 @@ class ArithmeticDataset:
             self._cache["train"] = tuple(train)
         return self._cache[split]
 
+    def flawed_solution(self, problem: Problem, rng: random.Random) -> FlawedSolution | None:
+        """A worked solution with one typical slip (``worked_solutions.SLIPS``); None without
+        worked solutions or for a problem no slip can make wrong."""
+        operands = _operands(problem)
+        if operands is None or not self.options.worked_solutions:
+            return None
+        slips = available_slips(*operands)
+        if not slips:
+            return None
+        slip = rng.choice(slips)
+        text = flawed_worked_solution(*operands, slip, rng.randrange(1 << 16))
+        if text is None:
+            return None
+        return FlawedSolution(text, text.rsplit("{", 1)[1].split("}", 1)[0], slip)
+
+    def critique(self, problem: Problem, solution: str) -> str | None:
+        """The correct text of the first column a wrong solution got wrong (``7+8=15``)."""
+        operands = _operands(problem)
+        return None if operands is None else first_wrong_step(*operands, solution)
+
     def __repr__(self) -> str:
         return f"ArithmeticDataset({self.options!r})"
+
+
+def _operands(problem: Problem) -> tuple[int, str, int] | None:
+    """``(a, op, b)`` of a problem this dataset made, from its metadata."""
+    meta = problem.metadata
+    try:
+        return int(meta["a"]), meta["op"], int(meta["b"])
+    except (KeyError, ValueError):
+        return None

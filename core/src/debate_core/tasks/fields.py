@@ -40,6 +40,10 @@ class FieldMapping:
     answer_regex: str | None = attrs.field(default=None, converter=none_if_empty, validator=check_regex)
     """Applied to the answer text; the first group (or the whole match) is the answer, e.g.
     ``'####\\s*(.+)$'`` for GSM8K's answer field."""
+    solution_field: str | None = attrs.field(default=None, converter=none_if_empty)
+    """A worked solution, the warm-start's reference text (``metadata["solution"]``); GSM8K's
+    ``answer`` holds one. Records without it, and runs without this option, get
+    ``warmstart.solution_template``."""
 
     def problem(self, record: Any, where: str, default_id: str) -> Problem:
         """The problem in one record; ``where`` (file and line) prefixes every error."""
@@ -53,7 +57,15 @@ class FieldMapping:
             raw = _lookup(record, self.answer_field, where)
             answer = None if raw is None else self._extract(_as_text(raw), where)
         problem_id = default_id if self.id_field is None else _as_text(_lookup(record, self.id_field, where))
-        return Problem(id=problem_id, question=question, answer=answer, metadata={"source": where})
+        metadata = {"source": where}
+        if self.solution_field is not None:
+            try:
+                solution = _lookup(record, self.solution_field, where)
+            except DatasetError:  # a record without a worked solution gets the template
+                solution = None
+            if solution is not None and _as_text(solution).strip():
+                metadata["solution"] = _as_text(solution).strip()
+        return Problem(id=problem_id, question=question, answer=answer, metadata=metadata)
 
     def _extract(self, text: str, where: str) -> str:
         if self.answer_regex is None:
@@ -99,4 +111,5 @@ class RecordSourceOptions(FieldMapping):
             answer_field=self.answer_field,
             id_field=self.id_field,
             answer_regex=self.answer_regex,
+            solution_field=self.solution_field,
         )

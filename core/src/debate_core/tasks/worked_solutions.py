@@ -1,20 +1,49 @@
-"""Column-by-column worked solutions of arithmetic problems, the reference text of the warm-start.
+"""Column-by-column worked solutions of arithmetic problems, correct or with a typical slip:
+the reference text of the warm-start (docs/datasets.md#worked-solutions).
 
 A small model cannot add two-digit numbers in one token step, but it learns quickly to do it
 one column at a time, the way it is taught in school: the problem restated, units first, each
 column written out with its carry or borrow, then the digits read back in the usual order.
 Operators are written without spaces, as in the questions (``57+8``): the embedded tokenizer
 makes a space before a digit its own token, and a model copying digits from its context finds
-them far more easily after a distinctive ``+`` than after a space that is everywhere. These strings become the
-``<solution>`` of the warm-start's reference responses (``metadata["solution"]``).
+them far more easily after a distinctive ``+`` than after a space that is everywhere. These
+strings become the ``<solution>`` of the warm-start's reference responses (``metadata["solution"]``).
 
     >>> worked_solution(57, "+", 8)
     '57+8: 7+8=15, 5+0+1=6. The answer is \\\\boxed{65}.'
     >>> worked_solution(52, "-", 8)
     '52-8: 12-8=4, 5-1-0=4. The answer is \\\\boxed{44}.'
+
+The warm-start's reference debates also need *plausibly wrong* solutions for the agents to
+judge: the same worked form with one slip a person makes (:data:`SLIPS`):
+
+* ``dropped_carry``: a carry (or borrow) is forgotten in the next column;
+* ``digit_slip``: one column's result is off by one;
+* ``off_by_one``: every column is right but the final answer is off by one.
+
+    >>> flawed_worked_solution(57, "+", 8, "dropped_carry")
+    '57+8: 7+8=15, 5+0=5. The answer is \\\\boxed{55}.'
 """
 
 from __future__ import annotations
+
+import re
+from typing import Literal
+
+import attrs
+
+Slip = Literal["dropped_carry", "digit_slip", "off_by_one"]
+SLIPS: tuple[Slip, ...] = ("dropped_carry", "digit_slip", "off_by_one")
+
+_STEP = re.compile(r"(\d[\d+\-*]*=\d+)")
+
+
+@attrs.frozen
+class Column:
+    """One written step of a worked solution: its text and the value written after ``=``."""
+
+    text: str
+    value: int
 
 
 def _digits(value: int) -> list[int]:
@@ -22,55 +51,141 @@ def _digits(value: int) -> list[int]:
     return [int(c) for c in reversed(str(value))]
 
 
-def _addition(a: int, b: int) -> list[str]:
+def _addition(a: int, b: int, slip: Slip | None, at: int) -> list[Column]:
     left, right = _digits(a), _digits(b)
-    steps: list[str] = []
+    columns: list[Column] = []
     carry = 0
     for column in range(max(len(left), len(right))):
         terms = [d[column] if column < len(d) else 0 for d in (left, right)]
-        if carry:
+        if carry and not (slip == "dropped_carry" and column == at):
             terms.append(carry)
         total = sum(terms)
-        steps.append(f"{'+'.join(map(str, terms))}={total}")
+        if slip == "digit_slip" and column == at:
+            total = total + 1 if total % 10 != 9 else total - 1
+        columns.append(Column(f"{'+'.join(map(str, terms))}={total}", total))
         carry = total // 10
-    return steps
+    return columns
 
 
-def _subtraction(a: int, b: int) -> list[str]:
+def _subtraction(a: int, b: int, slip: Slip | None, at: int) -> list[Column]:
     left, right = _digits(a), _digits(b)
-    steps: list[str] = []
+    columns: list[Column] = []
     borrow = 0
     for column, digit in enumerate(left):
         bottom = right[column] if column < len(right) else 0
-        borrows_here = 1 if digit - borrow < bottom else 0
+        paid = borrow and not (slip == "dropped_carry" and column == at)
+        borrows_here = 1 if digit - (1 if paid else 0) < bottom else 0
         top = digit + 10 * borrows_here
-        paid = "-1" if borrow else ""
-        steps.append(f"{top}{paid}-{bottom}={top - borrow - bottom}")
+        result = top - (1 if paid else 0) - bottom
+        if slip == "digit_slip" and column == at:
+            result = result + 1 if result < 9 else result - 1
+        columns.append(Column(f"{top}{'-1' if paid else ''}-{bottom}={result}", result))
         borrow = borrows_here
-    return steps
+    return columns
 
 
-def _multiplication(a: int, b: int) -> list[str]:
-    steps: list[str] = []
+def _multiplication(a: int, b: int, slip: Slip | None, at: int) -> list[Column]:
+    columns: list[Column] = []
     carry = 0
-    for digit in _digits(a):
-        product = digit * b + carry
-        steps.append(f"{digit}*{b}" + (f"+{carry}" if carry else "") + f"={product}")
+    for column, digit in enumerate(_digits(a)):
+        added = carry and not (slip == "dropped_carry" and column == at)
+        product = digit * b + (carry if added else 0)
+        if slip == "digit_slip" and column == at:
+            product = product + 1 if product % 10 != 9 else product - 1
+        columns.append(Column(f"{digit}*{b}" + (f"+{carry}" if added else "") + f"={product}", product))
         carry = product // 10
-    return steps
+    return columns
+
+
+def _read_back(columns: list[Column], op: str) -> int:
+    """The answer the written columns give: each column's units digit, the last column whole."""
+    if op == "-":
+        return int("".join(str(c.value) for c in reversed(columns)))
+    digits = [str(c.value % 10) for c in columns[:-1]]
+    return int(str(columns[-1].value) + "".join(reversed(digits)))
+
+
+def _columns(a: int, op: str, b: int, slip: Slip | None = None, at: int = -1) -> list[Column] | None:
+    if a < 0 or b < 0:
+        return None
+    if op == "+":
+        return _addition(a, b, slip, at)
+    if op == "-" and a >= b:
+        return _subtraction(a, b, slip, at)
+    if op == "*" and b < 10:
+        return _multiplication(a, b, slip, at)
+    return None
+
+
+def _render(a: int, op: str, b: int, columns: list[Column], answer: int) -> str:
+    return f"{a}{op}{b}: {', '.join(c.text for c in columns)}. The answer is \\boxed{{{answer}}}."
 
 
 def worked_solution(a: int, op: str, b: int) -> str | None:
     """The worked solution of ``a op b`` (non-negative integers), or None when there is none
     (subtraction with a negative result, multiplication by more than one digit)."""
-    if a < 0 or b < 0:
+    columns = _columns(a, op, b)
+    if columns is None:
         return None
-    if op == "+":
-        steps, answer = _addition(a, b), a + b
-    elif op == "-" and a >= b:
-        steps, answer = _subtraction(a, b), a - b
-    elif op == "*" and b < 10:
-        steps, answer = _multiplication(a, b), a * b
-    else:
+    return _render(a, op, b, columns, _read_back(columns, op))
+
+
+def _slip_columns(a: int, op: str, b: int) -> dict[Slip, list[int]]:
+    """For each slip, the columns where it changes the final answer."""
+    columns = _columns(a, op, b)
+    assert columns is not None
+    right = _read_back(columns, op)
+    places: dict[Slip, list[int]] = {"dropped_carry": [], "digit_slip": [], "off_by_one": []}
+    for slip in ("dropped_carry", "digit_slip"):
+        for at in range(len(columns)):
+            flawed = _columns(a, op, b, slip, at)
+            if flawed is not None and _read_back(flawed, op) != right:
+                places[slip].append(at)
+    if right > 0:
+        places["off_by_one"].append(-1)
+    return places
+
+
+def available_slips(a: int, op: str, b: int) -> tuple[Slip, ...]:
+    """The slips that can make ``a op b``'s worked solution wrong (none when it has none)."""
+    if _columns(a, op, b) is None:
+        return ()
+    return tuple(slip for slip, places in _slip_columns(a, op, b).items() if places)
+
+
+def flawed_worked_solution(a: int, op: str, b: int, slip: Slip, choice: int = 0) -> str | None:
+    """The worked solution of ``a op b`` with one ``slip`` (the ``choice``-th place it can
+    happen, modulo their number), or None when the slip cannot make this problem wrong."""
+    columns = _columns(a, op, b)
+    if columns is None:
         return None
-    return f"{a}{op}{b}: {', '.join(steps)}. The answer is \\boxed{{{answer}}}."
+    places = _slip_columns(a, op, b)[slip]
+    if not places:
+        return None
+    at = places[choice % len(places)]
+    if slip == "off_by_one":
+        right = _read_back(columns, op)
+        return _render(a, op, b, columns, right - 1 if choice % 2 == 0 else right + 1)
+    flawed = _columns(a, op, b, slip, at)
+    assert flawed is not None
+    return _render(a, op, b, flawed, _read_back(flawed, op))
+
+
+def first_wrong_step(a: int, op: str, b: int, solution: str) -> str | None:
+    """The correct text of the first step a written solution of ``a op b`` gets wrong.
+
+    Steps are compared in order after the restated problem; a solution whose steps are all
+    right but whose answer is wrong gives ``None`` (the slip is in the read-back).
+
+        >>> first_wrong_step(57, "+", 8, "57+8: 7+8=15, 5+0=5. The answer is \\\\boxed{55}.")
+        '5+0+1=6'
+    """
+    columns = _columns(a, op, b)
+    if columns is None:
+        return None
+    body = solution.split(":", 1)[1] if ":" in solution else solution
+    written = _STEP.findall(body)
+    for index, column in enumerate(columns):
+        if index >= len(written) or written[index] != column.text:
+            return column.text
+    return None

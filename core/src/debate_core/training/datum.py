@@ -148,7 +148,8 @@ def shift_to_datum(
 
     ``loss="policy_gradient"`` sends ``target_tokens``, ``logprobs`` and ``advantages``
     (importance_sampling, ppo, cispo); ``loss="cross_entropy"`` sends ``target_tokens`` and
-    ``weights`` = the action mask (supervised warm-start). ``None`` for sequences shorter than 2.
+    ``weights``, the sequence's per-token values (``supervised_datums`` puts each action
+    token's training weight there, 0 on observations). ``None`` for sequences shorter than 2.
     """
     if len(sequence.tokens) < 2:
         return None
@@ -156,7 +157,8 @@ def shift_to_datum(
     targets = list(sequence.tokens[1:])
     mask = sequence.mask[1:]
     if loss == "cross_entropy":
-        loss_fn_inputs: dict[str, list[int] | list[float]] = {"target_tokens": targets, "weights": list(mask)}
+        weights = list(sequence.advantages[1:])
+        loss_fn_inputs: dict[str, list[int] | list[float]] = {"target_tokens": targets, "weights": weights}
     elif loss == "policy_gradient":
         loss_fn_inputs = {
             "target_tokens": targets,
@@ -188,9 +190,15 @@ def trajectory_datums(
     return [d for d in out if d is not None]
 
 
-def supervised_datums(trajectory: AgentTrajectory, *, debate_index: int = 0) -> list[AssembledDatum]:
-    """Cross-entropy Datums of one trajectory: weight 1 on action tokens, 0 on observations."""
-    sequences = build_sequences(trajectory.transitions, lambda t: [0.0] * len(t.action))
+def supervised_datums(
+    trajectory: AgentTrajectory,
+    *,
+    debate_index: int = 0,
+    weight_of: Callable[[Transition], float] = lambda transition: 1.0,
+) -> list[AssembledDatum]:
+    """Cross-entropy Datums of one trajectory: ``weight_of(transition)`` on each action token
+    (1 unless told otherwise), 0 on observations."""
+    sequences = build_sequences(trajectory.transitions, lambda t: [weight_of(t)] * len(t.action))
     out = (
         shift_to_datum(s, loss="cross_entropy", agent=trajectory.agent, debate_index=debate_index) for s in sequences
     )

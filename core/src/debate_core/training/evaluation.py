@@ -1,16 +1,21 @@
 """Held-out evaluation: direct answers, self-play debates, and role-averaged debates against
 a fixed opponent (docs/training.md#evaluation).
 
-* ``direct``: one turn, no debate (a one-agent, one-round debate with the same prompts and
-  output format), ``k`` independent samples per problem: ``format``, ``correct`` (mean over
-  samples), ``pass@k``, ``avg@k``, ``cons@k``.
+* ``direct``: one answer per agent, no debate: the blind first round of the same debate
+  (parallel, so nobody sees anybody; the same personas and prompts, which still say
+  ``Round 1 of max_rounds``), stopped after that round; ``k`` answers per problem (the first
+  ``k`` agents' answers of as many such rounds as needed): ``format``, ``correct`` (mean over
+  answers), ``pass@k``, ``avg@k``, ``cons@k`` (the majority answer).
 * ``debate``: a self-play debate per problem, the policy in every role: the same metrics over
-  the agents' final answers, ``judge_accuracy``, and the debate diagnostics
-  (``parse_error``, ``consensus_reached``, ``debate/valid_comparison_rate``).
+  the agents' final answers, ``cons@k`` (the debate's own final answer), judge accuracy,
+  answer changes, and the debate diagnostics (``parse_error``, ``rounds_played``,
+  ``comparison_rate``, ...).
+* with both: ``debate_minus_direct``, the paired difference per problem between the debate's
+  final answer and the mean direct answer, with its standard error.
 * role-averaged (``evaluation.role_averaged``): for each problem N debates; in debate ``i`` the
-  policy plays role ``i`` and the fixed opponent (the base model) the others. Reported for the
-  policy's role: ``format``, ``correct`` of its final answer, its ``judge_accuracy``, and the
-  opponent's ``correct`` beside it.
+  policy plays role ``i`` and the fixed opponent (``evaluation.opponent``: the base model or any
+  checkpoint) the others. Reported for the policy's role: ``format``, ``correct`` of its final
+  answer, its ``judge_accuracy``, and the opponent's ``correct`` beside it.
 
 Names: ``eval_{dataset}/{mode}/{metric}``. Every evaluation uses the same problems and seeds,
 so evaluations during one run are paired comparisons.
@@ -26,14 +31,16 @@ import attrs
 from debate_core.backends.contract import SamplingClientLike
 from debate_core.components import ComponentBuilder
 from debate_core.config.sections import EvaluationSettings, RunConfig
+from debate_core.debate.coordinators import ParallelCoordinator
 from debate_core.debate.episode import DebateSetup
 from debate_core.errors import DebateError
 from debate_core.records import AgentPolicy, DebateEpisode, Problem
-from debate_core.runtime.retries import retry_policy
+from debate_core.runtime.retries import RetryingSamplingClient, retry_policy
 from debate_core.runtime.session import open_session_async
-from debate_core.stats import mean
+from debate_core.stats import mean, paired_difference
 from debate_core.training.grading import JudgeTally, grade_debate, grade_samples, verifiable_metrics
 from debate_core.training.metrics import debate_metrics, turn_metrics
+from debate_core.training.policy_weights import PolicyWeights, opponent_client, resolve_opponent
 from debate_core.training.progress import Progress
 from debate_core.training.rollouts import DebateJob, run_debates, sampled_tokens
 from debate_core.training.run_components import RunComponents, build_run_components
@@ -45,8 +52,9 @@ class EvaluationError(DebateError):
 
 
 def direct_setup(setup: DebateSetup) -> DebateSetup:
-    """The debate setup of direct answers: one agent, one round, the same prompts and format."""
-    return attrs.evolve(setup, num_agents=1, max_rounds=1)
+    """The debate setup of direct answers: the same debate under parallel rounds (its first round
+    is blind), stopped after round 1."""
+    return attrs.evolve(setup, coordinator=ParallelCoordinator(), stop_after_round=1)
 
 
 def evaluation_setup(setup: DebateSetup, settings: EvaluationSettings) -> DebateSetup:
@@ -75,6 +83,11 @@ class Evaluator:
     seed: int
     max_in_flight: int
     progress: Progress | None = None
+    episodes: list[DebateEpisode] = attrs.field(factory=list)
+    """Every debate of the last :meth:`evaluate` (to name the one a failure came from)."""
+    per_problem: dict[str, list[float]] = attrs.field(factory=dict)
+    """Per-problem outcomes of the last ``evaluate`` (metric name -> one value per problem, in
+    problem order), for paired comparisons between evaluations."""
 
     @property
     def prefix(self) -> str:
@@ -83,23 +96,35 @@ class Evaluator:
     async def evaluate(
         self,
         policy_client: SamplingClientLike,
-        base_client: Callable[[], Awaitable[SamplingClientLike]] | None = None,
+        opponent_client: Callable[[], Awaitable[SamplingClientLike]] | None = None,
         label: str = "eval",
     ) -> dict[str, float]:
-        """Every configured mode on the evaluation problems; ``{}`` when there are none."""
+        """Every configured mode on the evaluation problems; ``{}`` when there are none.
+        ``opponent_client`` opens the fixed opponent of role-averaged debates."""
+        self.episodes = []
         problems = evaluation_problems(self.parts, self.settings.split, self.settings.num_problems)
         if not problems:
             return {}
         policy = self.parts.make_policy(policy_client)
+        self.per_problem = {}
         metrics: dict[str, float] = {f"{self.prefix}/num_problems": float(len(problems))}
         if "direct" in self.settings.modes:
             metrics.update(await self._direct(problems, policy, label))
         if "debate" in self.settings.modes:
             metrics.update(await self._debate(problems, policy, label))
+        direct = self.per_problem.get(f"{self.prefix}/direct/correct")
+        debate = self.per_problem.get(f"{self.prefix}/debate/cons@{self.parts.setup.num_agents}")
+        if direct is not None and debate is not None and len(direct) == len(debate):
+            difference, error = paired_difference(direct, debate)
+            metrics[f"{self.prefix}/debate_minus_direct"] = difference
+            metrics[f"{self.prefix}/debate_minus_direct_se"] = error
         if self.settings.role_averaged:
-            if base_client is None:
-                raise EvaluationError("role-averaged evaluation needs the base model's sampling client")
-            opponent = self.parts.make_policy(await base_client())
+            if opponent_client is None:
+                raise EvaluationError("role-averaged evaluation needs the fixed opponent's sampling client")
+            fixed = await opponent_client()
+            if isinstance(policy_client, RetryingSamplingClient):
+                fixed = policy_client.sibling(fixed)
+            opponent = self.parts.make_policy(fixed)
             metrics.update(await self._role_averaged(problems, policy, opponent, label))
         return metrics
 
@@ -108,12 +133,14 @@ class Evaluator:
         if self.progress is not None:
             self.progress.start(label, len(jobs))
         progress = self.progress
-        return await run_debates(
+        episodes = await run_debates(
             runner,
             jobs,
             self.max_in_flight,
             (lambda e: progress.debate_done(sampled_tokens(e))) if progress is not None else None,
         )
+        self.episodes.extend(episodes)
+        return episodes
 
     @functools.cached_property
     def _debate_setup(self) -> DebateSetup:
@@ -130,26 +157,33 @@ class Evaluator:
 
     async def _direct(self, problems: list[Problem], policy: AgentPolicy, label: str) -> dict[str, float]:
         k = self._samples()
+        n = self.parts.setup.num_agents
+        rounds = -(-k // n)
         jobs = [
-            DebateJob(p, (policy,), derive_seed(self.seed, "eval-direct", i, s), f"eval-direct-{i}-{s}")
+            DebateJob(p, (policy,) * n, derive_seed(self.seed, "eval-direct", i, r), f"eval-direct-{i}-{r}")
             for i, p in enumerate(problems)
-            for s in range(k)
+            for r in range(rounds)
         ]
         episodes = await self._run(self._direct_setup, jobs, f"{label} direct")
         prefix = f"{self.prefix}/direct"
-        records = [e.record for e in episodes]
-        out = {f"{prefix}/parse_error": turn_metrics(records)["parse_error"]}
+        # an answer lost to an earlier agent's parse error in the same round is not counted
+        answers = [
+            [turn for e in episodes[i * rounds : (i + 1) * rounds] for turn in e.record.turns][:k]
+            for i in range(len(problems))
+        ]
+        out = {f"{prefix}/parse_error": mean([float(t.failed) for turns in answers for t in turns])}
         grader = self.parts.grader
         if grader is None:
             return out
         graded = [
-            grade_samples([e.record for e in episodes[i * k : (i + 1) * k]], grader, problem.answer)
-            for i, problem in enumerate(problems)
+            grade_samples(turns, grader, problem.answer)
+            for problem, turns in zip(problems, answers, strict=True)
             if problem.answer is not None
         ]
         out.update(verifiable_metrics(graded, prefix, k))
-        out.pop(f"{prefix}/judge_decidable_votes", None)
-        out.pop(f"{prefix}/judge_ties", None)
+        for name in ("judge_decidable_votes", "judge_ties", "round1_disagreement"):
+            out.pop(f"{prefix}/{name}", None)
+        self.per_problem[f"{prefix}/correct"] = [d.avg_at_k for d in graded]
         return out
 
     async def _debate(self, problems: list[Problem], policy: AgentPolicy, label: str) -> dict[str, float]:
@@ -175,6 +209,8 @@ class Evaluator:
                 if g is not None
             ]
             out.update(verifiable_metrics(graded, prefix, n))
+            self.per_problem[f"{prefix}/correct"] = [d.avg_at_k for d in graded]
+            self.per_problem[f"{prefix}/cons@{n}"] = [d.cons_at_k for d in graded]
         return out
 
     async def _role_averaged(
@@ -228,29 +264,37 @@ async def evaluate_policy(
     config: RunConfig,
     registry: ComponentBuilder,
     *,
-    state_path: str | None = None,
+    weights: PolicyWeights | None = None,
     settings: EvaluationSettings | None = None,
     progress: Progress | None = None,
 ) -> dict[str, float]:
-    """Open the backend, load the policy (a saved state, or the base model) and evaluate it.
+    """Open the backend for sampling only, on saved weights or the base model, and evaluate them.
 
-    ``state_path`` is a path returned by the backend's ``save_state``; ``None`` evaluates the
-    untrained base model. ``settings`` replaces ``config.evaluation``.
+    ``weights`` are opened with ``create_sampling_client`` (the weights saved for sampling) or,
+    without those, from a training state; ``None`` evaluates the untrained base model. No training
+    model is started. ``settings`` replaces ``config.evaluation``.
     """
+    from debate_core.runtime.sampling_failures import raise_backend_failure
+
+    evaluation = settings or config.evaluation
+    fixed_opponent = resolve_opponent(evaluation.opponent) if evaluation.role_averaged else None
     session = await open_session_async(
         config,
         registry,
-        training=state_path is not None,
-        state_path=state_path,
-        with_optimizer=False,
+        training=False,
+        sampler_path=weights.sampler_path if weights else None,
+        state_path=weights.state_path if weights and not weights.sampler_path else None,
         retry=retry_policy(config.training),
     )
-    parts = build_run_components(config, registry, session.tokenizer)
-    evaluator = Evaluator(
-        parts, settings or config.evaluation, config.run.seed, config.training.max_debates_in_flight, progress
-    )
-    sampler = session.sampler()
-    metrics = await evaluator.evaluate(sampler, session.base_sampling_client)
-    if sampler.failures:
-        raise sampler.failures[0]
-    return metrics
+    status = "errored"
+    try:
+        parts = build_run_components(config, registry, session.tokenizer)
+        evaluator = Evaluator(parts, evaluation, config.run.seed, config.training.max_debates_in_flight, progress)
+        sampler = session.sampler()
+        opponent = opponent_client(session, fixed_opponent) if evaluator.settings.role_averaged else None
+        metrics = await evaluator.evaluate(sampler, opponent)
+        raise_backend_failure(sampler, evaluator.episodes, config)
+        status = "success"
+        return metrics
+    finally:
+        await session.close(status)

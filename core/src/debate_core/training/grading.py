@@ -1,20 +1,26 @@
-"""Ground-truth diagnostics of debates on verifiable datasets (docs/training.md#evaluation).
+"""Ground-truth measurements of debates on verifiable datasets (docs/training.md#metrics).
 
-For one debate with a known answer: every response is graded (``format``, ``correct``); each
-agent's final answer is its latest turn that followed the output contract
-(``DebateRecord.final_turn``); over the ``k`` final answers, ``pass@k`` (any correct) and
-``avg@k`` (mean correct); ``cons@k`` is whether the debate's final answer
-(``debate.final_answer``, the answer ``debate run`` prints) is correct. Judge accuracy counts
-the peer votes ``a > b`` on pairs where exactly one of the two compared responses is correct,
-and how many of them name the correct one as the winner.
+For one debate with a known answer every response is graded. Each agent's final answer is its
+latest turn that followed the output contract (``DebateRecord.final_turn``). The measurements:
 
-Conventions (documented in docs/training.md):
+* ``format``: share of responses whose answer the grader could read; ``response_correct``:
+  share of all responses (every round) that are correct;
+* ``correct``: share of the agents' *final* answers that are correct; ``pass@k`` (any final
+  answer correct), ``avg@k`` (their mean, ``correct`` per debate), and ``cons@k``: the
+  debate's own final answer (``debate.final_answer``, the majority of the final answers with
+  peer votes breaking ties: the answer ``debate run`` prints) is correct;
+* judge accuracy: among valid votes between one correct and one wrong response (a
+  *decidable* vote), the share that prefers the correct one; an ``=`` on such a pair is a
+  wrong judgement, counted in ``judge_decidable_votes`` and ``judge_ties``;
+* answer changes from each agent's first to its last response: ``wrong_to_right`` and
+  ``right_to_wrong``, as shares of the agents that answered more than once;
+* ``round1_disagreement``: share of debates whose round-1 answers differ, and
+  ``round1_disagreement_continued``: the share of those that went on to round 2.
 
-* a response that breaks the output contract is neither formatted nor correct;
-* the responses a vote compares are those ``DebateRecord.visible_responses`` names (the latest
-  turn of each agent among the turns the judge could see); a vote naming an agent the judge
-  has not seen is skipped;
-* ties (``a = b``) on a decidable pair are counted in ``judge_ties`` but not in the accuracy.
+The responses a vote compares are those ``DebateRecord.visible_responses`` names (the latest
+turn of each agent among the turns the judge could see); a vote naming an agent the judge
+has not seen is skipped. A response that breaks the output contract is neither formatted nor
+correct. Standard errors take problems as the unit.
 """
 
 from __future__ import annotations
@@ -26,14 +32,15 @@ import attrs
 
 from debate_core.debate.final_answer import choose_answer, final_answer
 from debate_core.records import AuthoredComparison, DebateRecord, Grade, Grader, Turn, tally_votes
-from debate_core.stats import mean
+from debate_core.stats import mean, standard_error
 
 _UNGRADED = Grade(formatted=False, correct=False, extracted=None)
 
 
 @attrs.frozen
 class JudgeTally:
-    """Votes on pairs with exactly one correct response: how many, and how many were right."""
+    """Votes on decidable pairs (one correct and one wrong response): how many, how many
+    preferred the correct one, and how many called the two equal."""
 
     decidable: int = 0
     agreed: int = 0
@@ -41,6 +48,22 @@ class JudgeTally:
 
     def __add__(self, other: JudgeTally) -> JudgeTally:
         return JudgeTally(self.decidable + other.decidable, self.agreed + other.agreed, self.ties + other.ties)
+
+
+@attrs.frozen
+class AnswerChanges:
+    """First-to-last answer changes of the agents that answered more than once."""
+
+    agents: int = 0
+    wrong_to_right: int = 0
+    right_to_wrong: int = 0
+
+    def __add__(self, other: AnswerChanges) -> AnswerChanges:
+        return AnswerChanges(
+            self.agents + other.agents,
+            self.wrong_to_right + other.wrong_to_right,
+            self.right_to_wrong + other.right_to_wrong,
+        )
 
 
 @attrs.frozen
@@ -53,6 +76,11 @@ class GradedDebate:
     final_answer_correct: bool
     judge: JudgeTally
     judge_by_agent: Mapping[int, JudgeTally]
+    changes: AnswerChanges = AnswerChanges()
+    round1_disagreement: bool = False
+    """The agents' round-1 answers differ (an unreadable answer counts as different)."""
+    continued: bool = False
+    """The debate played a round 2."""
 
     @property
     def pass_at_k(self) -> float:
@@ -77,7 +105,7 @@ def grade_turn(turn: Turn, answer: str, grader: Grader) -> Grade:
 def judge_tally(
     record: DebateRecord, grades: Sequence[Grade], judges: Iterable[int] | None = None
 ) -> dict[int, JudgeTally]:
-    """Per judging agent: its ``a > b`` votes on decidable pairs and how many picked the correct one.
+    """Per judging agent: its valid votes on decidable pairs and how many preferred the correct one.
 
     ``grades`` are the grades of ``record.turns``, in order.
     """
@@ -98,11 +126,11 @@ def judge_tally(
             b_correct = grades[latest[vote.b]].correct
             if a_correct == b_correct:
                 continue
+            decidable += 1
             if vote.op == "=":
                 ties += 1
-                continue
-            decidable += 1
-            agreed += int(a_correct)
+            else:
+                agreed += int(a_correct)
         if decidable or ties:
             tallies[turn.agent] = tallies.get(turn.agent, JudgeTally()) + JudgeTally(decidable, agreed, ties)
     return tallies
@@ -124,40 +152,68 @@ def grade_debate(record: DebateRecord, grader: Grader, answer: str | None = None
     for tally in by_agent.values():
         total = total + tally
     correct = bool(final_answer(record, grader, truth).correct)
-    return GradedDebate(turn_grades, finals, correct, total, by_agent)
+    first_round = [
+        g.extracted if g.formatted else None for g, t in zip(turn_grades, record.turns, strict=True) if t.round == 1
+    ]
+    return GradedDebate(
+        turn_grades,
+        finals,
+        correct,
+        total,
+        by_agent,
+        answer_changes(record, turn_grades),
+        round1_disagreement=len(first_round) > 1 and (None in first_round or len(set(first_round)) > 1),
+        continued=record.rounds_played >= 2,
+    )
 
 
-def grade_samples(records: Sequence[DebateRecord], grader: Grader, answer: str) -> GradedDebate:
-    """Grade ``k`` independent one-agent answers to one problem (direct evaluation) as one group:
-    each sample's final answer, and the final answer chosen among them by the same rule as a
-    debate's (without votes, ties go to the first sample)."""
-    finals = [record.final_turn(0) for record in records]
-    grades = tuple(_UNGRADED if turn is None else grade_turn(turn, answer, grader) for turn in finals)
-    solutions = {i: turn.response.solution for i, turn in enumerate(finals) if turn is not None}
+def answer_changes(record: DebateRecord, grades: Sequence[Grade]) -> AnswerChanges:
+    """Each agent's first response against its last (agents with one response are left out)."""
+    total = AnswerChanges()
+    for agent in range(record.num_agents):
+        indices = [i for i, t in enumerate(record.turns) if t.agent == agent]
+        if len(indices) < 2:
+            continue
+        first, last = grades[indices[0]].correct, grades[indices[-1]].correct
+        total = total + AnswerChanges(1, int(not first and last), int(first and not last))
+    return total
+
+
+def grade_samples(answers: Sequence[Turn], grader: Grader, answer: str) -> GradedDebate:
+    """Grade ``k`` independent answers to one problem (direct evaluation) as one group: each
+    answer, and the final answer chosen among them by the same rule as a debate's (without
+    votes, ties go to the first answer). A failed answer grades as wrong."""
+    grades = tuple(grade_turn(turn, answer, grader) for turn in answers)
+    solutions = {i: turn.response.solution for i, turn in enumerate(answers) if not turn.failed}
     correct = bool(choose_answer(solutions, grader, answer).correct)
     return GradedDebate(grades, grades, correct, JudgeTally(), {})
 
 
 def verifiable_metrics(graded: Sequence[GradedDebate], prefix: str, k: int) -> dict[str, float]:
-    """``{prefix}/format``, ``correct``, ``pass@k``, ``avg@k``, ``cons@k``, ``judge_accuracy``
-    (docs/training.md#evaluation).
+    """The ground-truth metrics of a batch of graded debates under ``prefix`` (module docstring).
 
-    ``correct_se`` is the standard error of ``correct`` with problems as the unit (the responses
-    to one problem are not independent); ``judge_accuracy_se`` the binomial one over decidable votes.
+    ``correct_se`` and ``cons@k_se`` take problems as the unit (the responses to one problem are
+    not independent); ``judge_accuracy_se`` is binomial over decidable votes.
     """
     if not graded:
         return {}
     responses = [g for d in graded for g in d.turn_grades]
     judge = JudgeTally()
+    changes = AnswerChanges()
     for d in graded:
         judge = judge + d.judge
+        changes = changes + d.changes
+    per_problem = [d.avg_at_k for d in graded]
+    consensus = [d.cons_at_k for d in graded]
     out = {
         f"{prefix}/format": mean([float(g.formatted) for g in responses]),
-        f"{prefix}/correct": mean([float(g.correct) for g in responses]),
-        f"{prefix}/correct_se": _clustered_standard_error(graded),
+        f"{prefix}/response_correct": mean([float(g.correct) for g in responses]),
+        f"{prefix}/correct": mean(per_problem),
+        f"{prefix}/correct_se": standard_error(per_problem),
         f"{prefix}/pass@{k}": mean([d.pass_at_k for d in graded]),
-        f"{prefix}/avg@{k}": mean([d.avg_at_k for d in graded]),
-        f"{prefix}/cons@{k}": mean([d.cons_at_k for d in graded]),
+        f"{prefix}/avg@{k}": mean(per_problem),
+        f"{prefix}/cons@{k}": mean(consensus),
+        f"{prefix}/cons@{k}_se": standard_error(consensus),
         f"{prefix}/judge_decidable_votes": float(judge.decidable),
         f"{prefix}/judge_ties": float(judge.ties),
     }
@@ -165,15 +221,12 @@ def verifiable_metrics(graded: Sequence[GradedDebate], prefix: str, k: int) -> d
         accuracy = judge.agreed / judge.decidable
         out[f"{prefix}/judge_accuracy"] = accuracy
         out[f"{prefix}/judge_accuracy_se"] = math.sqrt(accuracy * (1.0 - accuracy) / judge.decidable)
+    disagreed = [d for d in graded if d.round1_disagreement]
+    out[f"{prefix}/round1_disagreement"] = len(disagreed) / len(graded)
+    if disagreed:
+        out[f"{prefix}/round1_disagreement_continued"] = mean([float(d.continued) for d in disagreed])
+    if changes.agents:
+        out[f"{prefix}/wrong_to_right"] = changes.wrong_to_right / changes.agents
+        out[f"{prefix}/right_to_wrong"] = changes.right_to_wrong / changes.agents
+        out[f"{prefix}/agents_answering_twice"] = float(changes.agents)
     return out
-
-
-def _clustered_standard_error(graded: Sequence[GradedDebate]) -> float:
-    """Standard error of the response-weighted mean correctness, clustered by problem."""
-    total = sum(len(d.turn_grades) for d in graded)
-    if len(graded) < 2 or total == 0:
-        return 0.0
-    overall = sum(float(g.correct) for d in graded for g in d.turn_grades) / total
-    residuals = [sum(float(g.correct) - overall for g in d.turn_grades) for d in graded]
-    n = len(graded)
-    return math.sqrt(n / (n - 1) * sum(r * r for r in residuals)) / total

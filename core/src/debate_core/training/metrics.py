@@ -55,21 +55,23 @@ def turn_metrics(records: Sequence[DebateRecord]) -> dict[str, float]:
 
 
 def debate_metrics(records: Sequence[DebateRecord]) -> dict[str, float]:
-    """Protocol diagnostics: rounds played, aborts, dropped comparisons, valid-comparison rate.
+    """Debate diagnostics: rounds played, how debates ended, dropped comparisons, comparison rate.
 
-    ``debate/valid_comparison_rate`` is the share of turns that could compare (at least two
-    other agents visible) and made at least one valid comparison (docs/training.md#preflight, check 2).
+    ``debate/comparison_rate`` is the share of turns expected to compare (at least two other
+    agents had answered before them) that gave at least one valid comparison whose two sides
+    the turn could see (docs/training.md#metrics; the preflight checklist asks for more than 80%).
     """
     expected = made = 0
     for record in records:
         for turn in record.turns:
-            others = {t.agent for t in record.turns[: turn.visible_turns] if t.agent != turn.agent}
-            if len(others) >= 2:
+            seen = {t.agent for t in record.turns[: turn.visible_turns]}
+            if len(seen - {turn.agent}) >= 2:
                 expected += 1
-                made += int(bool(turn.comparisons))
+                made += int(any(c.a in seen and c.b in seen for c in turn.comparisons))
     out = {
         "debate/num_debates": float(len(records)),
         "debate/rounds_played": mean([float(r.rounds_played) for r in records]),
+        "debate/ended_by_consensus": mean([float(r.consensus_reached) for r in records]),
         "debate/aborted": mean([float(r.aborted) for r in records]),
         "debate/self_comparisons": mean([float(r.self_comparisons) for r in records]),
         "debate/malformed_comparisons": mean([float(r.malformed_comparisons) for r in records]),
@@ -79,7 +81,7 @@ def debate_metrics(records: Sequence[DebateRecord]) -> dict[str, float]:
         "debate/turns_expected_to_compare": float(expected),
     }
     if expected:
-        out["debate/valid_comparison_rate"] = made / expected
+        out["debate/comparison_rate"] = made / expected
     return out
 
 

@@ -58,7 +58,7 @@ def _checks(dataset: str, num_agents: int) -> list[_Check]:
         ),
         _Check(
             "valid comparisons",
-            f"{prefix}/debate/valid_comparison_rate",
+            f"{prefix}/debate/comparison_rate",
             0.8,
             True,
             "> 80% of the turns that can compare make a valid comparison",

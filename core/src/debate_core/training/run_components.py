@@ -23,7 +23,7 @@ from debate_core.config.sections import RunConfig
 from debate_core.debate.episode import DebateSetup, build_debate_setup, run_debate
 from debate_core.debate.sampling_policy import SamplingClientPolicy
 from debate_core.debate.transcripts import save_transcript
-from debate_core.errors import ComponentFailure, DebateError
+from debate_core.errors import ComponentFailure, DebateError, PluginError
 from debate_core.records import (
     AgentPolicy,
     Dataset,
@@ -31,8 +31,10 @@ from debate_core.records import (
     DebateRecord,
     Grade,
     Grader,
+    Judge,
     OutputContract,
     Problem,
+    Renderer,
     RewardFunction,
     RewardResult,
     Tokenizer,
@@ -114,6 +116,10 @@ class RunComponents:
     stages: list[Stage]
     eval_dataset: NamedDataset
     write_transcript: TranscriptWriter
+    judge: Judge | None = None
+    """The external judge of ``[judge]`` (docs/rewards.md#a-stronger-judge-phased-out), if any."""
+    renderer_for: Callable[[Tokenizer], Renderer] | None = None
+    """The run's renderer for another tokenizer (a model judge samples another model)."""
     _runners: dict[int, tuple[DebateSetup, DebateRunner]] = attrs.field(factory=dict)
 
     def runner(self, setup: DebateSetup | None = None) -> DebateRunner:
@@ -198,6 +204,12 @@ def build_run_components(config: RunConfig, registry: ComponentBuilder, tokenize
         ]
     else:
         stages = [Stage(main, config.training.num_iterations)]
+    judge_choice = config.judge.choice
+    judge = None if judge_choice is None else build_choice(registry, "judge", judge_choice, "judge")
+    if judge is not None and not isinstance(judge, Judge):
+        raise PluginError(
+            f"judge: component '{config.judge.name}' built a {type(judge).__name__}, which is not a Judge"
+        )
     return RunComponents(
         setup=setup,
         runner_for=debate_runner_factory(grader),
@@ -209,4 +221,6 @@ def build_run_components(config: RunConfig, registry: ComponentBuilder, tokenize
         stages=stages,
         eval_dataset=main,
         write_transcript=save_transcript,
+        judge=judge,
+        renderer_for=build_choice(registry, "renderer", config.debate.renderer, "debate.renderer"),
     )

@@ -1,44 +1,55 @@
-"""Supervised warm-start: cross-entropy on correct solutions written in the output format
-(docs/training.md#warm-start-and-curriculum).
+"""Supervised warm-start: cross-entropy on reference debates that show the whole skill of a
+debate: solving, judging, comparing and revising (docs/training.md#warm-start).
 
-The reference responses are produced *through the debate itself*: a debate is run in which
-every agent is a :class:`ReferencePolicy` that answers with the problem's correct solution,
-so the prompts (personas, history, round instructions, renderer) are exactly the ones RL will
-show. Each response is a complete, contract-following answer:
+The reference debates run *through the debate itself*, with every agent a
+:class:`ReferenceAgent` that writes its response from the structured view of its turn, so the
+prompts (personas, history, round instructions, renderer) are exactly the ones RL shows:
 
-* ``<solution>``: the problem's reference solution (``metadata["solution"]``, trusted as given) or
-  the configured template filled with its answer, kept only when the grader accepts it;
-* ``<evaluation>``: ``N/A`` before anyone else has answered, else a line per visible agent
-  saying its solution is correct;
-* ``<comparison>``: ``Agent a = Agent b`` for every pair of other agents already answered
-  (every reference solution is equally correct), ``N/A`` with fewer than two;
-* ``<consensus>YES</consensus>`` and the configured reason, so the debate ends after round 1.
+* an agent's **first** turn is the problem's reference solution, or with probability
+  ``flawed_share`` a plausibly wrong one (a dropped carry, a digit slip, an off-by-one for
+  arithmetic; a wrong final answer of the same form for any other dataset with answers);
+* whenever other agents' solutions are in view, the response **evaluates** each of them,
+  saying who is right, who is wrong and (where the dataset can tell) which step is wrong;
+  **compares** every pair of them, the correct one ``>`` the wrong one and ``=`` only between
+  two equally right or two equally wrong solutions; and from its second turn on **revises**
+  its own solution to the correct one;
+* it says ``<consensus>YES</consensus>`` only when it has seen the latest solution of every
+  other agent and every one of those final answers agrees with its own.
 
-The training data are the agents' trajectories assembled exactly as for RL (prefix extension,
-observations weight 0), with ``weights`` = the action mask.
+Wrong first answers are what the others judge; by default they are not themselves trained on
+(``train_on_flawed``), so the policy learns to recognise slips without learning to make them.
+The training data are the agents' trajectories assembled as for RL (prefix extension,
+observations weight 0), with ``weights`` 1 on trained responses and 0 elsewhere.
 """
 
 from __future__ import annotations
 
 import asyncio
 import itertools
-from collections.abc import Sequence
+import random
+from collections.abc import Callable, Sequence
 
 import attrs
 
 from debate_core.config.sections import WarmstartSettings
 from debate_core.errors import DebateError
 from debate_core.records import (
+    AgentTrajectory,
     Comparison,
     DebateEpisode,
+    Grade,
     Grader,
+    HistoryEntry,
     OutputContract,
     Problem,
     ResponseContent,
     SampledAction,
     StopCondition,
     Tokenizer,
+    Transition,
+    TurnView,
 )
+from debate_core.tasks.flaws import AnswerFlaws, FlawedSolution, SolutionFlaws
 from debate_core.training.datum import AssembledDatum, supervised_datums
 from debate_core.training.rollouts import DebateJob
 from debate_core.training.run_components import NamedDataset
@@ -49,61 +60,119 @@ class WarmstartError(DebateError):
     """The warm-start cannot run on this dataset."""
 
 
-def reference_solution(problem: Problem, template: str) -> str | None:
-    """The problem's reference solution, or the template filled with its answer."""
+def reference_solution(problem: Problem, template: str, grader: Grader | None) -> str | None:
+    """The problem's correct solution: its worked solution (``metadata["solution"]``), with the
+    template's sentence appended when the grader does not find the answer in it, or the
+    template filled with the answer. None without an answer or a worked solution."""
     given = problem.metadata.get("solution") if problem.metadata else None
-    if given:
-        return str(given)
     if problem.answer is None:
-        return None
-    return template.replace("{answer}", problem.answer)
+        return str(given) if given else None
+    filled = template.replace("{answer}", problem.answer)
+    if not given:
+        return filled
+    if grader is not None and not grader.grade(str(given), problem.answer).correct:
+        return f"{given} {filled}"
+    return str(given)
 
 
-def reference_response(solution: str, seen: Sequence[int], me: int, reason: str) -> ResponseContent:
-    """What an agent that has seen ``seen`` answer says: the reference solution, every other
-    solution judged correct, every pair of others equal, consensus."""
-    others = [a for a in seen if a != me]
-    evaluation = " ".join(f"Agent {a}'s solution is correct." for a in others)
-    pairs = tuple(Comparison(a, "=", b) for a, b in itertools.combinations(sorted(others), 2))
-    return ResponseContent(
-        solution=solution, evaluation=evaluation, comparisons=pairs, consensus=True, consensus_reason=reason
-    )
-
-
-def render_response(contract: OutputContract, solution: str, seen: Sequence[int], me: int, reason: str) -> str:
-    """The reference response, written in the output contract's format."""
-    return contract.render(reference_response(solution, seen, me, reason)).text
-
-
-@attrs.define
-class _Answered:
-    """Which agents of one debate have finished answering, in order."""
-
-    agents: list[int] = attrs.field(factory=list)
-
-
-@attrs.define
-class ReferencePolicy:
-    """An ``AgentPolicy`` that answers with the reference response instead of sampling.
-
-    Agents that finished before this call started count as seen (sequential turns see the
-    earlier agents of the round; parallel rounds see none in round 1).
-    """
+@attrs.frozen
+class SeenAnswer:
+    """Another agent's latest solution as the reference agent judges it."""
 
     agent: int
+    grade: Grade
+    critique: str | None
+
+
+@attrs.frozen
+class Lesson:
+    """What the reference agents of one problem know: the right solution and answer, how to
+    critique a wrong solution, and how to grade one."""
+
+    problem: Problem
     solution: str
-    reason: str
+    answer: str
+    grader: Grader
+    flaws: SolutionFlaws | None
+
+    def judge(self, entry: HistoryEntry) -> SeenAnswer:
+        """Grade another agent's shown solution, with a critique when it is wrong."""
+        grade = self.grader.grade(entry.solution, self.answer)
+        critique = None if grade.correct or self.flaws is None else self.flaws.critique(self.problem, entry.solution)
+        return SeenAnswer(entry.agent, grade, critique)
+
+
+def evaluation_text(seen: Sequence[SeenAnswer], answer: str) -> str:
+    """One clause per judged agent: right, wrong and why, or no answer ("" with nobody to judge)."""
+    clauses = []
+    for s in seen:
+        if not s.grade.formatted or s.grade.extracted is None:
+            clauses.append(f"Agent {s.agent} gives no answer.")
+        elif s.grade.correct:
+            clauses.append(f"Agent {s.agent}: {s.grade.extracted} is right.")
+        else:
+            why = s.critique or f"the answer is {answer}"
+            clauses.append(f"Agent {s.agent}: {s.grade.extracted} is wrong, {why}.")
+    return " ".join(clauses)
+
+
+def reference_comparisons(seen: Sequence[SeenAnswer]) -> tuple[Comparison, ...]:
+    """Every pair of judged agents: the correct one first with ``>``, ``=`` when equally right or wrong."""
+    out: list[Comparison] = []
+    for a, b in itertools.combinations(sorted(seen, key=lambda s: s.agent), 2):
+        if a.grade.correct == b.grade.correct:
+            out.append(Comparison(a.agent, "=", b.agent))
+        elif a.grade.correct:
+            out.append(Comparison(a.agent, ">", b.agent))
+        else:
+            out.append(Comparison(b.agent, ">", a.agent))
+    return tuple(out)
+
+
+def consensus_of(seen: Sequence[SeenAnswer], own_answer: str, informed: bool) -> tuple[bool, str]:
+    """YES only when informed and every seen final answer equals the agent's own, with a reason."""
+    if not informed:
+        return False, "Not every answer seen yet."
+    differing = [s for s in seen if s.grade.extracted != own_answer]
+    if differing:
+        first = differing[0]
+        said = first.grade.extracted if first.grade.extracted is not None else "no answer"
+        return False, f"Agent {first.agent} says {said}."
+    return True, f"All say {own_answer}."
+
+
+@attrs.define
+class ReferenceAgent:
+    """A ``ViewingPolicy`` that writes the reference response of its turn instead of sampling."""
+
+    agent: int
+    lesson: Lesson
+    first_answer: FlawedSolution | None
+    """The flawed solution of this agent's first turn, or None for the correct one."""
     tokenizer: Tokenizer
     contract: OutputContract
-    answered: _Answered
-    truncated: list[int] = attrs.field(factory=list)
+    train_on_flawed: bool = False
+    weights: list[float] = attrs.field(factory=list)
+    """The training weight of each of this agent's turns, in order."""
+    truncated: int = 0
 
     async def sample(
         self, prompt: Sequence[int], *, stop: StopCondition, temperature: float, max_tokens: int, seed: int | None
     ) -> SampledAction:
-        seen = list(self.answered.agents)
-        await asyncio.sleep(0)  # agents started together (parallel rounds) do not see each other
-        text = render_response(self.contract, self.solution, seen, self.agent, self.reason)
+        raise TypeError("a reference agent answers from the turn view (sample_with_view)")
+
+    async def sample_with_view(
+        self,
+        prompt: Sequence[int],
+        view: TurnView,
+        *,
+        stop: StopCondition,
+        temperature: float,
+        max_tokens: int,
+        seed: int | None,
+    ) -> SampledAction:
+        await asyncio.sleep(0)
+        text = self.contract.render(self.respond(view)).text
         tokens = list(self.tokenizer.encode(text, add_special_tokens=False))
         if stop.token_ids:
             tokens.append(stop.token_ids[0])
@@ -111,23 +180,40 @@ class ReferencePolicy:
         if len(tokens) > max_tokens:
             tokens = tokens[:max_tokens]
             stop_reason = "length"
-            self.truncated.append(self.agent)
-        self.answered.agents.append(self.agent)
+            self.truncated += 1
         return SampledAction(tuple(tokens), tuple(0.0 for _ in tokens), text, stop_reason)
+
+    def respond(self, view: TurnView) -> ResponseContent:
+        """The reference response for this view (and the turn's training weight, recorded)."""
+        lesson = self.lesson
+        flawed = self.first_answer if not self.weights else None
+        solution, own_answer = (flawed.text, flawed.answer) if flawed else (lesson.solution, lesson.answer)
+        self.weights.append(0.0 if flawed and not self.train_on_flawed else 1.0)
+        if view.num_agents == 1:
+            return ResponseContent(solution=solution, consensus=True, consensus_reason="I am the only agent.")
+        others = view.latest_of_others()
+        seen = [lesson.judge(others[a]) for a in sorted(others)]
+        consensus, reason = consensus_of(seen, own_answer, view.informed)
+        return ResponseContent(
+            solution=solution,
+            evaluation=evaluation_text(seen, lesson.answer),
+            comparisons=reference_comparisons(seen),
+            consensus=consensus,
+            consensus_reason=reason,
+        )
 
 
 @attrs.define
 class WarmstartData:
-    """The problems usable for the warm-start and the jobs of each step."""
+    """The lessons usable for the warm-start and the reference debates of each step."""
 
-    problems: list[tuple[Problem, str]]
-    """Each usable problem with its reference solution."""
+    lessons: list[Lesson]
     seed: int
     num_agents: int
-    batch_size: int
-    reason: str
+    settings: WarmstartSettings
     tokenizer: Tokenizer
     contract: OutputContract
+    answer_flaws: AnswerFlaws
 
     @classmethod
     def prepare(
@@ -140,62 +226,89 @@ class WarmstartData:
         tokenizer: Tokenizer,
         contract: OutputContract,
     ) -> WarmstartData:
-        """Collect training problems whose reference solution the grader accepts.
+        """Collect training problems with an answer whose reference solution the grader accepts.
 
         Raises:
-            WarmstartError: no problem qualifies (no answers, or the template does not grade as correct).
+            WarmstartError: no problem qualifies (no answers, no grader, or every reference
+                solution rejected by the grader).
         """
-        usable: list[tuple[Problem, str]] = []
+        if grader is None:
+            raise WarmstartError(
+                f"warm-start on dataset '{dataset.name}' needs a grader to judge solutions; set [grader]"
+            )
+        flaws = dataset.dataset if isinstance(dataset.dataset, SolutionFlaws) else None
+        problems = dataset.problems("train")
+        lessons: list[Lesson] = []
         rejected = 0
-        for problem in dataset.problems("train"):
-            solution = reference_solution(problem, settings.solution_template)
-            if solution is None:
+        for problem in problems:
+            if problem.answer is None:
                 continue
-            from_template = not (problem.metadata and problem.metadata.get("solution"))
-            if (
-                from_template
-                and grader is not None
-                and problem.answer is not None
-                and not grader.grade(solution, problem.answer).correct
-            ):
+            solution = reference_solution(problem, settings.solution_template, grader)
+            if solution is None or not grader.grade(solution, problem.answer).correct:
                 rejected += 1
                 continue
-            usable.append((problem, solution))
-        if not usable:
+            lessons.append(Lesson(problem, solution, problem.answer, grader, flaws))
+        if not lessons:
             why = (
                 f"the grader rejected all {rejected} reference solutions; check warmstart.solution_template"
                 if rejected
-                else "no training problem has an answer or a reference solution"
+                else "no training problem has an answer"
             )
             raise WarmstartError(f"warm-start on dataset '{dataset.name}' is impossible: {why}")
-        return cls(usable, seed, num_agents, settings.batch_size, settings.consensus_reason, tokenizer, contract)
+        answers = tuple(sorted({p.answer for p in problems if p.answer is not None}))
+        return cls(lessons, seed, num_agents, settings, tokenizer, contract, AnswerFlaws(answers))
 
-    def jobs(self, step: int) -> tuple[list[DebateJob], list[ReferencePolicy]]:
-        """The reference debates of warm-start step ``step`` and their policies."""
-        indices = batch_indices(self.seed, "warmstart", step, self.batch_size, len(self.problems))
+    def _first_answer(self, lesson: Lesson, rng: random.Random) -> FlawedSolution | None:
+        if self.num_agents < 2 or rng.random() >= self.settings.flawed_share:
+            return None
+        flawed = lesson.flaws.flawed_solution(lesson.problem, rng) if lesson.flaws is not None else None
+        return flawed or self.answer_flaws.flawed_solution(lesson.problem, rng, lesson.solution)
+
+    def jobs(self, step: int) -> list[DebateJob]:
+        """The reference debates of warm-start step ``step`` (each job's policies are its agents)."""
+        indices = batch_indices(self.seed, "warmstart", step, self.settings.batch_size, len(self.lessons))
         jobs: list[DebateJob] = []
-        policies: list[ReferencePolicy] = []
         for slot, index in enumerate(indices):
-            problem, solution = self.problems[index]
-            answered = _Answered()
-            agents = [
-                ReferencePolicy(a, solution, self.reason, self.tokenizer, self.contract, answered)
-                for a in range(self.num_agents)
-            ]
-            policies.extend(agents)
-            jobs.append(
-                DebateJob(
-                    problem, tuple(agents), derive_seed(self.seed, "warmstart", step, slot), f"warm-{step}-{slot}"
+            lesson = self.lessons[index]
+            debate_seed = derive_seed(self.seed, "warmstart", step, slot)
+            rng = random.Random(debate_seed)
+            agents = tuple(
+                ReferenceAgent(
+                    a,
+                    lesson,
+                    self._first_answer(lesson, rng),
+                    self.tokenizer,
+                    self.contract,
+                    self.settings.train_on_flawed,
                 )
+                for a in range(self.num_agents)
             )
-        return jobs, policies
+            jobs.append(DebateJob(lesson.problem, agents, debate_seed, f"warm-{step}-{slot}"))
+        return jobs
 
 
-def warmstart_datums(episodes: Sequence[DebateEpisode]) -> list[AssembledDatum]:
-    """Cross-entropy Datums of every agent of every reference debate."""
-    return [
-        d
-        for index, episode in enumerate(episodes)
-        for trajectory in episode.trajectories
-        for d in supervised_datums(trajectory, debate_index=index)
-    ]
+def _weight_function(job: DebateJob, trajectory: AgentTrajectory) -> Callable[[Transition], float]:
+    agent = job.policies[trajectory.agent]
+    assert isinstance(agent, ReferenceAgent)
+    weights = agent.weights
+    return lambda transition: weights[transition.step]
+
+
+def warmstart_datums(episodes: Sequence[DebateEpisode], jobs: Sequence[DebateJob]) -> list[AssembledDatum]:
+    """Cross-entropy Datums of every agent of every reference debate, flawed answers weighted by
+    ``train_on_flawed``."""
+    out: list[AssembledDatum] = []
+    for index, (episode, job) in enumerate(zip(episodes, jobs, strict=True)):
+        for trajectory in episode.trajectories:
+            out.extend(supervised_datums(trajectory, debate_index=index, weight_of=_weight_function(job, trajectory)))
+    return out
+
+
+def truncated_responses(jobs: Sequence[DebateJob]) -> int:
+    """Reference responses cut at ``max_tokens`` (the run's ``debate.max_tokens`` is too small)."""
+    return sum(p.truncated for job in jobs for p in job.policies if isinstance(p, ReferenceAgent))
+
+
+def flawed_first_answers(jobs: Sequence[DebateJob]) -> int:
+    """How many agents of these reference debates gave a flawed first answer."""
+    return sum(1 for job in jobs for p in job.policies if isinstance(p, ReferenceAgent) and p.first_answer is not None)

@@ -129,6 +129,23 @@ def embedded_config(spec: EmbeddedModelSpec, vocab_size: int, eos_token_id: int,
     )
 
 
+def model_context_length(base_model: str) -> int | None:
+    """The positions ``base_model`` reads, without loading it; ``None`` when its config names none
+    (or it is neither an embedded model nor a directory: loading it reports that)."""
+    if is_embedded(base_model):
+        return embedded_spec(base_model).max_positions
+    config_file = Path(base_model).expanduser() / "config.json"
+    try:
+        config = json.loads(config_file.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    for key in ("max_position_embeddings", "n_positions", "max_seq_len"):
+        value = config.get(key) if isinstance(config, dict) else None
+        if isinstance(value, int) and value > 0:
+            return value
+    return None
+
+
 def load_base(
     base_model: str,
     *,

@@ -19,7 +19,13 @@ from tinker.lib.retry_handler import RetryConfig
 from debate_core.backends.local import saved_states
 from debate_core.backends.local.engine import SamplerEngine
 from debate_core.backends.local.futures import AwaitableConcurrentFuture, OrderedWorker, completed
-from debate_core.backends.local.models import FinetuneMode, LoadedModel, load_base, prepare_for_training
+from debate_core.backends.local.models import (
+    FinetuneMode,
+    LoadedModel,
+    load_base,
+    model_context_length,
+    prepare_for_training,
+)
 from debate_core.backends.local.options import LocalBackendOptions
 from debate_core.backends.local.runtime import configure_torch, resolve_device, resolve_dtype
 from debate_core.backends.local.sampling_client import LocalSamplingClient
@@ -119,6 +125,11 @@ class LocalServiceClient:
         if model_path is None and base_model is None:
             raise ValueError("Either model_path or base_model must be provided")
         return self._worker.submit(lambda: self._sampling_client(model_path, base_model))
+
+    def max_context_length(self, base_model: str) -> int | None:
+        """The positions the model reads: an embedded model's ``max_positions``, a directory's
+        ``max_position_embeddings`` (or ``n_positions``) from its ``config.json``."""
+        return model_context_length(base_model)
 
     def close(self, status: str = "success", detail: str | None = None) -> AwaitableConcurrentFuture[None]:
         """Stop the engine and worker threads; clients made here stop working."""

@@ -1,0 +1,133 @@
+"""A stronger judge, phased out (docs/rewards.md#a-stronger-judge-phased-out).
+
+An external judge (ground truth, or another model) gives its verdict on every pair of
+responses the agents compared. Its verdicts replace the agents' own comparisons in a copy of
+the debate, the run's reward scores that copy, and the two results are mixed:
+
+    mixed = (1 - w) * reward(debate) + w * reward(debate judged by the judge)
+
+for the agent rewards and every step stream. The judge stream of the judged copy is not the
+reward's own (every verdict would agree with itself) but each agent vote's agreement with the
+judge: +1 when it sides with the judge's strict verdict, -1 when it goes against it or calls
+equal a pair the judge split, 0 when the judge calls the pair equal. The weight ``w`` starts at
+``weight`` and falls linearly to 0 over ``decay_iterations`` RL iterations, so training ends on
+the peer reward alone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import attrs
+
+from debate_core.records import JUDGE_STREAM, Comparison, DebateRecord, JudgePair, RewardFunction, RewardResult, Turn
+from debate_core.rewards.v2 import ResolvedVote, StepRef, resolve_votes
+from debate_core.stats import mean
+
+Pair = tuple[StepRef, StepRef]
+"""Two responses ``(agent, step)``, the first the smaller."""
+
+
+def judge_weight(weight: float, decay_iterations: int, iteration: int) -> float:
+    """The judge's weight at RL ``iteration``: ``weight`` falling linearly to 0 at
+    ``decay_iterations`` (0 decay iterations: the judge is never used)."""
+    if decay_iterations <= 0:
+        return 0.0
+    return weight * max(0.0, 1.0 - iteration / decay_iterations)
+
+
+def _turn_of(record: DebateRecord, ref: StepRef) -> Turn:
+    return record.turns_of(ref[0])[ref[1]]
+
+
+def compared_pairs(record: DebateRecord) -> list[Pair]:
+    """Every distinct pair of responses some agent compared, in the order first compared."""
+    seen: dict[Pair, None] = {}
+    for vote in resolve_votes(record).resolved:
+        seen.setdefault((vote.first, vote.second), None)
+    return list(seen)
+
+
+def judge_pairs(record: DebateRecord, pairs: Sequence[Pair]) -> list[JudgePair]:
+    """The pairs as a judge reads them: the question, its answer and the two turns."""
+    return [JudgePair(record.question, record.answer, _turn_of(record, a), _turn_of(record, b)) for a, b in pairs]
+
+
+def judged_record(record: DebateRecord, verdicts: Mapping[Pair, int]) -> DebateRecord:
+    """The debate with every resolved comparison replaced by the judge's verdict on its pair
+    (same author, same pair; unresolved comparisons are dropped)."""
+    by_judge: dict[StepRef, list[Comparison]] = {}
+    for vote in resolve_votes(record).resolved:
+        verdict = verdicts.get((vote.first, vote.second), 0)
+        a, b = vote.first[0], vote.second[0]
+        if verdict == 0:
+            comparison = Comparison(a, "=", b)
+        else:
+            comparison = Comparison(a, ">", b) if verdict > 0 else Comparison(b, ">", a)
+        by_judge.setdefault(vote.judge, []).append(comparison)
+    turns = tuple(attrs.evolve(t, comparisons=tuple(by_judge.get((t.agent, t.step), ()))) for t in record.turns)
+    return attrs.evolve(record, turns=turns)
+
+
+def agreement(vote: ResolvedVote, verdict: int) -> float:
+    """What an agent's vote earns against the judge's verdict on its pair."""
+    if verdict == 0:
+        return 0.0
+    return 1.0 if vote.judgement == verdict else -1.0
+
+
+def agreement_stream(record: DebateRecord, verdicts: Mapping[Pair, int]) -> tuple[tuple[float, ...], ...]:
+    """Per agent and step: the mean agreement of the step's votes with the judge (0 without votes)."""
+    earned: dict[StepRef, list[float]] = {}
+    for vote in resolve_votes(record).resolved:
+        earned.setdefault(vote.judge, []).append(agreement(vote, verdicts.get((vote.first, vote.second), 0)))
+    return tuple(
+        tuple(mean(earned.get((agent, step), ())) for step in range(len(record.turns_of(agent))))
+        for agent in range(record.num_agents)
+    )
+
+
+def mix_results(peer: RewardResult, judged: RewardResult, weight: float) -> RewardResult:
+    """``(1 - weight) * peer + weight * judged`` on agent rewards and every step stream both have."""
+
+    def blend(a: Sequence[float], b: Sequence[float]) -> tuple[float, ...]:
+        return tuple((1.0 - weight) * x + weight * y for x, y in zip(a, b, strict=True))
+
+    streams = {
+        name: tuple(blend(row, judged.step_streams[name][i]) for i, row in enumerate(rows))
+        if name in judged.step_streams
+        else rows
+        for name, rows in peer.step_streams.items()
+    }
+    return attrs.evolve(peer, agent_rewards=blend(peer.agent_rewards, judged.agent_rewards), step_streams=streams)
+
+
+def judge_mixed_reward(
+    record: DebateRecord,
+    peer: RewardResult,
+    reward: RewardFunction,
+    verdicts: Mapping[Pair, int],
+    weight: float,
+) -> RewardResult:
+    """The peer result mixed with the reward of the judged copy of the debate (module docstring),
+    with ``judge/*`` metrics: the weight, the pairs judged, and how often the agents' strict votes
+    on pairs the judge split agree with it."""
+    if weight <= 0.0:
+        return peer
+    judged = reward(judged_record(record, verdicts))
+    if JUDGE_STREAM in judged.step_streams:
+        judged = attrs.evolve(
+            judged, step_streams={**judged.step_streams, JUDGE_STREAM: agreement_stream(record, verdicts)}
+        )
+    mixed = mix_results(peer, judged, weight)
+    split = agreed = 0
+    for vote in resolve_votes(record).resolved:
+        verdict = verdicts.get((vote.first, vote.second), 0)
+        if verdict != 0 and vote.judgement != 0:
+            split += 1
+            agreed += int(vote.judgement == verdict)
+    metrics = {**mixed.metrics, "judge/weight": weight, "judge/pairs": float(len(verdicts))}
+    metrics["judge/votes_on_split_pairs"] = float(split)
+    if split:
+        metrics["judge/agreement"] = agreed / split
+    return attrs.evolve(mixed, metrics=metrics)
