@@ -77,7 +77,7 @@ from debate_core.training.schedule import learning_rate_at
 from debate_core.training.seeding import batch_indices, derive_seed
 from debate_core.training.signals import StopRequest, stop_on_signals
 from debate_core.training.sinks import open_sinks
-from debate_core.training.update import UpdateResult, pipelined_update
+from debate_core.training.update import NonFiniteUpdateError, UpdateResult, pipelined_update
 from debate_core.training.warmstart import (
     WarmstartData,
     flawed_first_answers,
@@ -500,6 +500,14 @@ class Trainer:
             num_substeps=substeps,
             backend_name=self.session.backend_name,
         )
+        problems = update.non_finite()
+        if problems:
+            raise NonFiniteUpdateError(
+                f"the update of step {self.step + 1} is not finite ({'; '.join(problems)}): the run stops before "
+                f"any checkpoint of these weights, so resuming starts from the last good one "
+                f"(step {self.last_checkpoint if self.last_checkpoint is not None else 0}); lower "
+                "training.learning_rate or set training.grad_clip_norm, and check the reward's scale"
+            )
         await self.session.refresh_sampling_client()
         return update
 

@@ -352,6 +352,10 @@ class LocalTrainingClient:
         limit = params.grad_clip_norm if params.grad_clip_norm > 0 else math.inf
         with_grad = [p for p in parameters if p.grad is not None]
         norm = float(torch.nn.utils.clip_grad_norm_(with_grad, limit)) if with_grad else 0.0
+        if not math.isfinite(norm):
+            # clipping cannot rescue a NaN or infinite gradient: refuse the step, weights unchanged
+            self._optimizer.zero_grad(set_to_none=True)
+            raise ValueError(f"the gradient norm is {norm}; the optimizer step was not applied")
         for group in self._optimizer.param_groups:
             group["lr"] = params.learning_rate
             group["betas"] = (params.beta1, params.beta2)
@@ -360,6 +364,8 @@ class LocalTrainingClient:
         self._optimizer.step()
         self._optimizer.zero_grad(set_to_none=True)
         self._steps += 1
+        if not all(bool(torch.isfinite(p).all()) for p in parameters):
+            raise ValueError(f"optimizer step {self._steps} left non-finite weights")
         return types.OptimStepResponse(
             metrics={"grad_norm:mean": norm, "learning_rate:mean": params.learning_rate, "step:max": self._steps}
         )
