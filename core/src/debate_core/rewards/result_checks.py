@@ -38,7 +38,8 @@ def result_problems(debate: DebateRecord, result: RewardResult, *, check_metrics
             if len(steps) != expected:
                 problems.append(f"stream '{stream}' has {len(steps)} steps for agent {agent}, who took {expected}")
             if any(_out_of_bounds(x) for x in steps):
-                problems.append(f"stream '{stream}' has a reward not finite or beyond ±{REWARD_BOUND:g} for agent {agent}")
+                bound = f"±{REWARD_BOUND:g}"
+                problems.append(f"stream '{stream}' has a reward not finite or beyond {bound} for agent {agent}")
     for stream, weight in result.stream_weights.items():
         if _out_of_bounds(weight):
             problems.append(f"stream weight of '{stream}' is {weight} (finite and within ±{REWARD_BOUND:g})")
