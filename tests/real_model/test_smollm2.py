@@ -111,7 +111,7 @@ def test_lora_run_stopped_and_resumed_equals_the_uninterrupted_run(registry: Reg
     assert (straight.warmstart_steps, straight.iterations) == (3, 1)
     # SIGTERM once the first warm-start step is recorded (the update in flight then finishes):
     # the steps after the resume need the restored AdamW moments
-    sink = "logging.sinks=[{name='jsonl'}, {name='signal_after', options={step=0}}]"
+    sink = "logging.sinks=[{name='jsonl'}, {name='signal_after', options={step=1}}]"
     stopped = train(tmp_path / "resumed", sink, signals=True)
     assert stopped.stopped_by == "SIGTERM" and 1 <= stopped.warmstart_steps < 3 and stopped.iterations == 0
     train(tmp_path / "resumed", resume=True)

@@ -1,4 +1,4 @@
-"""Nothing non-finite reaches the weights (docs/training.md#checkpoints-and-resuming): rewards
+"""Nothing non-finite reaches the weights (docs/training.md#checkpoints-stops-faults): rewards
 beyond the reward bound, non-finite options, and an update whose loss or gradient norm is not
 finite stop the run with one line, the last good checkpoint intact."""
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 import random
 import shutil
 import sys
@@ -154,10 +155,39 @@ def manifest_path(directory: Path, step: int) -> Path:
     return directory / f"{MANIFEST_PREFIX}{step:06d}.json"
 
 
+def _relative_to(directory: Path, saved: str | None) -> str | None:
+    """A local path inside ``directory``'s run directory, written relative to ``directory`` (so a
+    run directory can be moved or copied and still names its own states); others as given."""
+    if saved is None or "://" in saved:
+        return saved
+    path = Path(saved)
+    if not path.is_absolute():
+        return saved
+    run_root = directory.resolve().parent
+    try:
+        path.resolve().relative_to(run_root)
+    except ValueError:
+        return saved
+    return os.path.relpath(path.resolve(), directory.resolve())
+
+
+def _resolved_from(directory: Path, saved: str | None) -> str | None:
+    """A relative local path of a manifest, made absolute against the manifest's folder."""
+    if saved is None or "://" in saved or Path(saved).is_absolute():
+        return saved
+    return str((directory / saved).resolve())
+
+
 def write_checkpoint(directory: Path, checkpoint: Checkpoint) -> Path:
-    """Write a manifest atomically; the backend state it names must already be saved."""
+    """Write a manifest atomically; the backend state it names must already be saved. Paths of
+    states inside the run directory are stored relative to ``directory``."""
     path = manifest_path(directory, checkpoint.step)
-    atomic_write_json(path, checkpoint.to_json())
+    stored = attrs.evolve(
+        checkpoint,
+        backend_state=_relative_to(directory, checkpoint.backend_state) or checkpoint.backend_state,
+        sampler_weights=_relative_to(directory, checkpoint.sampler_weights),
+    )
+    atomic_write_json(path, stored.to_json())
     return path
 
 
@@ -205,9 +235,30 @@ def read_checkpoint(path: Path) -> Checkpoint:
     """Read one manifest."""
     try:
         raw = json.loads(path.read_text(encoding="utf-8"))
-        return Checkpoint.from_json(raw)
+        checkpoint = Checkpoint.from_json(raw)
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise CheckpointError(f"{path}: not a readable checkpoint ({exc})") from exc
+    directory = path.parent
+    return attrs.evolve(
+        checkpoint,
+        backend_state=_own_state(directory, _resolved_from(directory, checkpoint.backend_state)) or "",
+        sampler_weights=_own_state(directory, _resolved_from(directory, checkpoint.sampler_weights)),
+    )
+
+
+def _own_state(directory: Path, saved: str | None) -> str | None:
+    """An absolute path that a manifest written before paths were relative recorded: when the run
+    directory was moved or copied since, the state of the same name in this run directory's
+    ``checkpoints/backend`` is the run's own (a copy must not load the original's weights)."""
+    if saved is None or "://" in saved:
+        return saved
+    path = Path(saved)
+    if path.parent.name != "backend" or path.parent.parent.name != "checkpoints":
+        return saved
+    own = directory / "backend" / path.name
+    if own.resolve() != path.resolve() and own.exists():
+        return str(own.resolve())
+    return saved
 
 
 def _state_is_present(backend_state: str) -> bool:
