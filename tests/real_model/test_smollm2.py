@@ -75,6 +75,10 @@ def test_debate_eval_on_a_few_problems(tmp_path: Path) -> None:
 
 TRAIN = [
     *SMALL,
+    # room for the warm-start's reference responses (a truncated one breaks the contract and
+    # trains nothing); one round keeps the RL iteration's sampling short
+    "debate.max_tokens=256",
+    "debate.max_rounds=1",
     "warmstart.steps=3",
     "warmstart.batch_size=1",
     "training.batch_size=1",

@@ -114,3 +114,25 @@ def test_progress_degrades_to_lines_off_a_terminal(tmp_path: Path) -> None:
     bar.debate_done(5)
     bar.finish({"reward": 1.0})
     assert bar.mode == "bar" and "[" in tty.getvalue() and "debates" in tty.getvalue()
+
+
+def test_resume_without_a_run_file_uses_the_runs_own_config_and_its_overrides(
+    registry: Registry, run_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # docs/training.md#checkpoints-stops-faults: the hint printed after a stop, followed verbatim,
+    # continues the same run (its command-line overrides included), not the run file's defaults
+    run = tmp_path / "out"
+    overrides = [*BASE_OVERRIDES, "training.num_iterations=2", "evaluation.num_problems=1"]
+    assert main(["train", str(run_file), *overrides, "--run-dir", str(run)]) == 0
+    out = capsys.readouterr().out
+    assert f"reproduce: debate train {run / 'config.toml'} --run-dir NEW_DIR" in out
+    assert main(["train", "--resume", str(run), "training.num_iterations=3"]) == 0
+    captured = capsys.readouterr()
+    assert "RL iterations 3" in captured.out
+    assert "differs from the run's at: training.num_iterations" in captured.err  # only the key asked for
+    assert [r["step"] for r in read_metrics(run / "metrics.jsonl")] == [1, 2, 3]
+
+
+def test_train_without_a_run_file_or_resume_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["train"]) == 1
+    assert capsys.readouterr().err.strip().endswith("or --resume RUN_DIR to continue a run")

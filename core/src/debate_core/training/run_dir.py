@@ -128,8 +128,7 @@ def fresh_run_directory(path: Path) -> RunDirectory:
     directory = RunDirectory(path)
     if directory.holds_run():
         raise RunDirectoryError(
-            f"{path} already holds a run; continue it with `debate train CONFIG --resume {path}` "
-            "or choose another --run-dir"
+            f"{path} already holds a run; continue it with `debate train --resume {path}` or choose another --run-dir"
         )
     return directory
 
