@@ -299,16 +299,7 @@ def _read_text(path: Path) -> str:
 def _read_file(path: Path) -> Mapping[str, Any]:
     """The decoded JSON object of a transcript file; errors say what is wrong, not where
     (``load_transcript`` puts the file name in front, once)."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise TranscriptError("no such transcript file") from None
-    except IsADirectoryError:
-        raise TranscriptError("is a directory, not a transcript file") from None
-    except UnicodeDecodeError as exc:
-        raise TranscriptError(f"not UTF-8 text: {exc.reason} at byte {exc.start}") from None
-    except OSError as exc:
-        raise TranscriptError(f"cannot be read: {exc.strerror or type(exc).__name__}") from None
+    text = _read_text(path)
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
