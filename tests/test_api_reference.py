@@ -41,3 +41,28 @@ def test_a_name_without_a_docstring_is_reported() -> None:
 
     module.undocumented_function = undocumented_function  # type: ignore[attr-defined]
     assert describe(module, "undocumented_function") == ("function", "")
+
+
+def test_the_stable_api_is_marked_and_every_name_is_rendered_by_mkdocstrings() -> None:
+    import re
+
+    page = PAGE.read_text(encoding="utf-8")
+    for module_name in PUBLIC_MODULES:
+        module = importlib.import_module(module_name)
+        section = page.split(f"## `{module_name}` (", 1)[1].split("\n## ", 1)[0]
+        directive = section.split(f"::: {module_name}\n", 1)[1]
+        rendered = re.findall(r"^        - (\S+)$", directive, flags=re.MULTILINE)
+        assert sorted(rendered) == sorted(public_names(module)), module_name
+        for name in public_names(module):
+            row = next(line for line in section.splitlines() if line.startswith(f"| `{name}` |"))
+            marked_stable = "| **stable** |" in row
+            in_namespace = module_name == "debate_core" or any(
+                getattr(importlib.import_module("debate_core"), n) is getattr(module, name)
+                for n in public_names(importlib.import_module("debate_core"))
+                if not isinstance(getattr(module, name), str | int | float)
+            )
+            assert marked_stable == in_namespace, (module_name, name)
+    # the records a reward reads and the helpers plugin authors need are in the stable API
+    stable = page.split("## `debate_core` (stable)", 1)[1].split("\n## ", 1)[0]
+    for name in ("DebateRecord", "Turn", "ParsedResponse", "Comparison", "RewardResult", "extract_last_boxed"):
+        assert f"| `{name}` |" in stable and f"        - {name}\n" in stable

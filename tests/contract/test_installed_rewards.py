@@ -9,15 +9,8 @@ from __future__ import annotations
 
 import os
 
-import pytest
-
 from debate_core.plugins import get_registry
-from debate_core.records import RewardFunction
-from debate_core.testing import RewardContract
-
-
-def _installed_rewards() -> list[str]:
-    return [spec.name for spec in get_registry().specs("reward")]
+from debate_core.testing import InstalledRewardContract
 
 
 def test_expected_distributions_provide_rewards() -> None:
@@ -27,8 +20,5 @@ def test_expected_distributions_provide_rewards() -> None:
     assert not missing, f"no active reward plugin from {missing}; active: {sorted(active)}"
 
 
-class TestInstalledReward(RewardContract):
-    @pytest.fixture(params=_installed_rewards())
-    def contract_reward(self, request: pytest.FixtureRequest) -> RewardFunction:
-        reward: RewardFunction = get_registry().build("reward", str(request.param))
-        return reward
+class TestInstalledReward(InstalledRewardContract):
+    """Every installed reward, through the class a third party's tox env uses too."""

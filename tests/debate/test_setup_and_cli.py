@@ -6,7 +6,7 @@ import io
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
@@ -112,18 +112,34 @@ def test_parse_errors_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture
 class FakeSession:
     """What ``open_session`` returns, over a scripted sampler that answers by agent persona."""
 
+    backend_name = "fake"
+    context_length = None
+
     def __init__(self) -> None:
+        from debate_core.runtime.retries import RetryPolicy
+
         self.tokenizer = ByteTokenizer()
+        self.retry = RetryPolicy(max_attempts=1)
 
     def sampling_client(self) -> Any:
         return FakeSamplingClient(self.tokenizer)
+
+    async def close(self, status: str = "success") -> None:
+        self.closed = status
 
 
 class FakeSamplingClient:
     def __init__(self, tokenizer: ByteTokenizer) -> None:
         self.tokenizer = tokenizer
 
-    def sample(self, prompt: Any, num_samples: int, sampling_params: Any) -> Any:
+    def sample(
+        self,
+        prompt: Any,
+        num_samples: int,
+        sampling_params: Any,
+        include_prompt_logprobs: bool = False,
+        topk_prompt_logprobs: int = 0,
+    ) -> Any:
         from tinker import types
 
         text = self.tokenizer.decode(prompt.to_ints())
@@ -210,3 +226,44 @@ def test_run_rejects_bad_questions_files(tmp_path: Path, capsys: pytest.CaptureF
     run_file.write_text("", encoding="utf-8")
     code, _, err = run_cli(["run", str(run_file), "--questions", str(questions)], capsys)
     assert code == 1 and "q.jsonl:2: 'question' must be a non-empty string" in err
+
+
+class RecordingSamplingClient(FakeSamplingClient):
+    """Records the temperature of every sample call."""
+
+    temperatures: ClassVar[list[float]] = []
+
+    def sample(self, prompt: Any, num_samples: int, sampling_params: Any, *rest: Any) -> Any:
+        RecordingSamplingClient.temperatures.append(sampling_params.temperature)
+        return super().sample(prompt, num_samples, sampling_params)
+
+
+@pytest.mark.parametrize(
+    ("run_file_text", "flag", "expected"),
+    [
+        ("[evaluation]\ntemperature = 0.7\n", [], 0.7),  # the evaluation temperature, as in `debate eval`
+        ("[evaluation]\ntemperature = 0.7\n", ["--temperature", "0.2"], 0.2),  # unless told otherwise
+        ("[debate]\ntemperature = 0.9\n", [], 0.9),  # no evaluation temperature: the run's own
+    ],
+)
+def test_run_samples_at_the_evaluation_temperature_unless_told_otherwise(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    run_file_text: str,
+    flag: list[str],
+    expected: float,
+) -> None:
+    from debate_core.cli import run_cmd
+
+    session = FakeSession()
+    monkeypatch.setattr(session, "sampling_client", lambda: RecordingSamplingClient(session.tokenizer))
+    monkeypatch.setattr(run_cmd, "_open_session", lambda config, registry, checkpoint: session)
+    RecordingSamplingClient.temperatures = []
+    run_file = tmp_path / "run.toml"
+    run_file.write_text(
+        run_file_text + "[debate.persona_set]\nname = 'default'\noptions = { use_persona_temperatures = false }\n"
+    )
+    code, _, err = run_cli(["run", str(run_file), "debate.max_rounds=1", "--question", "6 * 7?", *flag], capsys)
+    assert code == 0, err
+    assert RecordingSamplingClient.temperatures and set(RecordingSamplingClient.temperatures) == {expected}

@@ -74,3 +74,29 @@ def test_prompts_extending_an_earlier_turn_reuse_its_keys_and_values(trainer: Lo
     fresh = sampler.sample(types.ModelInput.from_ints(follow_up), 1, _params(6, 12)).result().sequences[0]
     assert reused.tokens == fresh.tokens
     np.testing.assert_allclose(reused.logprobs, fresh.logprobs, atol=1e-4)
+
+
+def test_prompts_of_one_batch_sharing_a_prefix_compute_it_once(trainer: LocalTrainingClient) -> None:
+    sampler = trainer.save_weights_and_get_sampling_client().result()
+    cache = sampler.snapshot.prefix_cache
+    system = encode(sampler, "System: You are one of several agents. Answer with care, step by step, and check.\n" * 2)
+    assert len(system) >= 40
+    prompts = [system + p for p in _prompts(sampler, 4)]
+
+    async def together() -> list[types.SampleResponse]:
+        futures = [sampler.sample(types.ModelInput.from_ints(p), 1, _params(i)) for i, p in enumerate(prompts)]
+        return list(await asyncio.gather(*futures))
+
+    cache.clear()
+    cache.computed_tokens = 0
+    shared = [r.sequences[0] for r in asyncio.run(together())]
+    own = sum(len(p) for p in prompts) - 4 * len(system)
+    # the common prefix (the system text and the start of the question) once, then each row's own part
+    assert cache.computed_tokens <= len(system) + own
+    alone = []
+    for i, p in enumerate(prompts):
+        cache.clear()
+        alone.append(sampler.sample(types.ModelInput.from_ints(p), 1, _params(i)).result().sequences[0])
+    for one, many in zip(alone, shared, strict=True):
+        assert one.tokens == many.tokens
+        np.testing.assert_allclose(one.logprobs, many.logprobs, atol=1e-4)

@@ -10,11 +10,11 @@ import pytest
 import torch
 
 from debate_core.backends.local import fast_training
-from debate_core.backends.local.fast_training import PrefixGroup, group_by_prefix
+from debate_core.backends.local.prefix_groups import PrefixGroup, group_by_prefix
 from debate_core.backends.local.service import LocalServiceClient
 from debate_core.backends.local.training_client import LocalTrainingClient
 
-from .conftest import assert_same_gradients, datum, encode, gradients
+from .conftest import MICRO, assert_same_gradients, datum, encode, gradients
 
 
 def test_grouping_keeps_one_own_token_per_member() -> None:
@@ -104,3 +104,26 @@ def test_a_small_token_budget_splits_the_batch_without_changing_it(
     assert split.metrics["loss:sum"] == pytest.approx(whole.metrics["loss:sum"], rel=1e-5)
     assert_same_gradients(whole_grads, gradients(trainer))
     assert torch.is_tensor(next(iter(whole_grads.values())))
+
+
+def test_lora_trains_through_the_shared_prefix_forward_with_the_gradients_of_its_own_forward(
+    monkeypatch: pytest.MonkeyPatch, service: LocalServiceClient
+) -> None:
+    lora = service.create_lora_training_client(MICRO, rank=4, seed=3).result()
+    try:
+        with torch.no_grad():  # adapters start at B = 0: make them non-zero, so every gradient is
+            for name, parameter in lora.module.named_parameters():
+                if "lora_B" in name:
+                    parameter.normal_(0.0, 0.05)
+        data = _data(lora)
+        fast = lora.forward_backward(data, "importance_sampling").result()
+        fast_grads = gradients(lora)
+        assert fast_grads and all("lora_" in name for name in fast_grads)
+        monkeypatch.setattr(fast_training, "supports", lambda config: False)
+        reference = lora.forward_backward(data, "importance_sampling").result()
+        assert fast.metrics["loss:sum"] == pytest.approx(reference.metrics["loss:sum"], rel=1e-5)
+        for a, b in zip(fast.loss_fn_outputs, reference.loss_fn_outputs, strict=True):
+            np.testing.assert_allclose(a["logprobs"].tolist(), b["logprobs"].tolist(), atol=1e-5)
+        assert_same_gradients(fast_grads, gradients(lora))
+    finally:
+        lora.close()

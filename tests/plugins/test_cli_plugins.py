@@ -82,3 +82,37 @@ def test_config_show_prints_the_resolved_file(tmp_path: Path) -> None:
     assert shown["debate"]["num_agents"] == 2 and shown["training"]["batch_size"] == 3
     assert "options" in shown["reward"] and "options" in shown["debate"]["coordinator"]
     assert debate("config", "check", str(path)).stdout.strip().endswith(": ok")
+
+
+def test_a_failed_plugin_shows_under_its_kind_and_its_name_says_why(tmp_path: Path) -> None:
+    make_distribution(tmp_path, "fake-broken", {"brevity2": "raise ImportError('needs libfoo')\n"})
+    env = {"PYTHONPATH": str(tmp_path)}
+    result = debate("plugins", "--kind", "reward", env=env)
+    assert result.returncode == 0, result.stderr
+    failed = [line for line in result.stdout.splitlines() if "fake-broken" in line]
+    assert len(failed) == 1 and "failed" in failed[0] and "needs libfoo" in failed[0]
+    (tmp_path / "transcript.json").write_text(
+        (Path(__file__).parents[2] / "examples/transcripts/full.json").read_text()
+    )
+    result = debate("score", "--reward", "brevity2", str(tmp_path / "transcript.json"), env=env)
+    assert result.returncode == 1
+    error = [line for line in result.stderr.splitlines() if line.startswith("debate: error:")]
+    assert error == [
+        "debate: error: reward 'brevity2' is not available: plugin 'brevity2' from fake-broken 1.0 failed to load: "
+        "could not be loaded (fake_broken_brevity2): ImportError: needs libfoo"
+    ]
+    # any other unknown name still lists what is there, and mentions the failed plugin
+    result = debate("score", "--reward", "nothing_like_it", str(tmp_path / "transcript.json"), env=env)
+    assert (
+        "unknown reward 'nothing_like_it'" in result.stderr and "1 plugin(s) failed to load (brevity2)" in result.stderr
+    )
+
+
+def test_a_plugin_whose_hook_raises_is_listed_under_that_kind_only(tmp_path: Path) -> None:
+    source = "from debate_core import hookimpl\n@hookimpl\ndef debate_rewards():\n    raise RuntimeError('bad hook')\n"
+    make_distribution(tmp_path, "fake-hook", {"hooky": source})
+    env = {"PYTHONPATH": str(tmp_path)}
+    rewards = debate("plugins", "--kind", "reward", env=env).stdout
+    graders = debate("plugins", "--kind", "grader", env=env).stdout
+    assert "fake-hook" in rewards and "bad hook" in rewards
+    assert "fake-hook" not in graders

@@ -94,7 +94,7 @@ def test_drop_uniform_and_global_normalisation() -> None:
 
 def test_bad_results_are_reported() -> None:
     debate = synthetic_debate(2, [TurnSpec(), TurnSpec()])
-    with pytest.raises(ComponentFailure, match="non-finite"):
+    with pytest.raises(ComponentFailure, match="not finite or beyond"):
         compute_advantages([debate], [RewardResult(agent_rewards=(float("nan"), 0.0))])
     with pytest.raises(ComponentFailure, match="stream 'generator' has 2 steps for agent 0"):
         compute_advantages([debate], [RewardResult(agent_rewards=(0, 0), step_streams={G: ((0, 0), (0,))})])

@@ -63,6 +63,22 @@ def test_parallel_majority_and_leave_one_out() -> None:
     assert [row[1] for row in loo.step_streams[J]] == [0.0, 0.0, -1.0, -0.5, -0.5]
 
 
+@given(st.lists(st.sampled_from([">", "<", "="]), min_size=3, max_size=3))
+def test_leave_one_out_gives_three_parallel_agents_no_judge_signal(ops: list[str]) -> None:
+    # docs/rewards.md#who-judges-a-pair: each pair of round-1 responses has one judge only
+    def line(judge: int) -> str:
+        a, b = (i for i in range(3) if i != judge)
+        op = ops[judge]
+        return f"{b}>{a}" if op == "<" else f"{a}{op}{b}"
+
+    debate = debate_of(3, (), (), (), *((line(j),) for j in range(3)), protocol="parallel")
+    loo = V2Reward(V2Options(judge_leave_one_out=True, format_penalty=False))(debate)
+    assert [row[1] for row in loo.step_streams[J]] == [0.0, 0.0, 0.0]
+    everyone = V2Reward(V2Options(format_penalty=False))(debate)
+    strict = [0.0 if op == "=" else 1.0 for op in ops]
+    assert [row[1] for row in everyone.step_streams[J]] == strict
+
+
 def test_an_equal_judgement_is_a_vote_for_neither_side_and_earns_zero() -> None:
     # two "=" and one ">" on the pair (3, 4): the consensus is the lone strict vote, 3 better
     debate = debate_of(5, *([()] * 5), ("3=4",), ("3=4",), ("3>4",), (), (), protocol="parallel")

@@ -10,7 +10,7 @@ import pytest
 from debate_core.cli import main
 from debate_core.plugins import Registry
 from debate_core.training.progress import Progress
-from tests.training.trainer_harness import BASE_OVERRIDES, read_metrics
+from tests.training.trainer_harness import BASE_OVERRIDES, SERVICES, read_metrics
 
 
 @pytest.fixture
@@ -28,6 +28,11 @@ def test_train_resume_and_eval(
     assert main(["train", str(run_file), *overrides, "--run-dir", str(run)]) == 0
     out = capsys.readouterr().out
     assert f"run directory: {run}" in out and "RL iterations 2" in out and "final:" in out
+    # the next commands: the report, an evaluation and a debate with the last checkpoint
+    assert f"  debate report {run}" in out
+    assert (
+        f"  debate eval {run_file} --checkpoint {run}" in out and f"  debate run {run_file} --checkpoint {run}" in out
+    )
     # a second start in the same directory is refused; --resume continues it
     assert main(["train", str(run_file), *overrides, "--run-dir", str(run)]) == 1
     assert "already holds a run" in capsys.readouterr().err
@@ -46,7 +51,7 @@ def test_train_resume_and_eval(
         == 0
     )
     assert "training.num_iterations" in capsys.readouterr().err  # the changed key is reported
-    assert [r["step"] for r in read_metrics(run / "metrics.jsonl")] == [0, 1, 2]
+    assert [r["step"] for r in read_metrics(run / "metrics.jsonl")] == [1, 2, 3]
     assert (
         main(
             [
@@ -63,7 +68,9 @@ def test_train_resume_and_eval(
         == 0
     )
     report = json.loads(capsys.readouterr().out)
-    assert report["checkpoint"].endswith("step_000003.npz")
+    assert report["checkpoint"].endswith("step_000003_sampler.npz")  # the weights saved for sampling
+    opened = SERVICES[-1].log
+    assert not any(label.startswith(("create_lora", "create_training")) for _, label in opened)
     assert json.loads((tmp_path / "eval.json").read_text()) == report
     assert "eval_tiny_sums/debate/pass@3" in report["metrics"]
 
@@ -107,3 +114,25 @@ def test_progress_degrades_to_lines_off_a_terminal(tmp_path: Path) -> None:
     bar.debate_done(5)
     bar.finish({"reward": 1.0})
     assert bar.mode == "bar" and "[" in tty.getvalue() and "debates" in tty.getvalue()
+
+
+def test_resume_without_a_run_file_uses_the_runs_own_config_and_its_overrides(
+    registry: Registry, run_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # docs/training.md#checkpoints-stops-faults: the hint printed after a stop, followed verbatim,
+    # continues the same run (its command-line overrides included), not the run file's defaults
+    run = tmp_path / "out"
+    overrides = [*BASE_OVERRIDES, "training.num_iterations=2", "evaluation.num_problems=1"]
+    assert main(["train", str(run_file), *overrides, "--run-dir", str(run)]) == 0
+    out = capsys.readouterr().out
+    assert f"reproduce: debate train {run / 'config.toml'} --run-dir NEW_DIR" in out
+    assert main(["train", "--resume", str(run), "training.num_iterations=3"]) == 0
+    captured = capsys.readouterr()
+    assert "RL iterations 3" in captured.out
+    assert "differs from the run's at: training.num_iterations" in captured.err  # only the key asked for
+    assert [r["step"] for r in read_metrics(run / "metrics.jsonl")] == [1, 2, 3]
+
+
+def test_train_without_a_run_file_or_resume_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["train"]) == 1
+    assert capsys.readouterr().err.strip().endswith("or --resume RUN_DIR to continue a run")

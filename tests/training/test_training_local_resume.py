@@ -60,9 +60,9 @@ def test_local_backend_resume_is_exact(registry: Registry, tmp_path: Path) -> No
 
     straight = train(tmp_path / "straight")
     assert (straight.warmstart_steps, straight.iterations) == (1, 4)
-    # stopped by SIGTERM after the record of step 2 (warm-start + 2 iterations), then resumed
+    # stopped by SIGTERM after the record of step 3 (warm-start + 2 iterations), then resumed
     stopped = train(
-        tmp_path / "resumed", "logging.sinks=[{name='jsonl'}, {name='signal_after', options={step=2}}]", signals=True
+        tmp_path / "resumed", "logging.sinks=[{name='jsonl'}, {name='signal_after', options={step=3}}]", signals=True
     )
     assert stopped.stopped_by == "SIGTERM" and stopped.iterations == 2
     train(tmp_path / "resumed", resume=True)

@@ -24,7 +24,7 @@ def test_four_iterations_write_every_artifact(registry: Registry, tmp_path: Path
     outcome = train(make_config(), registry, tmp_path / "run")
     run = tmp_path / "run"
     metrics = read_metrics(run / "metrics.jsonl")
-    assert [m["step"] for m in metrics] == [0, 1, 2, 3]
+    assert [m["step"] for m in metrics] == [1, 2, 3, 4]
     assert outcome.iterations == 4
     for name in (
         "env/all/total_episodes",
@@ -39,7 +39,7 @@ def test_four_iterations_write_every_artifact(registry: Registry, tmp_path: Path
     ):
         assert name in metrics[0], name
     assert (run / "config.toml").exists() and (run / "plugins.json").exists()
-    assert (run / "transcripts" / "step_000000" / "debate_00.json").exists()
+    assert (run / "transcripts" / "step_000001" / "debate_00.json").exists()
     assert sorted(p.name for p in (run / "checkpoints").glob("step_*.json")) == ["step_000002.json", "step_000004.json"]
     assert "eval_tiny_sums/direct/pass@3" in metrics[-1]
     print(SERVICES[-1].log[:5])

@@ -2,8 +2,9 @@
 
 This namespace is the API for plugin authors: the spec records the registration hooks return,
 ``hookimpl``, the build context of wrapper components, the records a debate produces, the
-interface each kind of component implements, and the errors a plugin may raise. Importing it is
-cheap: it never imports torch, transformers or datasets.
+interface each kind of component implements, the answer helpers graders and rewards use
+(``extract_last_boxed``, ``normalise_answer``, ``answers_match``), and the errors a plugin may
+raise. Importing it is cheap: it never imports torch, transformers or datasets.
 """
 
 from __future__ import annotations
@@ -63,6 +64,7 @@ from debate_core.records import (
     VoteTally,
     tally_votes,
 )
+from debate_core.tasks.answers import answers_match, extract_last_boxed, normalise_answer
 
 __version__ = "0.1.0"
 
@@ -120,6 +122,9 @@ __all__ = [
     "Turn",
     "VoteTally",
     "__version__",
+    "answers_match",
+    "extract_last_boxed",
     "hookimpl",
+    "normalise_answer",
     "tally_votes",
 ]

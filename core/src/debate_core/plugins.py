@@ -13,8 +13,11 @@ Environment variables:
 from __future__ import annotations
 
 import difflib
+import importlib
+import inspect
 import os
 import re
+import sys
 import warnings
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -26,7 +29,7 @@ import pluggy
 
 from debate_core import hookspecs
 from debate_core.components import KINDS, SPEC_TYPES, BuildContext, ComponentSpec
-from debate_core.config.choices import normalise_name
+from debate_core.config.choices import is_import_path, normalise_name
 from debate_core.config.environment import env_flag
 from debate_core.config.structuring import structure
 from debate_core.errors import ConflictingPluginsError, PluginError, UnknownComponentError
@@ -126,6 +129,8 @@ class Registry:
         self._sources: dict[str, PluginSource] = {s.plugin_name: s for s in sources}
         self._strict = strict
         self._collected: dict[str, dict[str, list[_Provided]]] | None = None
+        self._imported: dict[tuple[str, str], ComponentSpec[Any]] = {}
+        self._failed_kinds: dict[str, set[str]] = {}
 
     # ---------------------------------------------------------------- collection
     def _collect(self) -> dict[str, dict[str, list[_Provided]]]:
@@ -150,6 +155,7 @@ class Registry:
                             )
                 except Exception as exc:  # a plugin's own bug must not stop the others
                     failed_plugins.add(impl.plugin_name)
+                    self._failed_kinds.setdefault(impl.plugin_name, set()).add(kind)
                     self._fail(source, f"hook {hook_name} raised {type(exc).__name__}: {exc}")
                     continue
                 for item in provided:
@@ -199,16 +205,32 @@ class Registry:
             ConflictingPluginsError: two plugins provide it; the message names both.
         """
         self._check_kind(kind)
+        if is_import_path(name):
+            return self._import_component(kind, name.strip())
         key = normalise_name(name)
         found = self._collect()[kind]
         providers = found.get(key)
         if not providers:
+            failed = self._failed_source_for(kind, key)
+            if failed is not None:
+                raise UnknownComponentError(
+                    f"{kind_label(kind)} '{name}' is not available: plugin '{failed.entry_point}' from "
+                    f"{failed.distribution} {failed.version} failed to load: {failed.reason}"
+                )
             available = sorted(found)
             close = difflib.get_close_matches(key, available, n=1)
             hint = f" Did you mean '{close[0]}'?" if close else ""
             listing = ", ".join(available) if available else "none installed"
+            broken = [s for s in self._sources.values() if s.status == "failed"]
+            also = (
+                f" {len(broken)} plugin(s) failed to load ({', '.join(s.entry_point for s in broken)}); "
+                "see `debate plugins`."
+                if broken
+                else ""
+            )
+            plural = kind_label(kind, plural=True)
             raise UnknownComponentError(
-                f"unknown {kind_label(kind)} '{name}'.{hint} Available {kind_label(kind, plural=True)}: {listing}."
+                f"unknown {kind_label(kind)} '{name}'.{hint} Available {plural}: {listing}.{also}"
             )
         if len(providers) > 1:
             who = " and ".join(f"{p.source.distribution} (entry point '{p.source.entry_point}')" for p in providers)
@@ -217,6 +239,61 @@ class Registry:
                 f"distributions load with {ONLY_ENV}=dist1,dist2"
             )
         return providers[0].spec
+
+    def _failed_source_for(self, kind: str, key: str) -> PluginSource | None:
+        """The failed plugin that would most likely have provided ``key``: one whose hook for this
+        kind raised, or one whose entry point or distribution carries the name."""
+        for source in self._sources.values():
+            if source.status != "failed":
+                continue
+            kinds = self._failed_kinds.get(source.plugin_name)
+            named = key in (normalise_name(source.entry_point), normalise_name(source.distribution))
+            if named and (kinds is None or kind in kinds):
+                return source
+            if kinds == {kind} and key in normalise_name(source.distribution):
+                return source
+        return None
+
+    def _import_component(self, kind: str, path: str) -> ComponentSpec[Any]:
+        """A component named by import path, ``module:attribute``: the attribute is a spec of this
+        kind (validated like an entry point's), or the component itself (a reward function), which
+        then takes no options. The current directory is importable, as for ``python -m``."""
+        cached = self._imported.get((kind, path))
+        if cached is not None:
+            return cached
+        label = f"{kind_label(kind)} '{path}'"
+        module_name, _, attribute = path.partition(":")
+        if not module_name or not attribute:
+            raise UnknownComponentError(f"{label}: an import path is module:attribute, e.g. my_rewards:majority")
+        if "" not in sys.path and os.getcwd() not in sys.path:
+            sys.path.append(os.getcwd())
+        try:
+            target: Any = importlib.import_module(module_name)
+        except Exception as exc:
+            raise PluginError(f"{label}: cannot import module '{module_name}': {_describe_failure(exc)}") from exc
+        for part in attribute.split("."):
+            if not hasattr(target, part):
+                raise PluginError(f"{label}: module '{module_name}' has no attribute '{attribute}'")
+            target = getattr(target, part)
+        expected = {t.kind: t for t in SPEC_TYPES}[kind]
+        if isinstance(target, ComponentSpec):
+            if not isinstance(target, expected):
+                raise PluginError(f"{label} is a {type(target).__name__}, expected a {expected.__name__}")
+            spec: ComponentSpec[Any] = target
+        elif inspect.isclass(target) or not callable(target):
+            raise PluginError(
+                f"{label} is {'a class' if inspect.isclass(target) else type(target).__name__}: name a "
+                f"{expected.__name__} (a component with options) or the {kind_label(kind)} itself (a function)"
+            )
+        else:
+            name = normalise_name(re.sub(r"[^A-Za-z0-9_]", "_", attribute.rsplit(".", 1)[-1])).strip("_") or kind
+            spec = expected(
+                name=name if name[0].isalpha() else f"{kind}_{name}",
+                description=_summary_of(target) or f"{path} (by import path)",
+                build=_constant(target),
+            )
+        self._imported[(kind, path)] = spec
+        return spec
 
     def build(self, kind: str, name: str, options: Mapping[str, Any] | None = None, path: str = "") -> Any:
         """Resolve a component, validate ``options`` with its own options class, and build it.
@@ -246,7 +323,11 @@ class Registry:
         return sorted(self._sources.values(), key=lambda s: (s.distribution, s.entry_point))
 
     def listing(self, kind: str | None = None) -> list[ComponentEntry]:
-        """Every component (and every failed or disabled plugin) for ``debate plugins``."""
+        """Every component (and every failed or disabled plugin) for ``debate plugins``.
+
+        With ``kind``, a failed plugin is listed too when its hook for that kind raised, or when it
+        failed to load at all (it may have provided a component of any kind); its kind column then
+        reads ``plugin``."""
         if kind is not None:
             self._check_kind(kind)
         rows: list[ComponentEntry] = []
@@ -263,20 +344,24 @@ class Registry:
                             k, name, p.spec.description, p.source.distribution, p.source.version, status, reason
                         )
                     )
-        if kind is None:
-            for source in self.sources():
-                if source.status in ("failed", "disabled"):
-                    rows.append(
-                        ComponentEntry(
-                            "plugin",
-                            source.entry_point,
-                            "",
-                            source.distribution,
-                            source.version,
-                            source.status,
-                            source.reason,
-                        )
+        for source in self.sources():
+            if source.status == "disabled" and kind is not None:
+                continue
+            kinds = self._failed_kinds.get(source.plugin_name)
+            if source.status == "failed" and kind is not None and kinds is not None and kind not in kinds:
+                continue
+            if source.status in ("failed", "disabled"):
+                rows.append(
+                    ComponentEntry(
+                        "plugin",
+                        source.entry_point,
+                        "",
+                        source.distribution,
+                        source.version,
+                        source.status,
+                        source.reason,
                     )
+                )
         return rows
 
     # ---------------------------------------------------------------- testing
@@ -316,6 +401,21 @@ def _describe_failure(exc: BaseException) -> str:
         text = " ".join(str(exc).split())
         return text
     return f"{type(exc).__name__}: {exc}"
+
+
+def _summary_of(target: object) -> str:
+    """The first line of an object's docstring."""
+    doc = inspect.getdoc(target) or ""
+    return doc.strip().splitlines()[0] if doc.strip() else ""
+
+
+def _constant(component: object) -> Any:
+    """A ``build`` that takes no options and returns ``component`` itself."""
+
+    def build(options: None) -> object:
+        return component
+
+    return build
 
 
 def _distribution_of(ep: EntryPoint) -> tuple[str, str]:

@@ -72,6 +72,10 @@ class TrainingClientLike(Protocol):
 
     def save_state(self, name: str, ttl_seconds: int | None = None) -> APIFutureLike[types.SaveWeightsResponse]: ...
 
+    def save_weights_for_sampler(
+        self, name: str, ttl_seconds: int | None = None
+    ) -> APIFutureLike[types.SaveWeightsForSamplerResponse]: ...
+
     def load_state(self, path: str) -> APIFutureLike[types.LoadWeightsResponse]: ...
 
     def load_state_with_optimizer(self, path: str) -> APIFutureLike[types.LoadWeightsResponse]: ...
@@ -121,6 +125,31 @@ class SupportsStateDirectory(Protocol):
     def use_state_directory(self, path: Path) -> None: ...
 
 
+@runtime_checkable
+class SupportsCheckpointTTL(Protocol):
+    """Optional: how long the backend keeps periodic checkpoints (not part of the SDK).
+
+    The trainer passes ``ttl_seconds=checkpoint_ttl_seconds`` to ``save_state`` and
+    ``save_weights_for_sampler`` for periodic checkpoints, and ``None`` (keep) for the last
+    checkpoint of a run and those written on a stop or before a failure exits. A backend without
+    this attribute gets ``None`` everywhere.
+    """
+
+    @property
+    def checkpoint_ttl_seconds(self) -> int | None: ...
+
+
+@runtime_checkable
+class SupportsContextLength(Protocol):
+    """Optional: the model's context length, for the trainer's context guard (not part of the SDK).
+
+    ``max_context_length(base_model)`` is the most tokens a prompt plus its sampled tokens may
+    hold, or ``None`` when the backend cannot tell (then nothing is checked).
+    """
+
+    def max_context_length(self, base_model: str) -> int | None: ...
+
+
 CONTRACT_METHODS: Mapping[str, tuple[str, ...]] = {
     "ServiceClient": (
         "create_lora_training_client",
@@ -134,6 +163,7 @@ CONTRACT_METHODS: Mapping[str, tuple[str, ...]] = {
         "save_state",
         "load_state",
         "load_state_with_optimizer",
+        "save_weights_for_sampler",
         "save_weights_and_get_sampling_client",
         "get_tokenizer",
     ),

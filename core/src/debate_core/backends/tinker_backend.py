@@ -1,23 +1,46 @@
 """The ``tinker`` backend: the real Tinker SDK against the Tinker service (or any server that
-speaks its API, through ``base_url``).
+speaks its API, through ``base_url`` or ``TINKER_BASE_URL``).
 
-The SDK's ``ServiceClient`` already is the contract; :class:`TinkerService` only adds the checks
-that turn the service's late errors into early, clear ones (an API key, a LoRA rank of at least 1).
+The SDK's ``ServiceClient`` already is the contract; :class:`TinkerService` adds the checks
+that turn the service's late errors into early, clear ones (a credential the SDK can use, a
+LoRA rank of at least 1), the model's context length for the trainer's context guard, and the
+lifetime of periodic checkpoints on the service.
+
+Credentials are the SDK's: the key in ``api_key_env`` when that variable is set, otherwise
+whatever the SDK finds itself (``TINKER_API_KEY``, ``TINKER_CREDENTIAL_CMD``, a key stored by
+``tinker auth login``). The key is handed to the SDK and never written anywhere.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 from typing import TYPE_CHECKING, Any
 
 import attrs
+from attrs import validators as v
 
 from debate_core.errors import ConfigError, PluginError
 
 if TYPE_CHECKING:
     from debate_core.backends.contract import APIFutureLike, SamplingClientLike, TrainingClientLike
 
+logger = logging.getLogger(__name__)
+
 API_KEY_PREFIX = "tml-"
+SDK_KEY_VARIABLE = "TINKER_API_KEY"
+MIN_TTL_S = 3600
+"""The service keeps a checkpoint at least an hour (``ttl_seconds`` between 1 hour and 10 years)."""
+MAX_TTL_S = 10 * 365 * 24 * 3600
+DEFAULT_CHECKPOINT_TTL_S = 7 * 24 * 3600
+
+
+def _check_ttl(instance: object, attribute: attrs.Attribute[int], value: int) -> None:
+    if value != 0 and not MIN_TTL_S <= value <= MAX_TTL_S:
+        raise ValueError(
+            f"'{attribute.name}' must be 0 (never expire) or between {MIN_TTL_S} (one hour) and "
+            f"{MAX_TTL_S} (ten years) seconds, got {value}"
+        )
 
 
 @attrs.frozen(kw_only=True)
@@ -26,17 +49,87 @@ class TinkerOptions:
 
     base_url: str | None = None
     """The service URL; unset: ``TINKER_BASE_URL`` or the SDK's default (the Tinker service)."""
-    api_key_env: str = "TINKER_API_KEY"
-    """The environment variable that holds the API key (never put keys in run files)."""
+    api_key_env: str = attrs.field(default=SDK_KEY_VARIABLE, validator=v.min_len(1))
+    """The environment variable that holds the API key (never put keys in run files). When it is
+    unset, the SDK looks for a credential itself: ``TINKER_API_KEY``, ``TINKER_CREDENTIAL_CMD``,
+    or a key stored with ``tinker auth login``."""
     project_id: str | None = None
     """A Tinker project to bill; unset: ``TINKER_PROJECT_ID`` or the account default."""
+    checkpoint_ttl_s: int = attrs.field(default=DEFAULT_CHECKPOINT_TTL_S, validator=_check_ttl)
+    """Seconds the service keeps the periodic checkpoints (training state and sampler weights);
+    0 keeps them until deleted. The last checkpoint of a run, and those written on a stop signal or
+    before a failure exits, never expire."""
+    max_context_length: int | None = attrs.field(default=None, validator=v.optional(v.ge(1)))
+    """The model's context in tokens, for the context guard; unset: the length the service states
+    for the model (``RestClient.get_server_capabilities``), or no guard when it states none."""
+
+
+def credential_problem(api_key: str | None, api_key_env: str) -> str | None:
+    """Why the SDK would find no usable credential, in one line; ``None`` when it finds one.
+
+    Asks the SDK's own resolver, so the answer is the SDK's: an explicit key first, then
+    ``TINKER_API_KEY``, ``TINKER_CREDENTIAL_CMD`` and the key stored by ``tinker auth login``.
+    """
+    from tinker import TinkerError
+    from tinker.lib._auth_token_provider import MISSING_API_KEY_MESSAGE, resolve_auth_provider
+
+    try:
+        resolve_auth_provider(api_key, enforce_cmd=False)
+    except TinkerError as exc:
+        if str(exc) == MISSING_API_KEY_MESSAGE:
+            named = "" if api_key_env == SDK_KEY_VARIABLE else f"{api_key_env} or "
+            return (
+                f"backend 'tinker': no Tinker credential found; set {named}{SDK_KEY_VARIABLE} to an API key "
+                f"('{API_KEY_PREFIX}...'), set TINKER_CREDENTIAL_CMD to a command that prints one, "
+                "or store one with `tinker auth login`"
+            )
+        source = api_key_env if api_key is not None else SDK_KEY_VARIABLE
+        return (
+            f"backend 'tinker': {source} does not hold a Tinker credential (API keys start with "
+            f"'{API_KEY_PREFIX}', JWT credentials with 'eyJ'): {exc}"
+        )
+    except Exception as exc:  # a stored credentials file that cannot be read, say
+        first_line = (str(exc).splitlines() or [""])[0]
+        return f"backend 'tinker': the Tinker credentials could not be read: {type(exc).__name__}: {first_line}"
+    return None
 
 
 class TinkerService:
     """``tinker.ServiceClient`` with early checks; every other attribute is the SDK client's."""
 
-    def __init__(self, client: Any) -> None:
+    def __init__(self, client: Any, options: TinkerOptions | None = None, api_key: str | None = None) -> None:
         self.client = client
+        self.options = options or TinkerOptions()
+        self._api_key = api_key
+
+    def __repr__(self) -> str:  # never show the key
+        return f"TinkerService(base_url={self.options.base_url!r})"
+
+    @property
+    def checkpoint_ttl_seconds(self) -> int | None:
+        """Lifetime of periodic checkpoints on the service (``None``: never expire)."""
+        return self.options.checkpoint_ttl_s or None
+
+    def max_context_length(self, base_model: str) -> int | None:
+        """The model's context in tokens: ``max_context_length`` when set, else what the service
+        states for ``base_model``; ``None`` when neither says."""
+        if self.options.max_context_length is not None:
+            return self.options.max_context_length
+        import tinker
+
+        # The SDK keeps one REST connection per (base URL, key) for the whole process: name the URL
+        # this service uses, so a changed TINKER_BASE_URL never reaches an earlier server.
+        base_url = self.options.base_url or os.environ.get("TINKER_BASE_URL") or None
+        try:
+            rest = tinker.RestClient(base_url=base_url, api_key=self._api_key)
+            capabilities = rest.get_server_capabilities().result()
+        except Exception as exc:
+            logger.info("backend 'tinker': the service's model list could not be read (%s)", exc)
+            return None
+        for model in capabilities.supported_models:
+            if model.model_name == base_model and model.max_context_length:
+                return int(model.max_context_length)
+        return None
 
     def create_lora_training_client(
         self,
@@ -81,22 +174,19 @@ class TinkerService:
 
 
 def connect(options: TinkerOptions) -> TinkerService:
-    """A service client of the Tinker SDK, with the key from the environment.
+    """A service client of the Tinker SDK.
+
+    The key in ``options.api_key_env`` is passed on when that variable is set; otherwise no key
+    is passed and the SDK resolves the credential (and ``TINKER_BASE_URL``) itself.
 
     Raises:
-        PluginError: no API key, or a key that is not a Tinker key.
+        PluginError: the SDK would find no usable credential (one line naming the ways to give one).
     """
-    api_key = os.environ.get(options.api_key_env, "").strip()
-    if not api_key:
-        raise PluginError(
-            f"backend 'tinker' needs an API key: set {options.api_key_env} (Tinker keys start with '{API_KEY_PREFIX}')"
-        )
-    if not api_key.startswith(API_KEY_PREFIX) and options.base_url is None:
-        raise PluginError(
-            f"backend 'tinker': {options.api_key_env} does not look like a Tinker key (they start with "
-            f"'{API_KEY_PREFIX}'); set backend.options.base_url to use another Tinker-compatible server"
-        )
+    api_key = os.environ.get(options.api_key_env, "").strip() or None
+    problem = credential_problem(api_key, options.api_key_env)
+    if problem is not None:
+        raise PluginError(problem)
     import tinker
 
     client = tinker.ServiceClient(project_id=options.project_id, base_url=options.base_url, api_key=api_key)
-    return TinkerService(client)
+    return TinkerService(client, options, api_key)

@@ -1,4 +1,4 @@
-"""Built-in backend ``tinker``: the Tinker SDK (``TINKER_API_KEY``, configurable ``base_url``)."""
+"""Built-in backend ``tinker``: the Tinker SDK (its own credentials and ``TINKER_BASE_URL``, or the options)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ def debate_backends() -> list[BackendSpec]:
     return [
         BackendSpec(
             name="tinker",
-            description="the Tinker training service through its SDK (API key in TINKER_API_KEY)",
+            description="the Tinker training service through its SDK (the SDK's credentials: TINKER_API_KEY, ...)",
             build=connect,
             options=TinkerOptions,
         )

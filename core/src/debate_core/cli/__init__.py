@@ -25,9 +25,11 @@ COMMAND_MODULES: tuple[str, ...] = (
     "parse_cmd",
     "run_cmd",
     "score_cmd",
+    "show_cmd",
     "train_cmd",
     "eval_cmd",
     "preflight_cmd",
+    "report_cmd",
 )
 
 

@@ -14,7 +14,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="evaluate a checkpoint (or the base model) on held-out problems",
         description=(
             "Evaluate a policy as the run file's [evaluation] section says: direct answers, self-play "
-            "debates and, with evaluation.role_averaged = true, debates against the base model in every role. "
+            "debates and, with evaluation.role_averaged = true, debates against a fixed opponent "
+            "(evaluation.opponent: the base model or a checkpoint) in every role. "
             "Reports format, correct, pass@k, avg@k, cons@k and judge accuracy."
         ),
     )
@@ -24,25 +25,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--checkpoint",
         metavar="PATH",
         help="a checkpoint manifest (checkpoints/step_*.json), a run directory (its latest checkpoint), "
-        "or a backend state path such as tinker://...; without it the base model is evaluated",
+        "or a backend path such as tinker://...; its weights saved for sampling are opened (no training "
+        "model is started); without it the base model is evaluated",
     )
     parser.add_argument("--json", action="store_true", help="print the metrics as JSON")
     parser.add_argument("--out", type=Path, metavar="FILE", help="also write the metrics as JSON to FILE")
     parser.set_defaults(handler=run)
-
-
-def resolve_state_path(argument: str) -> str:
-    """The backend state a ``--checkpoint`` argument names (a manifest or run directory is resolved)."""
-    from debate_core.runtime.manifests import resolve_state_path as resolve
-
-    path = Path(argument)
-    if "://" not in argument and not path.exists():
-        from debate_core.runtime.manifests import CheckpointError
-
-        raise CheckpointError(f"--checkpoint {argument}: no such file or directory")
-    if path.is_dir() and not (path / "checkpoints").is_dir() and path.name != "checkpoints":
-        return str(path.resolve())  # a local backend's state folder
-    return resolve(argument)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -50,21 +38,22 @@ def run(args: argparse.Namespace) -> int:
     from debate_core.plugins import get_registry
     from debate_core.training.context_check import check_context
     from debate_core.training.evaluation import evaluate_policy
+    from debate_core.training.policy_weights import resolve_policy_weights
     from debate_core.training.progress import Progress
 
     config = load_run_config(args.config, args.overrides, registry=get_registry())
     check_context(config, get_registry())
-    state_path = resolve_state_path(args.checkpoint) if args.checkpoint else None
+    weights = resolve_policy_weights(args.checkpoint, "--checkpoint") if args.checkpoint else None
     progress = Progress(config.logging.progress)
-    metrics = asyncio.run(evaluate_policy(config, get_registry(), state_path=state_path, progress=progress))
-    report = {"checkpoint": state_path, "metrics": metrics}
+    metrics = asyncio.run(evaluate_policy(config, get_registry(), weights=weights, progress=progress))
+    report = {"checkpoint": weights.path if weights else None, "metrics": metrics}
     if args.out is not None:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     if args.json:
         print(json.dumps(report, indent=2))
     else:
-        print(f"policy: {state_path or 'base model ' + config.model.base_model}")
+        print(f"policy: {weights.path if weights else 'base model ' + config.model.base_model}")
         width = max((len(k) for k in metrics), default=0)
         for name, value in metrics.items():
             print(f"  {name:<{width}}  {value:.4g}")

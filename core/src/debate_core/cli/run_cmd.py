@@ -46,16 +46,39 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument(
         "--out", metavar="FILE", help="write the transcript (JSON; one transcript per line with --questions)"
     )
-    parser.add_argument("--checkpoint", metavar="PATH", help="sample from saved weights instead of the base model")
+    parser.add_argument(
+        "--checkpoint",
+        metavar="PATH",
+        help="sample from saved weights instead of the base model: a checkpoint manifest, a run directory "
+        "(its latest checkpoint) or a backend path; the weights saved for sampling are opened",
+    )
+    parser.add_argument(
+        "--temperature",
+        type=float,
+        metavar="T",
+        help="sampling temperature of every agent (default: evaluation.temperature when the run file sets it, "
+        "as in evaluation; else the personas' own, else debate.temperature)",
+    )
     parser.add_argument("--quiet", action="store_true", help="print only the tally and the final answer")
     parser.set_defaults(handler=run)
 
 
 def _open_session(config: RunConfig, registry: Registry, checkpoint: str | None) -> BackendSession:
-    """The backend session (``.tokenizer``, ``.sampling_client()``), sampling only."""
+    """The backend session (``.tokenizer``, ``.sampling_client()``), sampling only: on the base
+    model, or on the weights a checkpoint saved for sampling."""
     from debate_core.runtime.session import open_session
+    from debate_core.training.policy_weights import resolve_policy_weights
 
-    return open_session(config, registry, training=False, state_path=checkpoint)
+    if checkpoint is None:
+        return open_session(config, registry, training=False)
+    weights = resolve_policy_weights(checkpoint, "--checkpoint")
+    return open_session(
+        config,
+        registry,
+        training=False,
+        sampler_path=weights.sampler_path,
+        state_path=None if weights.sampler_path else weights.state_path,
+    )
 
 
 def read_questions(path: str) -> list[Any]:
@@ -116,9 +139,6 @@ def run(args: argparse.Namespace) -> int:
     import asyncio
 
     from debate_core.config import load_run_config
-    from debate_core.debate.episode import build_debate_setup, run_debate
-    from debate_core.debate.final_answer import final_answer
-    from debate_core.debate.sampling_policy import SamplingClientPolicy
     from debate_core.debate.transcripts import dumps_transcript, save_transcript
     from debate_core.files import atomic_write_text
     from debate_core.plugins import get_registry
@@ -137,9 +157,46 @@ def run(args: argparse.Namespace) -> int:
 
     registry = get_registry()
     session = _open_session(config, registry, args.checkpoint)
+    status = "errored"
+    try:
+        records = _debate_each(args, config, registry, session, problems)
+        status = "success"
+    finally:
+        asyncio.run(session.close(status))
+
+    if args.out is not None:
+        if args.questions is None:
+            save_transcript(records[0], args.out)
+        else:
+            atomic_write_text(Path(args.out), "".join(dumps_transcript(r, indent=None) + "\n" for r in records))
+        print(f"Transcript written to {args.out}")
+    return 0
+
+
+def _debate_each(
+    args: argparse.Namespace, config: RunConfig, registry: Registry, session: BackendSession, problems: list[Any]
+) -> list[Any]:
+    """Debate each problem on the open session, printing each transcript and outcome."""
+    import asyncio
+
+    import attrs
+
+    from debate_core.debate.episode import build_debate_setup, run_debate
+    from debate_core.debate.final_answer import final_answer
+    from debate_core.debate.sampling_policy import SamplingClientPolicy
+    from debate_core.runtime.retries import RetryingSamplingClient
+    from debate_core.runtime.sampling_failures import raise_backend_failure
+
     setup = build_debate_setup(config.debate, registry, session.tokenizer)
+    if args.temperature is not None and args.temperature < 0:
+        raise DebateError(f"--temperature must be at least 0, got {args.temperature}")
+    temperature = args.temperature if args.temperature is not None else config.evaluation.temperature
+    setup = attrs.evolve(setup, temperature_override=temperature)
     grader = registry.build("grader", config.grader.name, config.grader.options, "grader.options")
-    policy = SamplingClientPolicy(session.sampling_client(), setup.renderer)
+    sampler = RetryingSamplingClient(
+        session.sampling_client(), session.retry, session.backend_name, context_length=session.context_length
+    )
+    policy = SamplingClientPolicy(sampler, setup.renderer)
 
     records = []
     for index, problem in enumerate(problems):
@@ -153,6 +210,7 @@ def run(args: argparse.Namespace) -> int:
                 grader=grader,
             )
         )
+        raise_backend_failure(sampler, [episode], config)
         record = episode.record
         records.append(record)
         answer = final_answer(record, grader)
@@ -163,10 +221,4 @@ def run(args: argparse.Namespace) -> int:
         if len(problems) > 1:
             print()
 
-    if args.out is not None:
-        if args.questions is None:
-            save_transcript(records[0], args.out)
-        else:
-            atomic_write_text(Path(args.out), "".join(dumps_transcript(r, indent=None) + "\n" for r in records))
-        print(f"Transcript written to {args.out}")
-    return 0
+    return records

@@ -1,9 +1,13 @@
-"""``debate score``: score a recorded debate with any installed reward, without a model.
+"""``debate score``: score recorded debates with any installed reward, without a model.
 
-Prints one JSON object: ``rewards`` (one per agent), ``advantages`` (one per agent, centred
+Reads one transcript, a JSON list of them, or the JSON Lines file ``debate run --questions ...
+--out`` writes. Prints one JSON object per debate (one line each when there are several):
+``rewards`` and ``failure_penalties`` (one per agent), ``advantages`` (one per agent, centred
 within the debate), ``streams`` (stream -> agent -> one reward per step; empty for scalar
-rewards), ``stream_advantages`` (the same shape, centred and weighted by each stream's
-lambda) and ``metrics``.
+rewards), ``stream_advantages`` (the same shape, centred and weighted by each stream's lambda)
+and ``metrics``: the object the trainer saves beside each logged transcript
+(``training.reward_sidecars``). ``--reward`` takes an installed reward's name or an import
+path, ``module:attribute`` (docs/plugin-guide.md#trying-a-reward-without-packaging-it).
 """
 
 from __future__ import annotations
@@ -13,18 +17,24 @@ import json
 from typing import Any
 
 from debate_core.cli.arguments import MAX_INDENT, bounded_int
-from debate_core.errors import ConfigError
+from debate_core.errors import ComponentFailure, ConfigError, DebateError
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "score",
         help="score a saved debate transcript with a reward plugin",
-        description="Score a recorded debate (full or minimal transcript form) with an installed reward "
-        "and print its rewards, advantages, per-step streams and metrics as JSON.",
+        description="Score recorded debates (a transcript in full or minimal form, or the JSON Lines of "
+        "`debate run --questions --out`) with an installed reward, or one named by import path "
+        "(module:attribute), and print rewards, advantages, per-step streams and metrics as JSON.",
     )
-    parser.add_argument("transcript", metavar="TRANSCRIPT.json", help="a transcript file")
-    parser.add_argument("--reward", required=True, metavar="NAME", help="an installed reward (see `debate plugins`)")
+    parser.add_argument("transcript", metavar="TRANSCRIPT", help="a transcript file (.json) or JSON Lines (.jsonl)")
+    parser.add_argument(
+        "--reward",
+        required=True,
+        metavar="NAME",
+        help="an installed reward (see `debate plugins`) or an import path, e.g. my_rewards:majority",
+    )
     parser.add_argument(
         "--set",
         dest="options",
@@ -37,47 +47,49 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--indent",
         type=bounded_int(0, MAX_INDENT),
         default=2,
-        help=f"JSON indentation, 0 to {MAX_INDENT} (0: one line)",
+        help=f"JSON indentation of a single debate, 0 to {MAX_INDENT} (0: one line)",
     )
     parser.set_defaults(handler=run)
 
 
-def score(transcript: str, reward_name: str, options: list[str]) -> dict[str, Any]:
-    """The JSON object ``debate score`` prints."""
+def score(transcript: str, reward_name: str, options: list[str]) -> list[dict[str, Any]]:
+    """One JSON object per debate of ``transcript``, in file order."""
     from debate_core.config import apply_overrides
-    from debate_core.debate.transcripts import load_transcript
+    from debate_core.debate.transcripts import load_transcripts
     from debate_core.plugins import get_registry
     from debate_core.rewards.advantages import compute_advantages
     from debate_core.rewards.result_checks import check_result
+    from debate_core.training.reward_sidecars import reward_summary
 
     raw_options: dict[str, Any] = {}
     for text in options:
         if "=" not in text:
             raise ConfigError(f"--set {text!r}: expected key=value")
         raw_options = apply_overrides(raw_options, [text])
-    record = load_transcript(transcript)
+    records = load_transcripts(transcript)
     reward = get_registry().build("reward", reward_name, raw_options, path="reward.options")
-    result = reward(record)
-    check_result(record, result, f"reward '{reward_name}'")
-    (advantages,) = compute_advantages([record], [result])
-    assert advantages is not None  # nothing is dropped without drop_uniform
-    return {
-        "reward": reward_name,
-        "debate_id": record.debate_id,
-        "num_agents": record.num_agents,
-        "rewards": list(result.agent_rewards),
-        "advantages": list(advantages.agent_advantages),
-        "streams": {name: [list(steps) for steps in rows] for name, rows in result.step_streams.items()},
-        "stream_advantages": {
-            name: [list(steps) for steps in rows] for name, rows in advantages.step_advantages.items()
-        },
-        "section_streams": dict(result.section_streams),
-        "default_stream": result.default_stream if result.step_streams else None,
-        "metrics": dict(sorted(result.metrics.items())),
-    }
+    out = []
+    for record in records:
+        where = f"debate '{record.debate_id}'" if record.debate_id else f"{transcript}"
+        try:
+            result = reward(record)
+        except DebateError:
+            raise
+        except Exception as exc:  # a plugin's own bug: one line (DEBATE_DEBUG=1 shows the traceback)
+            raise ComponentFailure(
+                f"reward plugin '{reward_name}' raised {type(exc).__name__} scoring {where}: {exc}"
+            ) from exc
+        check_result(record, result, f"reward '{reward_name}'")
+        (advantages,) = compute_advantages([record], [result])
+        assert advantages is not None  # nothing is dropped without drop_uniform
+        out.append(reward_summary(reward_name, record, result, advantages))
+    return out
 
 
 def run(args: argparse.Namespace) -> int:
-    output = score(args.transcript, args.reward, list(args.options))
-    print(json.dumps(output, indent=args.indent or None))
+    outputs = score(args.transcript, args.reward, list(args.options))
+    if len(outputs) == 1:
+        print(json.dumps(outputs[0], indent=args.indent or None))
+    else:
+        print("\n".join(json.dumps(output) for output in outputs))
     return 0

@@ -10,6 +10,8 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
+from debate_core.errors import DebateError
+
 HEADLINE = (
     "format",
     "correct",
@@ -29,10 +31,16 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         description=(
             "Train the policy of a run file: optional supervised warm-start, then debate self-play RL, "
             "with evaluations, checkpoints and metrics in a run directory. SIGINT or SIGTERM finish the "
-            "update in flight, checkpoint and exit; --resume continues from the last checkpoint."
+            "update in flight, checkpoint and exit; --resume continues from the last checkpoint, with the "
+            "run directory's own resolved config (plus any overrides given) unless a run file is named."
         ),
     )
-    parser.add_argument("config", type=Path, help="the run file (TOML)")
+    parser.add_argument(
+        "config",
+        type=Path,
+        nargs="?",
+        help="the run file (TOML); with --resume it may be left out: the run's own config.toml is used",
+    )
     parser.add_argument("overrides", nargs="*", metavar="section.key=value", help="override keys of the run file")
     where = parser.add_mutually_exclusive_group()
     where.add_argument("--run-dir", type=Path, metavar="DIR", help="where the run goes (default: runs/<run.name>)")
@@ -81,6 +89,18 @@ def format_changes(evaluations: Mapping[str, Mapping[str, float]]) -> list[str]:
     return [f"change from {labels[0]} to {labels[-1]}:", *lines] if lines else []
 
 
+def next_commands(config: str, run_dir: str, checkpointed: bool) -> list[str]:
+    """What to run next: look at the run, evaluate its last checkpoint, debate with it."""
+    commands = [(f"debate report {run_dir}", "the run as one HTML page")]
+    if checkpointed:
+        commands += [
+            (f"debate eval {config} --checkpoint {run_dir}", "evaluate the last checkpoint again"),
+            (f'debate run {config} --checkpoint {run_dir} --question "..."', "debate with it"),
+        ]
+    width = max(len(command) for command, _ in commands)
+    return ["next:", *(f"  {command.ljust(width)}  # {why}" for command, why in commands)]
+
+
 def run(args: argparse.Namespace) -> int:
     from debate_core.config import load_run_config
     from debate_core.plugins import get_registry
@@ -89,11 +109,23 @@ def run(args: argparse.Namespace) -> int:
     from debate_core.training.progress import Progress
     from debate_core.training.run_dir import default_run_directory, existing_run_directory, fresh_run_directory
 
-    config = load_run_config(args.config, args.overrides, registry=get_registry())
     registry = get_registry()
+    overrides = list(args.overrides)
+    config_path: Path | None = args.config
+    if config_path is not None and "=" in str(config_path) and not config_path.exists():
+        overrides.insert(0, str(config_path))  # `debate train --resume DIR key=value`: no run file named
+        config_path = None
+    if config_path is None and args.resume is None:
+        raise DebateError("give a run file (debate train CONFIG), or --resume RUN_DIR to continue a run")
+    resumed = existing_run_directory(args.resume) if args.resume is not None else None
+    if resumed is not None and config_path is None:
+        config_path = resumed.config_path  # the run's own resolved config: its overrides included
+        if not config_path.is_file():
+            raise DebateError(f"--resume {args.resume}: no config.toml in the run directory; name the run file")
+    config = load_run_config(config_path, overrides, registry=registry)
     check_context(config, registry)
-    if args.resume is not None:
-        run_dir = existing_run_directory(args.resume)
+    if resumed is not None:
+        run_dir = resumed
     elif args.run_dir is not None:
         run_dir = fresh_run_directory(args.run_dir)
     else:
@@ -109,10 +141,12 @@ def run(args: argparse.Namespace) -> int:
         changes = format_changes(outcome.evaluations)
         if changes:
             print("\n".join(changes))
+    print("\n".join(next_commands(str(config_path), str(outcome.run_dir), outcome.last_checkpoint is not None)))
+    print(f"reproduce: debate train {run_dir.config_path} --run-dir NEW_DIR  # the resolved config, overrides included")
     if outcome.stopped_by:
         print(
             f"stopped by {outcome.stopped_by}; checkpoint at step {outcome.last_checkpoint}. "
-            f"Continue with: debate train {args.config} --resume {outcome.run_dir}",
+            f"Continue with: debate train --resume {outcome.run_dir}",
             file=sys.stderr,
         )
         return 128 + int(signal.Signals[outcome.stopped_by])

@@ -9,8 +9,16 @@ import attrs
 
 
 def normalise_name(name: str) -> str:
-    """Lower-case a component name and turn ``-``, ``.`` and spaces into ``_``."""
+    """Lower-case a component name and turn ``-``, ``.`` and spaces into ``_``; an import path
+    (``my_rewards:majority``, ``pkg.module:attribute``) is kept as written."""
+    if is_import_path(name):
+        return name.strip()
     return re.sub(r"[-.\s]+", "_", name.strip().lower())
+
+
+def is_import_path(name: str) -> bool:
+    """True when a component is named by ``module:attribute`` rather than by a plugin's name."""
+    return ":" in name
 
 
 @attrs.frozen(kw_only=True)

@@ -73,18 +73,32 @@ def parse_override(text: str) -> tuple[list[str], Any]:
 
 
 def apply_overrides(raw: dict[str, Any], overrides: Sequence[str]) -> dict[str, Any]:
-    """A copy of ``raw`` with each ``section.key=value`` override set."""
+    """A copy of ``raw`` with each ``section.key=value`` override set.
+
+    A component chosen by name (``reward = "v2"`` or a ``[reward]`` table) takes ``reward.name=X``
+    and ``reward.options.k=v`` too. Switching the name to another component drops the options of
+    the old one, which would not fit the new one, except those set by earlier overrides of the
+    same command (``reward.options.k=v reward.name=X`` keeps ``k``).
+    """
     result = _deep_copy(raw)
+    touched: list[list[str]] = []
     for text in overrides:
         keys, value = parse_override(text)
         node = result
         for depth, key in enumerate(keys[:-1]):
             child = node.setdefault(key, {})
+            if isinstance(child, str) and keys[depth + 1] in ("name", "options"):
+                child = node[key] = {"name": child}  # `reward = "v2"` is `[reward] name = "v2"`
             if not isinstance(child, dict):
                 where = ".".join(keys[: depth + 1])
                 raise ConfigError(f"override {text!r}: {where} is a value, not a section")
             node = child
+        if keys[-1] == "name" and "options" in node and node.get("name") != value:
+            options_path = [*keys[:-1], "options"]
+            if not any(path[: len(options_path)] == options_path for path in touched):
+                del node["options"]
         node[keys[-1]] = value
+        touched.append(keys)
     return result
 
 

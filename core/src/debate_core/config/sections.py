@@ -142,6 +142,13 @@ class TrainingSettings:
     save_every: int = attrs.field(default=5, validator=v.ge(0))
     """Checkpoint every this many RL iterations (and warm-start steps); 0: only at the end of each phase,
     on a stop signal and before a failure exits."""
+    keep_last: int = attrs.field(default=0, validator=v.ge(0))
+    """Keep only this many of the newest periodic checkpoints (``save_every``), deleting older ones with their
+    backend states; the end of each phase, stops, failures and the best evaluation's checkpoint are always kept
+    (0: keep every checkpoint)."""
+    keep_best_by: str = "debate/debate_correct"
+    """The evaluation metric whose best checkpoint ``keep_last`` keeps, without its ``eval_<dataset>/`` prefix
+    (higher is better; empty: none is kept for it)."""
     eval_every: int = attrs.field(default=0, validator=v.ge(0))
     """Evaluate every this many RL iterations (0: never during training)."""
     max_debates_in_flight: int = attrs.field(default=16, validator=v.ge(1))
@@ -236,8 +243,9 @@ class EvaluationSettings:
     """Direct answers per problem, the ``k`` of direct pass@k (0: the number of agents)."""
     role_averaged: bool = False
     """Also run role-averaged debates against a fixed opponent policy (docs/training.md#evaluation)."""
-    opponent: Literal["base"] = "base"
-    """The fixed opponent: the untrained base model."""
+    opponent: str = attrs.field(default="base", validator=v.min_len(1))
+    """The fixed opponent: ``base`` (the untrained base model) or saved weights: a checkpoint manifest
+    (``checkpoints/step_*.json``), a run directory (its latest checkpoint) or a backend path."""
     temperature: float | None = attrs.field(default=None, validator=v.optional(v.ge(0.0)))
     """Sampling temperature of every agent in evaluation, persona temperatures included (unset: the personas'
     own, else ``debate.temperature``; docs/protocol.md#sampling-temperature)."""

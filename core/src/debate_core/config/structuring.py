@@ -5,6 +5,7 @@ formatting replaces it with "invalid value")."""
 from __future__ import annotations
 
 import difflib
+import math
 import re
 from collections.abc import Iterator, Mapping
 from typing import Any, TypeVar
@@ -30,9 +31,14 @@ def _make_converter() -> cattrs.Converter:
         if isinstance(value, bool) or not isinstance(value, int | float | str):
             raise TypeError(f"expected a number, got {type(value).__name__} {short_repr(value)}")
         try:
-            return float(value)
-        except ValueError:
+            number = float(value)
+        except (ValueError, OverflowError):
             raise TypeError(f"expected a number, got {short_repr(value)}") from None
+        if not math.isfinite(number):
+            # an infinite learning rate or temperature passes every bound check and then turns
+            # every weight into NaN: no option takes a non-finite value (docs/config-reference.md)
+            raise TypeError(f"expected a finite number, got {short_repr(value)}")
+        return number
 
     def structure_int(value: Any, _: type) -> int:
         if isinstance(value, bool) or (isinstance(value, float) and not value.is_integer()):

@@ -38,7 +38,13 @@ from debate_core.debate.rendering import (
 )
 from debate_core.debate.sampling_policy import SamplingClientPolicy
 from debate_core.debate.token_sections import token_sections
-from debate_core.debate.transcripts import dumps_transcript, load_transcript, record_to_json, save_transcript
+from debate_core.debate.transcripts import (
+    dumps_transcript,
+    load_transcript,
+    load_transcripts,
+    record_to_json,
+    save_transcript,
+)
 from debate_core.debate.xml_parser import XML_CONTRACT, XmlParser, XmlParserOptions, parse_response
 
 __all__ = [
@@ -79,6 +85,7 @@ __all__ = [
     "final_answer",
     "final_solutions",
     "load_transcript",
+    "load_transcripts",
     "parse_response",
     "record_to_json",
     "run_debate",

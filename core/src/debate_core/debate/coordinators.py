@@ -28,7 +28,7 @@ from typing import Protocol, runtime_checkable
 
 import attrs
 
-from debate_core.records import Comparison, ConsensusRule, ParsedResponse, Turn, round_reaches_consensus
+from debate_core.records import Comparison, ConsensusRule, Message, ParsedResponse, Turn, round_reaches_consensus
 
 
 @attrs.frozen
@@ -52,6 +52,8 @@ class TurnDraft:
     malformed_comparisons: int = 0
     informed: bool = False
     """The prompt showed the latest solution of every other agent (``Turn.informed``)."""
+    prompt: tuple[Message, ...] = ()
+    """The chat messages the agent was shown (``Turn.prompt``)."""
 
     @property
     def failed(self) -> bool:
@@ -137,6 +139,7 @@ class TurnState(abc.ABC):
             self_comparisons=draft.self_comparisons,
             malformed_comparisons=draft.malformed_comparisons,
             informed=draft.informed,
+            prompt=draft.prompt,
         )
         self.committed.append(turn)
         return turn

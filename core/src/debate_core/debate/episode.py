@@ -38,6 +38,7 @@ from debate_core.records import (
     Grader,
     HistoryEntry,
     HistoryPolicy,
+    Message,
     OutputParser,
     ParsedResponse,
     ParseError,
@@ -224,7 +225,7 @@ class _Debate:
             ticket = await self.state.next_turn(agent)
             if ticket is None:
                 return
-            instructions, prompt, view = self.observe(ticket, persona, own_turns)
+            instructions, messages, prompt, view = self.observe(ticket, persona, own_turns)
             policy = self.policies[agent]
             seed = turn_seed(self.seed, agent, ticket.round)
             try:
@@ -241,16 +242,20 @@ class _Debate:
             except Exception as exc:
                 message = f"the policy of agent {agent} raised {type(exc).__name__}: {exc}"
                 self.samples[(ticket.round, agent)] = _Sample(tuple(prompt), (), (), ())
-                draft = TurnDraft("", ParsedResponse(error=ParseError("turn_failed", message)), persona.name)
+                draft = TurnDraft(
+                    "", ParsedResponse(error=ParseError("turn_failed", message)), persona.name, prompt=tuple(messages)
+                )
                 await self.state.fail(ticket, draft)
                 return
-            draft = attrs.evolve(self.read_answer(ticket, persona, prompt, action), informed=view.informed)
+            draft = attrs.evolve(
+                self.read_answer(ticket, persona, prompt, action), informed=view.informed, prompt=tuple(messages)
+            )
             own_turns[ticket.round] = OwnTurn(draft.text, instructions, len(ticket.visible))
             await self.state.submit(ticket, draft)
 
     def observe(
         self, ticket: TurnTicket, persona: Persona, own_turns: dict[int, OwnTurn]
-    ) -> tuple[str, list[int], TurnView]:
+    ) -> tuple[str, list[Message], list[int], TurnView]:
         setup = self.setup
         entries = list(
             _call_component("history policy", lambda: setup.history_policy.select(ticket.visible, ticket.round))
@@ -289,7 +294,7 @@ class _Debate:
             shown=tuple(entries),
             informed=informed,
         )
-        return instructions, prompt, view
+        return instructions, list(messages), prompt, view
 
     def answer_of(self, ticket: TurnTicket, entry: HistoryEntry) -> str | None:
         """The answer the grader reads in the full solution of the turn behind ``entry``."""

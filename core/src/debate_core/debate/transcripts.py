@@ -21,7 +21,7 @@ from typing import Any
 
 from debate_core.errors import DebateError, LimitExceeded, TranscriptError
 from debate_core.files import atomic_write_text
-from debate_core.limits import check_limit, loads_json, read_limited_bytes, short_repr
+from debate_core.limits import check_limit, check_nesting, loads_json, nesting_message, read_limited_bytes, short_repr
 from debate_core.records import (
     CONSENSUS_RULES,
     CheckedComparisons,
@@ -29,6 +29,7 @@ from debate_core.records import (
     ConsensusRule,
     DebateRecord,
     HistoryIndex,
+    Message,
     OutputParser,
     ParsedResponse,
     ParseError,
@@ -78,6 +79,7 @@ def turn_to_json(turn: Turn) -> dict[str, Any]:
         "self_comparisons": turn.self_comparisons,
         "malformed_comparisons": turn.malformed_comparisons,
         "grade": turn.grade,
+        **({"prompt": [{"role": m.role, "content": m.content} for m in turn.prompt]} if turn.prompt else {}),
     }
 
 
@@ -171,6 +173,17 @@ def _list(value: Any, path: str) -> Sequence[Any]:
     if not isinstance(value, list | tuple):
         raise _fail(path, f"expected a list, got {_type_name(value)}")
     return value
+
+
+def _prompt(value: Any, path: str) -> tuple[Message, ...]:
+    messages = []
+    for index, raw in enumerate(_list(value, path)):
+        where = f"{path}[{index}]"
+        message = _mapping(raw, where)
+        role = _str(_field(message, "role", where), f"{where}.role")
+        content = _str(_field(message, "content", where), f"{where}.content")
+        messages.append(Message(role, content))
+    return tuple(messages)
 
 
 def _op(value: Any, path: str) -> Any:
@@ -271,10 +284,9 @@ def _default_parser() -> OutputParser:
     return XmlParser()
 
 
-def _read_file(path: Path) -> Mapping[str, Any]:
-    """The decoded JSON object of a transcript file; errors say what is wrong, not where
-    (``load_transcript`` puts the file name in front, once). The file is read only up to the
-    ``input_bytes`` limit and its JSON may nest only to the ``nesting`` limit (docs/limits.md)."""
+def _read_text(path: Path) -> str:
+    """The text of a transcript file, read only up to the ``input_bytes`` limit (docs/limits.md);
+    errors say what is wrong, not where."""
     try:
         raw = read_limited_bytes(path, "transcript file")
     except LimitExceeded:
@@ -282,9 +294,16 @@ def _read_file(path: Path) -> Mapping[str, Any]:
     except DebateError as exc:
         raise TranscriptError(str(exc).removeprefix(f"{path}: ")) from None
     try:
-        text = raw.decode("utf-8")
+        return raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise TranscriptError(f"not UTF-8 text: {exc.reason} at byte {exc.start}") from None
+
+
+def _read_file(path: Path) -> Mapping[str, Any]:
+    """The decoded JSON object of a transcript file; errors say what is wrong, not where
+    (``load_transcript`` puts the file name in front, once). Its JSON may nest only to the
+    ``nesting`` limit (docs/limits.md)."""
+    text = _read_text(path)
     try:
         data = loads_json(text)
     except ValueError as exc:
@@ -316,6 +335,67 @@ def load_transcript(
         if str(exc).startswith(f"{path}: "):
             raise
         raise type(exc)(f"{path}: {exc}") from None
+
+
+def load_transcripts(path: str | os.PathLike[str], parser: OutputParser | None = None) -> list[DebateRecord]:
+    """Every debate of a file: one transcript (a JSON object), a JSON list of them, or JSON Lines
+    with one transcript per line (what ``debate run --questions ... --out`` writes).
+
+    Raises:
+        TranscriptError: one line naming the file (and the line, for JSON Lines) and what is wrong.
+    """
+    file = Path(path)
+    chosen = parser or _default_parser()
+    try:
+        text = _read_text(file)
+        try:
+            data: Any = json.loads(text)
+        except json.JSONDecodeError as whole:
+            return _load_lines(file, text, chosen, whole)
+        except (RecursionError, ValueError):  # nested too deeply, or an integer too long to read
+            data = _loads(text)  # says which, in one line
+        check_nesting(data, lambda depth: TranscriptError(f"nested too deeply {nesting_message()}"))
+        if isinstance(data, Mapping):
+            return [_load(data, chosen)]
+        if isinstance(data, list):
+            records = []
+            for k, item in enumerate(data):
+                try:
+                    records.append(_load(_mapping(item, ""), chosen))
+                except TranscriptError as exc:
+                    raise TranscriptError(f"[{k}]: {exc}") from None
+            return records
+        raise TranscriptError(f"a transcript is a JSON object, got {_type_name(data)}")
+    except TranscriptError as exc:
+        raise TranscriptError(f"{file}: {exc}") from None
+
+
+def _loads(text: str) -> Any:
+    """JSON text within the ``nesting`` limit (docs/limits.md); one-line errors."""
+    try:
+        return loads_json(text)
+    except ValueError as exc:
+        raise TranscriptError(str(exc)) from None
+
+
+def _load_lines(file: Path, text: str, parser: OutputParser, whole: json.JSONDecodeError) -> list[DebateRecord]:
+    """JSON Lines: one transcript per non-blank line; errors name the line."""
+    lines = [(number, line) for number, line in enumerate(text.splitlines(), start=1) if line.strip()]
+    if len(lines) < 2:
+        raise TranscriptError(f"not valid JSON: {whole}")
+    records = []
+    for number, line in lines:
+        try:
+            data = _loads(line)
+        except TranscriptError as exc:
+            raise TranscriptError(f"line {number}: {exc}") from None
+        if not isinstance(data, Mapping):
+            raise TranscriptError(f"line {number}: a transcript is a JSON object, got {_type_name(data)}")
+        try:
+            records.append(_load(data, parser))
+        except TranscriptError as exc:
+            raise TranscriptError(f"line {number}: {exc}") from None
+    return records
 
 
 def _load(data: Mapping[str, Any], parser: OutputParser) -> DebateRecord:
@@ -398,6 +478,7 @@ def _load(data: Mapping[str, Any], parser: OutputParser) -> DebateRecord:
                 malformed_comparisons=authored.malformed,
                 grade=_grade(obj.get("grade"), f"{path}.grade"),
                 informed=informed,
+                prompt=_prompt(obj.get("prompt", []), f"{path}.prompt"),
             )
         )
 

@@ -103,6 +103,14 @@ class ParsedResponse:
 
 
 @attrs.frozen
+class Message:
+    """One chat message."""
+
+    role: str
+    content: str
+
+
+@attrs.frozen
 class Turn:
     """One agent's turn in a debate, after authorship rules were applied.
 
@@ -115,7 +123,10 @@ class Turn:
     when the prompt showed the latest solution of every other agent: only then does its
     ``<consensus>YES</consensus>`` count toward ending the debate under the default stop rule
     (docs/protocol.md#when-a-debate-ends). ``grade`` is the correctness of the solution (1.0
-    or 0.0) when the dataset is verifiable.
+    or 0.0) when the dataset is verifiable. ``prompt`` is what the agent was shown, as chat
+    messages before rendering (system prompt, question, the history entries the history policy
+    chose, the turn's instructions), so truncation and clipping can be read from a transcript;
+    empty for turns read from transcripts that did not record it.
     """
 
     round: int
@@ -131,6 +142,7 @@ class Turn:
     malformed_comparisons: int = 0
     grade: float | None = None
     informed: bool = False
+    prompt: tuple[Message, ...] = ()
 
     @property
     def failed(self) -> bool:

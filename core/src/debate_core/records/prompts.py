@@ -9,6 +9,7 @@ from typing import Protocol, runtime_checkable
 
 import attrs
 
+from debate_core.records.debate import Message as Message
 from debate_core.records.debate import Turn
 
 
@@ -50,14 +51,6 @@ class HistoryPolicy(Protocol):
     """Chooses which earlier turns an agent sees and how each field is shown."""
 
     def select(self, visible: Sequence[Turn], current_round: int) -> Sequence[HistoryEntry]: ...
-
-
-@attrs.frozen
-class Message:
-    """One chat message."""
-
-    role: str
-    content: str
 
 
 @attrs.frozen

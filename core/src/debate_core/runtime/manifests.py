@@ -1,17 +1,24 @@
 """Trainer checkpoints: where the run is, written so that a crash never breaks resuming.
 
-A checkpoint is two things: the backend's saved state (weights and optimizer, written by
-``save_state``) and a JSON manifest ``checkpoints/step_NNNNNN.json`` that points to it and
-holds the trainer's position (warm-start steps and RL iterations done, the data position)
-and every RNG state (Python, NumPy, and torch when it is loaded). The manifest is written
-last, through a temporary file and a rename, so a manifest exists only for a complete
-checkpoint; resuming picks the newest manifest that reads back whole.
+A checkpoint is three things: the backend's saved state (weights and optimizer, written by
+``save_state``), the same weights saved for sampling (``save_weights_for_sampler``: what
+``debate eval --checkpoint`` and ``debate run --checkpoint`` open, without a training model),
+and a JSON manifest ``checkpoints/step_NNNNNN.json`` that points to both and holds the trainer's
+position (warm-start steps and RL iterations done, the data position) and every RNG state
+(Python, NumPy, and torch when it is loaded, each as one base64 string so that a manifest stays
+a few lines long). The manifest is written last, through a temporary file and a rename, so a
+manifest exists only for a complete checkpoint; resuming picks the newest manifest that reads
+back whole. ``training.keep_last`` prunes old periodic checkpoints (:func:`prune_checkpoints`):
+the manifest goes first, then the backend states it named.
 """
 
 from __future__ import annotations
 
+import base64
 import json
+import os
 import random
+import shutil
 import sys
 import time
 from pathlib import Path
@@ -56,7 +63,23 @@ class Checkpoint:
     rng: dict[str, Any] = attrs.field(factory=dict)
     created: float = attrs.field(factory=time.time)
     reason: str = "scheduled"
+    sampler_weights: str | None = None
+    """The backend's path of the weights saved for sampling (``None`` in manifests written before
+    sampler weights were saved: the training state is opened instead)."""
+    ttl_seconds: int | None = None
+    """How long the backend keeps both saves (``None``: until deleted)."""
+    periodic: bool = False
+    """A checkpoint of ``save_every`` that ``keep_last`` may prune (not a phase end, stop or failure)."""
     format: int = FORMAT_VERSION
+
+    def expires_at(self) -> float | None:
+        """When the backend drops this checkpoint (seconds since the epoch), ``None`` when never."""
+        return None if self.ttl_seconds is None else self.created + self.ttl_seconds
+
+    def expired(self, now: float | None = None) -> bool:
+        """True once the backend may have dropped the saves this manifest names."""
+        expiry = self.expires_at()
+        return expiry is not None and (time.time() if now is None else now) >= expiry
 
     def to_json(self) -> dict[str, Any]:
         return attrs.asdict(self)
@@ -76,22 +99,37 @@ class Checkpoint:
             rng=dict(raw.get("rng") or {}),
             created=float(raw.get("created", 0.0)),
             reason=str(raw.get("reason", "scheduled")),
+            sampler_weights=None if raw.get("sampler_weights") is None else str(raw["sampler_weights"]),
+            ttl_seconds=None if raw.get("ttl_seconds") is None else int(raw["ttl_seconds"]),
+            periodic=bool(raw.get("periodic", False)),
         )
 
 
+def _pack(values: Any, dtype: type[np.generic]) -> str:
+    """Integers as one base64 string of their bytes (``dtype``, little-endian)."""
+    return base64.b64encode(np.asarray(values, dtype=np.dtype(dtype).newbyteorder("<")).tobytes()).decode("ascii")
+
+
+def _unpack(packed: Any, dtype: type[np.generic]) -> np.ndarray:
+    """What :func:`_pack` packed; a list (manifests written before packing) is read as it is."""
+    if isinstance(packed, list):
+        return np.asarray(packed, dtype=dtype)
+    return np.frombuffer(base64.b64decode(packed), dtype=np.dtype(dtype).newbyteorder("<")).astype(dtype)
+
+
 def capture_rng_state() -> dict[str, Any]:
-    """Every process-wide RNG state, as JSON-ready data."""
+    """Every process-wide RNG state, as JSON-ready data (state vectors as base64 strings)."""
     version, state, gauss = random.getstate()
     name, keys, pos, has_gauss, cached = np.random.get_state(legacy=True)
     captured: dict[str, Any] = {
-        "python": [version, list(state), gauss],
-        "numpy": [name, [int(k) for k in keys], int(pos), int(has_gauss), float(cached)],
+        "python": [version, _pack(state, np.uint32), gauss],
+        "numpy": [name, _pack(keys, np.uint32), int(pos), int(has_gauss), float(cached)],
     }
     torch = sys.modules.get("torch")
     if torch is not None:
-        captured["torch"] = [int(b) for b in torch.random.get_rng_state().tolist()]
+        captured["torch"] = _pack(torch.random.get_rng_state().numpy(), np.uint8)
         if torch.cuda.is_available() and torch.cuda.is_initialized():
-            captured["torch_cuda"] = [[int(b) for b in s.tolist()] for s in torch.cuda.get_rng_state_all()]
+            captured["torch_cuda"] = [_pack(s.numpy(), np.uint8) for s in torch.cuda.get_rng_state_all()]
     return captured
 
 
@@ -99,15 +137,17 @@ def restore_rng_state(captured: dict[str, Any]) -> None:
     """Put back what :func:`capture_rng_state` captured (torch only when it is loaded)."""
     if "python" in captured:
         version, state, gauss = captured["python"]
-        random.setstate((version, tuple(state), gauss))
+        random.setstate((version, tuple(int(x) for x in _unpack(state, np.uint32)), gauss))
     if "numpy" in captured:
         name, keys, pos, has_gauss, cached = captured["numpy"]
-        np.random.set_state((name, np.asarray(keys, dtype=np.uint32), pos, has_gauss, cached))
+        np.random.set_state((name, _unpack(keys, np.uint32), pos, has_gauss, cached))
     torch = sys.modules.get("torch")
     if torch is not None and "torch" in captured:
-        torch.random.set_rng_state(torch.tensor(captured["torch"], dtype=torch.uint8))
+        torch.random.set_rng_state(torch.tensor(_unpack(captured["torch"], np.uint8).copy(), dtype=torch.uint8))
         if "torch_cuda" in captured and torch.cuda.is_available():
-            torch.cuda.set_rng_state_all([torch.tensor(s, dtype=torch.uint8) for s in captured["torch_cuda"]])
+            torch.cuda.set_rng_state_all(
+                [torch.tensor(_unpack(s, np.uint8).copy(), dtype=torch.uint8) for s in captured["torch_cuda"]]
+            )
 
 
 def manifest_path(directory: Path, step: int) -> Path:
@@ -115,20 +155,110 @@ def manifest_path(directory: Path, step: int) -> Path:
     return directory / f"{MANIFEST_PREFIX}{step:06d}.json"
 
 
+def _relative_to(directory: Path, saved: str | None) -> str | None:
+    """A local path inside ``directory``'s run directory, written relative to ``directory`` (so a
+    run directory can be moved or copied and still names its own states); others as given."""
+    if saved is None or "://" in saved:
+        return saved
+    path = Path(saved)
+    if not path.is_absolute():
+        return saved
+    run_root = directory.resolve().parent
+    try:
+        path.resolve().relative_to(run_root)
+    except ValueError:
+        return saved
+    return os.path.relpath(path.resolve(), directory.resolve())
+
+
+def _resolved_from(directory: Path, saved: str | None) -> str | None:
+    """A relative local path of a manifest, made absolute against the manifest's folder."""
+    if saved is None or "://" in saved or Path(saved).is_absolute():
+        return saved
+    return str((directory / saved).resolve())
+
+
 def write_checkpoint(directory: Path, checkpoint: Checkpoint) -> Path:
-    """Write a manifest atomically; the backend state it names must already be saved."""
+    """Write a manifest atomically; the backend state it names must already be saved. Paths of
+    states inside the run directory are stored relative to ``directory``."""
     path = manifest_path(directory, checkpoint.step)
-    atomic_write_json(path, checkpoint.to_json())
+    stored = attrs.evolve(
+        checkpoint,
+        backend_state=_relative_to(directory, checkpoint.backend_state) or checkpoint.backend_state,
+        sampler_weights=_relative_to(directory, checkpoint.sampler_weights),
+    )
+    atomic_write_json(path, stored.to_json())
     return path
+
+
+def list_checkpoints(directory: Path) -> list[Checkpoint]:
+    """Every readable manifest in ``directory``, oldest step first."""
+    found: list[Checkpoint] = []
+    for path in sorted(directory.glob(f"{MANIFEST_PREFIX}*.json")) if directory.is_dir() else []:
+        try:
+            found.append(read_checkpoint(path))
+        except CheckpointError:
+            continue
+    return sorted(found, key=lambda c: c.step)
+
+
+def prune_checkpoints(directory: Path, keep_last: int, keep_steps: set[int], state_root: Path) -> list[Checkpoint]:
+    """Delete the periodic checkpoints older than the newest ``keep_last`` ones (0: prune nothing).
+
+    Kept whatever their age: checkpoints that are not periodic (phase ends, stops, failures) and
+    those of ``keep_steps`` (the best evaluation's). A pruned checkpoint's manifest is deleted
+    first, so resuming never finds a manifest without its state, then its backend state when it
+    lies inside ``state_root`` (states elsewhere, ``tinker://`` ones included, are left alone).
+    Returns the pruned checkpoints.
+    """
+    if keep_last <= 0:
+        return []
+    periodic = [c for c in list_checkpoints(directory) if c.periodic]
+    pruned = [c for c in periodic[: max(len(periodic) - keep_last, 0)] if c.step not in keep_steps]
+    root = state_root.resolve()
+    for checkpoint in pruned:
+        manifest_path(directory, checkpoint.step).unlink(missing_ok=True)
+        for saved in (checkpoint.backend_state, checkpoint.sampler_weights):
+            if saved is None or "://" in saved:
+                continue
+            state = Path(saved).resolve()
+            if state == root or root not in state.parents:
+                continue
+            if state.is_dir():
+                shutil.rmtree(state, ignore_errors=True)
+            else:
+                state.unlink(missing_ok=True)
+    return pruned
 
 
 def read_checkpoint(path: Path) -> Checkpoint:
     """Read one manifest."""
     try:
         raw = json.loads(path.read_text(encoding="utf-8"))
-        return Checkpoint.from_json(raw)
+        checkpoint = Checkpoint.from_json(raw)
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise CheckpointError(f"{path}: not a readable checkpoint ({exc})") from exc
+    directory = path.parent
+    return attrs.evolve(
+        checkpoint,
+        backend_state=_own_state(directory, _resolved_from(directory, checkpoint.backend_state)) or "",
+        sampler_weights=_own_state(directory, _resolved_from(directory, checkpoint.sampler_weights)),
+    )
+
+
+def _own_state(directory: Path, saved: str | None) -> str | None:
+    """An absolute path that a manifest written before paths were relative recorded: when the run
+    directory was moved or copied since, the state of the same name in this run directory's
+    ``checkpoints/backend`` is the run's own (a copy must not load the original's weights)."""
+    if saved is None or "://" in saved:
+        return saved
+    path = Path(saved)
+    if path.parent.name != "backend" or path.parent.parent.name != "checkpoints":
+        return saved
+    own = directory / "backend" / path.name
+    if own.resolve() != path.resolve() and own.exists():
+        return str(own.resolve())
+    return saved
 
 
 def _state_is_present(backend_state: str) -> bool:

@@ -48,13 +48,18 @@ def retry_policy(training: TrainingSettings) -> RetryPolicy:
 
 
 def is_transient(error: BaseException) -> bool:
-    """Errors worth retrying: the network, timeouts, rate limits and server-side failures."""
+    """Errors worth retrying: the network, timeouts, rate limits and server-side failures
+    (including a Tinker request that completed as failed in the ``server`` or ``unknown``
+    category; ``user`` failures are the request's own fault and are not retried)."""
     if isinstance(error, ConnectionError | TimeoutError | asyncio.TimeoutError):
         return True
     try:
         import tinker
+        from tinker.types import RequestErrorCategory
     except ImportError:  # pragma: no cover - tinker is a dependency
         return False
+    if isinstance(error, tinker.RequestFailedError):
+        return error.category is not RequestErrorCategory.User
     return isinstance(
         error, tinker.APIConnectionError | tinker.RateLimitError | tinker.InternalServerError | tinker.ConflictError
     )
@@ -91,7 +96,7 @@ class RetryingFuture:
     """Wraps a sampling call so that awaiting it retries transient backend errors."""
 
     def __init__(
-        self, what: str, submit: Callable[[], Any], policy: RetryPolicy, backend: str, failures: list[BackendError]
+        self, what: str, submit: Callable[[], Any], policy: RetryPolicy, backend: str, failures: list[DebateError]
     ) -> None:
         self._what = what
         self._submit = submit
@@ -101,7 +106,9 @@ class RetryingFuture:
 
     async def _run(self) -> Any:
         async def attempt() -> Any:
-            return await self._submit()
+            from debate_core.debate.sampling_policy import resolve_future
+
+            return await resolve_future(self._submit())
 
         try:
             return await with_retries(self._what, attempt, self._policy, self._backend)
@@ -117,17 +124,29 @@ class RetryingFuture:
 
 
 class RetryingSamplingClient:
-    """A sampling client whose ``sample`` and ``compute_logprobs`` retry transient errors.
+    """A sampling client whose ``sample`` and ``compute_logprobs`` retry transient errors, and whose
+    ``sample`` refuses a prompt plus ``max_tokens`` beyond ``context_length`` before sending it.
 
     A debate turns a policy's exception into a failed turn; ``failures`` keeps the backend
-    errors that outlasted their retries, so the trainer can stop instead of training on them.
+    errors that outlasted their retries and the context overflows (``runtime.context_guard``),
+    so the trainer can stop instead of training on them. Clients that share one ``failures``
+    list (a policy and its evaluation opponent) stop together.
     """
 
-    def __init__(self, client: SamplingClientLike, policy: RetryPolicy, backend: str) -> None:
+    def __init__(
+        self,
+        client: SamplingClientLike,
+        policy: RetryPolicy,
+        backend: str,
+        *,
+        context_length: int | None = None,
+        failures: list[DebateError] | None = None,
+    ) -> None:
         self.client = client
         self._policy = policy
         self._backend = backend
-        self.failures: list[BackendError] = []
+        self.context_length = context_length
+        self.failures: list[DebateError] = failures if failures is not None else []
 
     def sample(
         self,
@@ -137,6 +156,7 @@ class RetryingSamplingClient:
         include_prompt_logprobs: bool = False,
         topk_prompt_logprobs: int = 0,
     ) -> RetryingFuture:
+        self._guard_context(prompt.length, sampling_params.max_tokens)
         return RetryingFuture(
             "sample",
             lambda: self.client.sample(
@@ -146,6 +166,23 @@ class RetryingSamplingClient:
             self._backend,
             self.failures,
         )
+
+    def sibling(self, client: SamplingClientLike) -> RetryingSamplingClient:
+        """``client`` with this client's retries and context guard, sharing its ``failures``."""
+        return RetryingSamplingClient(
+            client, self._policy, self._backend, context_length=self.context_length, failures=self.failures
+        )
+
+    def _guard_context(self, prompt_tokens: int, max_tokens: int | None) -> None:
+        from debate_core.runtime.context_guard import ContextGuardStop, ContextLengthError, check_context
+
+        if any(isinstance(f, ContextLengthError) for f in self.failures):
+            raise ContextGuardStop("sampling stopped: another prompt of this batch did not fit the model's context")
+        try:
+            check_context(prompt_tokens, max_tokens, self.context_length)
+        except ContextLengthError as exc:
+            self.failures.append(exc)
+            raise
 
     def compute_logprobs(self, prompt: types.ModelInput) -> RetryingFuture:
         return RetryingFuture(

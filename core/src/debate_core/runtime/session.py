@@ -8,6 +8,8 @@ is used through the same calls, each retried as ``runtime.retries`` says.
 from __future__ import annotations
 
 import asyncio
+import inspect
+import logging
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -17,6 +19,8 @@ import attrs
 from debate_core.backends.contract import (
     SamplingClientLike,
     ServiceClientLike,
+    SupportsCheckpointTTL,
+    SupportsContextLength,
     SupportsStateDirectory,
     TrainingClientLike,
 )
@@ -27,14 +31,29 @@ from debate_core.errors import DebateError, PluginError
 from debate_core.runtime.manifests import resolve_state_path
 from debate_core.runtime.retries import BackendError, RetryingSamplingClient, RetryPolicy, with_retries
 
+logger = logging.getLogger(__name__)
+
 T = TypeVar("T")
+
+
+@attrs.frozen
+class SavedCheckpoint:
+    """The backend's paths of one checkpoint: the training state and the weights for sampling."""
+
+    state: str
+    sampler: str
+
+
+SAMPLER_SUFFIX = "_sampler"
+"""Sampler weights are saved as ``<name>_sampler``: a backend that keeps both kinds in one
+folder (the local one) never overwrites a training state with them."""
 
 
 @attrs.define
 class BackendSession:
     """An open backend with the policy on it.
 
-    ``training_client`` is ``None`` for sampling-only sessions (``debate run`` on the base model).
+    ``training_client`` is ``None`` for sampling-only sessions (``debate run``, ``debate eval``).
     """
 
     backend_name: str
@@ -45,6 +64,11 @@ class BackendSession:
     retry: RetryPolicy
     _current: SamplingClientLike
     _base: SamplingClientLike | None = None
+    checkpoint_ttl_seconds: int | None = None
+    """How long the backend keeps periodic checkpoints (``SupportsCheckpointTTL``; ``None``: until deleted)."""
+    context_length: int | None = None
+    """The model's context in tokens (``SupportsContextLength``; ``None``: unknown, nothing is checked)."""
+    _saved: dict[str, SamplingClientLike] = attrs.field(factory=dict)
 
     def sampling_client(self) -> SamplingClientLike:
         """The sampling client of the current weights (replaced by :meth:`refresh_sampling_client`)."""
@@ -53,7 +77,7 @@ class BackendSession:
     def sampler(self) -> RetryingSamplingClient:
         """The sampling client of the current weights, retrying transient errors with this session's
         policy; its ``failures`` keep the errors that outlasted their retries."""
-        return RetryingSamplingClient(self._current, self.retry, self.backend_name)
+        return RetryingSamplingClient(self._current, self.retry, self.backend_name, context_length=self.context_length)
 
     def require_training_client(self) -> TrainingClientLike:
         """The training client; an error for sampling-only sessions."""
@@ -87,15 +111,71 @@ class BackendSession:
             self._base = await self.call("create_sampling_client(base_model)", create)
         return self._base
 
-    async def save_state(self, name: str) -> str:
+    async def close(self, status: str = "success") -> None:
+        """Finish the backend's session: the Tinker service marks it ``status`` (``success``,
+        ``errored``, ``interrupted``) and the SDK closes its connections; the local backend stops
+        its threads. Backends without ``close`` are left as they are; a failure to close is logged."""
+        close = getattr(self.service_client, "close", None)
+        if not callable(close):
+            return
+        try:
+            result = close(status)
+            while inspect.isawaitable(result):
+                result = await result
+        except Exception as exc:
+            logger.info("backend '%s': closing the session failed: %s", self.backend_name, exc)
+
+    async def saved_sampling_client(
+        self, sampler_path: str | None, state_path: str | None = None
+    ) -> SamplingClientLike:
+        """A sampling client of saved weights (an evaluation opponent, say), opened once per path:
+        from the weights saved for sampling, or else from a training state."""
+        key = sampler_path or state_path or ""
+        if key not in self._saved:
+            service = self.service_client
+            self._saved[key] = await self.call(
+                f"open the saved weights {key}", lambda: open_saved_weights(service, sampler_path, state_path)
+            )
+        return self._saved[key]
+
+    async def save_state(self, name: str, ttl_seconds: int | None = None) -> str:
         """Save weights and optimizer state; return the backend's path for them."""
         client = self.require_training_client()
 
         async def save() -> str:
-            response = await client.save_state(name)
+            response = await client.save_state(name, ttl_seconds=ttl_seconds)
             return str(response.path)
 
         return await self.call(f"save_state({name!r})", save)
+
+    async def save_sampler_weights(self, name: str, ttl_seconds: int | None = None) -> str:
+        """Save the weights for sampling (``create_sampling_client(model_path=...)``); return their path."""
+        client = self.require_training_client()
+
+        async def save() -> str:
+            response = await client.save_weights_for_sampler(name, ttl_seconds=ttl_seconds)
+            return str(response.path)
+
+        return await self.call(f"save_weights_for_sampler({name!r})", save)
+
+    async def save_checkpoint(self, name: str, ttl_seconds: int | None = None) -> SavedCheckpoint:
+        """The training state as ``name`` and the weights for sampling as ``name + "_sampler"``."""
+        state = await self.save_state(name, ttl_seconds)
+        sampler = await self.save_sampler_weights(name + SAMPLER_SUFFIX, ttl_seconds)
+        return SavedCheckpoint(state, sampler)
+
+
+async def open_saved_weights(
+    service: ServiceClientLike, sampler_path: str | None, state_path: str | None
+) -> SamplingClientLike:
+    """A sampling client of saved weights: ``create_sampling_client(model_path=sampler_path)``, or,
+    for a training state only, a training client loaded from it and snapshotted."""
+    if sampler_path is not None:
+        return await service.create_sampling_client(model_path=sampler_path)
+    if state_path is None:
+        raise ValueError("give the weights saved for sampling or a training state")
+    loaded = await service.create_training_client_from_state(state_path)
+    return await loaded.save_weights_and_get_sampling_client()
 
 
 def build_service_client(
@@ -120,6 +200,7 @@ async def open_session_async(
     *,
     training: bool = True,
     state_path: str | None = None,
+    sampler_path: str | None = None,
     with_optimizer: bool = True,
     state_directory: Path | None = None,
     retry: RetryPolicy | None = None,
@@ -130,9 +211,12 @@ async def open_session_async(
         config: the ``RunConfig`` (``backend``, ``model`` and ``run.seed`` are used).
         registry: the plugin registry that builds the backend.
         training: create a training client (a LoRA client, or one restored from ``state_path``);
-            ``False`` opens a sampling-only session on the base model or on ``state_path``.
+            ``False`` opens a sampling-only session on the base model, ``sampler_path`` or ``state_path``.
         state_path: a path returned by ``save_state`` (or a trainer checkpoint manifest, or a run
-            directory: its latest checkpoint) to restore (resume, ``debate eval --checkpoint``).
+            directory: its latest checkpoint) to restore (resume; sampling sessions on a training
+            state saved without sampler weights).
+        sampler_path: a path returned by ``save_weights_for_sampler``: a sampling-only session opens
+            it with ``create_sampling_client`` (``debate eval --checkpoint``, ``debate run --checkpoint``).
         with_optimizer: restore the optimizer state too (resume); ``False`` for weights only.
         state_directory: where local backends keep saved states (see ``SupportsStateDirectory``).
     """
@@ -170,14 +254,27 @@ async def open_session_async(
     else:
 
         async def create_sampler() -> SamplingClientLike:
-            if state_path is not None:  # saved training state: load its weights, then snapshot them
-                loaded = await service.create_training_client_from_state(state_path)
-                return await loaded.save_weights_and_get_sampling_client()
+            if sampler_path is not None or state_path is not None:
+                return await open_saved_weights(service, sampler_path, state_path)
             return await service.create_sampling_client(base_model=model.base_model)
 
         current = await with_retries("create_sampling_client", create_sampler, policy, name)
         tokenizer = current.get_tokenizer()
-    return BackendSession(name, model.base_model, service, training_client, tokenizer, policy, current)
+    ttl = service.checkpoint_ttl_seconds if isinstance(service, SupportsCheckpointTTL) else None
+    context = None
+    if isinstance(service, SupportsContextLength):
+        context = await asyncio.to_thread(service.max_context_length, model.base_model)
+    return BackendSession(
+        name,
+        model.base_model,
+        service,
+        training_client,
+        tokenizer,
+        policy,
+        current,
+        checkpoint_ttl_seconds=ttl,
+        context_length=context,
+    )
 
 
 def open_session(
@@ -186,6 +283,7 @@ def open_session(
     *,
     training: bool = True,
     state_path: str | None = None,
+    sampler_path: str | None = None,
     with_optimizer: bool = True,
     state_directory: Path | None = None,
     retry: RetryPolicy | None = None,
@@ -200,6 +298,7 @@ def open_session(
                 registry,
                 training=training,
                 state_path=state_path,
+                sampler_path=sampler_path,
                 with_optimizer=with_optimizer,
                 state_directory=state_directory,
                 retry=retry,

@@ -6,16 +6,34 @@ Fixtures:
     ``make_debate``: builds a ``DebateRecord`` without any model, from raw response texts
         (parsed as a coordinator would) or from ``TurnSpec`` records.
 
-Contract suites, to subclass in a test module::
+    ``installed_<kind>`` (``installed_reward``, ``installed_grader``, ...): the name of each
+        installed component of that kind in turn (a test that takes it runs once per component).
+
+Contract suites, one per kind of component, to subclass in a test module::
 
     from debate_core.testing import RewardContract
 
     class TestBrevityContract(RewardContract):
         reward_name = "brevity"          # looked up in the installed plugins
 
-They check what every reward (or parser) must do on the debates coordinators can produce:
-the right shapes, finite values, determinism, and no exception on debates with no valid
-comparison, with every turn failing to parse, with one agent, or aborted early.
+``RewardContract`` and ``ParserContract`` check what every reward (or parser) must do on the
+debates coordinators can produce: the right shapes, finite values, determinism, and no
+exception on debates with no valid comparison, with every turn failing to parse, with one
+agent, or aborted early. ``PersonaSetContract``, ``HistoryPolicyContract``,
+``DatasetContract``, ``GraderContract``, ``CoordinatorContract``, ``RendererContract``,
+``MetricSinkContract`` and ``BackendContract`` (``debate_core.testing.component_contracts``)
+do the same for the other kinds, with ``component_name``/``component_spec``/``component_options``.
+
+``Installed<Kind>Contract`` (``InstalledRewardContract``, ...) runs a kind's suite over every
+component of that kind installed in the environment, built with its default options (one
+that cannot be built so, needing options or a missing package, is skipped with the reason), so a
+third party's tox env checks its plugin together with every other one::
+
+    from debate_core.testing import InstalledRewardContract
+
+    class TestEveryInstalledReward(InstalledRewardContract):
+        pass
+
 This module imports nothing heavy: it is loaded in every pytest session.
 """
 
@@ -31,7 +49,7 @@ from typing import Any, ClassVar
 import attrs
 import pytest
 
-from debate_core.components import ComponentSpec, ParserSpec, RewardSpec
+from debate_core.components import KINDS, ComponentSpec, ParserSpec, RewardSpec
 from debate_core.records import (
     Comparison,
     DebateRecord,
@@ -42,14 +60,47 @@ from debate_core.records import (
     RewardResult,
 )
 from debate_core.rewards.result_checks import result_problems
+from debate_core.testing.component_contracts import (
+    BackendContract,
+    CoordinatorContract,
+    DatasetContract,
+    GraderContract,
+    HistoryPolicyContract,
+    MetricSinkContract,
+    PersonaSetContract,
+    RendererContract,
+    sdk_mismatches,
+)
 from debate_core.testing.synthetic import TurnProtocol, TurnSpec, random_debate, synthetic_debate
 
 __all__ = [
     "CONTRACT_DEBATES",
     "CONTRACT_RESPONSES",
     "PARSER_TEXTS",
+    "BackendContract",
+    "CoordinatorContract",
+    "DatasetContract",
+    "GraderContract",
+    "HistoryPolicyContract",
+    "InstalledBackendContract",
+    "InstalledCoordinatorContract",
+    "InstalledDatasetContract",
+    "InstalledGraderContract",
+    "InstalledHistoryPolicyContract",
+    "InstalledMetricSinkContract",
+    "InstalledParserContract",
+    "InstalledPersonaSetContract",
+    "InstalledRendererContract",
+    "InstalledRewardContract",
+    "MetricSinkContract",
     "ParserContract",
+    "PersonaSetContract",
+    "RendererContract",
     "RewardContract",
+    "build_installed",
+    "installed_names",
+    "pytest_generate_tests",
+    "sdk_mismatches",
     "TurnSpec",
     "build_debate",
     "debate_registry_plugin",
@@ -368,3 +419,128 @@ class ParserContract:
                 assert "42" in response.solution
                 assert len(response.comparisons) == 2
                 assert {s.name for s in response.spans} == set(contract_parser.contract.sections)
+
+
+# ---------------------------------------------------------------- every installed component of a kind
+
+
+def installed_names(kind: str) -> list[str]:
+    """The names of every installed component of ``kind`` (conflicting names left out)."""
+    from debate_core.plugins import get_registry
+
+    return [spec.name for spec in get_registry().specs(kind)]
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """Parametrize ``installed_<kind>`` with the name of every installed component of that kind."""
+    for kind in KINDS:
+        fixture = f"installed_{kind}"
+        if fixture in metafunc.fixturenames:
+            names = installed_names(kind)
+            metafunc.parametrize(fixture, names, ids=names)
+
+
+def build_installed(kind: str, name: str) -> Any:
+    """Build an installed component with its default options; skip the test, with the reason,
+    when it cannot be built so here (it needs options, a key, or an optional package that is not
+    installed, such as torch for the ``local`` backend). Its own bugs fail."""
+    from debate_core.errors import DebateError
+    from debate_core.plugins import get_registry
+
+    try:
+        return get_registry().build(kind, name)
+    except DebateError as exc:
+        pytest.skip(f"{kind} '{name}' cannot be built with its default options here: {exc}")
+    except ImportError as exc:
+        pytest.skip(f"{kind} '{name}' needs a package that is not installed here: {type(exc).__name__}: {exc}")
+
+
+class InstalledRewardContract(RewardContract):
+    """``RewardContract`` over every installed reward."""
+
+    @pytest.fixture
+    def contract_reward(self, installed_reward: str) -> RewardFunction:
+        reward: RewardFunction = build_installed("reward", installed_reward)
+        return reward
+
+
+class InstalledParserContract(ParserContract):
+    """``ParserContract`` over every installed parser."""
+
+    @pytest.fixture
+    def contract_parser(self, installed_parser: str) -> Any:
+        return build_installed("parser", installed_parser)
+
+
+class InstalledPersonaSetContract(PersonaSetContract):
+    """``PersonaSetContract`` over every installed persona set."""
+
+    @pytest.fixture
+    def contract_component(self, installed_persona_set: str) -> Any:
+        return build_installed("persona_set", installed_persona_set)
+
+
+class InstalledHistoryPolicyContract(HistoryPolicyContract):
+    """``HistoryPolicyContract`` over every installed history policy."""
+
+    @pytest.fixture
+    def contract_component(self, installed_history_policy: str) -> Any:
+        return build_installed("history_policy", installed_history_policy)
+
+
+class InstalledDatasetContract(DatasetContract):
+    """``DatasetContract`` over every installed dataset."""
+
+    @pytest.fixture
+    def contract_component(self, installed_dataset: str) -> Any:
+        return build_installed("dataset", installed_dataset)
+
+
+class InstalledGraderContract(GraderContract):
+    """``GraderContract`` over every installed grader."""
+
+    @pytest.fixture
+    def contract_component(self, installed_grader: str) -> Any:
+        return build_installed("grader", installed_grader)
+
+
+class InstalledCoordinatorContract(CoordinatorContract):
+    """``CoordinatorContract`` over every installed coordinator."""
+
+    @pytest.fixture
+    def contract_component(self, installed_coordinator: str) -> Any:
+        return build_installed("coordinator", installed_coordinator)
+
+
+class InstalledRendererContract(RendererContract):
+    """``RendererContract`` over every installed renderer; one that cannot render for the byte
+    tokenizer (a chat template needs a real tokenizer) is skipped with the reason."""
+
+    @pytest.fixture
+    def contract_component(self, installed_renderer: str) -> Any:
+        return build_installed("renderer", installed_renderer)
+
+    @pytest.fixture
+    def contract_renderer(self, contract_component: Any, contract_tokenizer: Any) -> Any:
+        from debate_core.errors import DebateError
+
+        try:
+            return contract_component(contract_tokenizer)
+        except (DebateError, TypeError) as exc:  # a chat template needs a real tokenizer
+            pytest.skip(f"the renderer cannot render for the test kit's byte tokenizer: {exc}")
+
+
+class InstalledMetricSinkContract(MetricSinkContract):
+    """``MetricSinkContract`` over every installed metric sink."""
+
+    @pytest.fixture
+    def contract_component(self, installed_metric_sink: str) -> Any:
+        return build_installed("metric_sink", installed_metric_sink)
+
+
+class InstalledBackendContract(BackendContract):
+    """``BackendContract`` over every installed backend."""
+
+    @pytest.fixture
+    def contract_component(self, installed_backend: str) -> Any:
+        return build_installed("backend", installed_backend)

@@ -102,6 +102,7 @@ class ScriptedSamplingClient:
     ) -> ScriptedFuture[types.SampleResponse]:
         label = self._service.record("sample")
         self._service.sent_sampling.append(sampling_params)
+        self._service.sent_prompt_lengths.append(prompt.length)
         error = self._service.take_failure("sample")
         if error is not None:
             return ScriptedFuture(self._service.log, label, error=error)
@@ -293,20 +294,33 @@ class ScriptedTrainingClient:
 
     def save_state(self, name: str, ttl_seconds: int | None = None) -> ScriptedFuture[types.SaveWeightsResponse]:
         label = self._service.record("save_state", name)
+        self._service.sent_saves.append(("save_state", name, ttl_seconds))
         error = self._service.take_failure("save_state")
         if error is not None:
             return ScriptedFuture(self._service.log, label, error=error)
-        path = self._service.state_directory / f"{name}.npz"
-        with atomic_file(path, "wb") as handle:
-            np.savez(
-                handle,
-                weights=self.weights,
-                m=self.adam.m,
-                v=self.adam.v,
-                step=np.array(self.adam.step),
-                base_model=np.array(self.base_model),
-            )
+        path = self._write(name, with_optimizer=True)
         return ScriptedFuture(self._service.log, label, types.SaveWeightsResponse(path=str(path)))
+
+    def save_weights_for_sampler(
+        self, name: str, ttl_seconds: int | None = None
+    ) -> ScriptedFuture[types.SaveWeightsForSamplerResponse]:
+        label = self._service.record("save_weights_for_sampler", name)
+        self._service.sent_saves.append(("save_weights_for_sampler", name, ttl_seconds))
+        error = self._service.take_failure("save_weights_for_sampler")
+        if error is not None:
+            return ScriptedFuture(self._service.log, label, error=error)
+        path = self._write(name, with_optimizer=False)
+        return ScriptedFuture(self._service.log, label, types.SaveWeightsForSamplerResponse(path=str(path)))
+
+    def _write(self, name: str, *, with_optimizer: bool) -> Path:
+        """``<state directory>/<name>.npz``: the weights, and the optimizer state when asked."""
+        path = self._service.state_directory / f"{name}.npz"
+        arrays: dict[str, Any] = {"weights": self.weights, "base_model": np.array(self.base_model)}
+        if with_optimizer:
+            arrays.update(m=self.adam.m, v=self.adam.v, step=np.array(self.adam.step))
+        with atomic_file(path, "wb") as handle:
+            np.savez(handle, **arrays)
+        return path
 
     def _load(self, path: str, with_optimizer: bool) -> None:
         with np.load(path, allow_pickle=False) as state:
@@ -314,6 +328,8 @@ class ScriptedTrainingClient:
             self.grad = np.zeros_like(self.weights)
             self.adam = _Adam(self.weights.shape)
             if with_optimizer:
+                if "m" not in state:
+                    raise ValueError(f"{path} holds sampler weights only, not a training state")
                 self.adam.m, self.adam.v = state["m"].copy(), state["v"].copy()
                 self.adam.step = int(state["step"])
 
@@ -354,6 +370,9 @@ class ScriptedServiceClient:
         """Every ``forward_backward`` request: the Datums, the loss and its config."""
         self.sent_adam: list[types.AdamParams] = []
         self.sent_sampling: list[types.SamplingParams] = []
+        self.sent_prompt_lengths: list[int] = []
+        self.sent_saves: list[tuple[str, str, int | None]] = []
+        """Every ``save_state`` and ``save_weights_for_sampler``: the method, the name and the TTL."""
         self.on_call: Callable[[str], None] | None = None
         """Called with the method name of every submitted call (tests raise signals from it)."""
 

@@ -13,9 +13,9 @@ a fixed opponent (docs/training.md#evaluation).
 * with both: ``debate_minus_direct``, the paired difference per problem between the debate's
   final answer and the mean direct answer, with its standard error.
 * role-averaged (``evaluation.role_averaged``): for each problem N debates; in debate ``i`` the
-  policy plays role ``i`` and the fixed opponent (the base model) the others. Reported for the
-  policy's role: ``format``, ``correct`` of its final answer, its ``judge_accuracy``, and the
-  opponent's ``correct`` beside it.
+  policy plays role ``i`` and the fixed opponent (``evaluation.opponent``: the base model or any
+  checkpoint) the others. Reported for the policy's role: ``format``, ``correct`` of its final
+  answer, its ``judge_accuracy``, and the opponent's ``correct`` beside it.
 
 Names: ``eval_{dataset}/{mode}/{metric}``. Every evaluation uses the same problems and seeds,
 so evaluations during one run are paired comparisons.
@@ -35,11 +35,12 @@ from debate_core.debate.coordinators import ParallelCoordinator
 from debate_core.debate.episode import DebateSetup
 from debate_core.errors import DebateError
 from debate_core.records import AgentPolicy, DebateEpisode, Problem
-from debate_core.runtime.retries import retry_policy
+from debate_core.runtime.retries import RetryingSamplingClient, retry_policy
 from debate_core.runtime.session import open_session_async
 from debate_core.stats import mean, paired_difference
 from debate_core.training.grading import JudgeTally, grade_debate, grade_samples, verifiable_metrics
 from debate_core.training.metrics import debate_metrics, turn_metrics
+from debate_core.training.policy_weights import PolicyWeights, opponent_client, resolve_opponent
 from debate_core.training.progress import Progress
 from debate_core.training.rollouts import DebateJob, run_debates, sampled_tokens
 from debate_core.training.run_components import RunComponents, build_run_components
@@ -82,6 +83,8 @@ class Evaluator:
     seed: int
     max_in_flight: int
     progress: Progress | None = None
+    episodes: list[DebateEpisode] = attrs.field(factory=list)
+    """Every debate of the last :meth:`evaluate` (to name the one a failure came from)."""
     per_problem: dict[str, list[float]] = attrs.field(factory=dict)
     """Per-problem outcomes of the last ``evaluate`` (metric name -> one value per problem, in
     problem order), for paired comparisons between evaluations."""
@@ -93,10 +96,12 @@ class Evaluator:
     async def evaluate(
         self,
         policy_client: SamplingClientLike,
-        base_client: Callable[[], Awaitable[SamplingClientLike]] | None = None,
+        opponent_client: Callable[[], Awaitable[SamplingClientLike]] | None = None,
         label: str = "eval",
     ) -> dict[str, float]:
-        """Every configured mode on the evaluation problems; ``{}`` when there are none."""
+        """Every configured mode on the evaluation problems; ``{}`` when there are none.
+        ``opponent_client`` opens the fixed opponent of role-averaged debates."""
+        self.episodes = []
         problems = evaluation_problems(self.parts, self.settings.split, self.settings.num_problems)
         if not problems:
             return {}
@@ -114,9 +119,12 @@ class Evaluator:
             metrics[f"{self.prefix}/debate_minus_direct"] = difference
             metrics[f"{self.prefix}/debate_minus_direct_se"] = error
         if self.settings.role_averaged:
-            if base_client is None:
-                raise EvaluationError("role-averaged evaluation needs the base model's sampling client")
-            opponent = self.parts.make_policy(await base_client())
+            if opponent_client is None:
+                raise EvaluationError("role-averaged evaluation needs the fixed opponent's sampling client")
+            fixed = await opponent_client()
+            if isinstance(policy_client, RetryingSamplingClient):
+                fixed = policy_client.sibling(fixed)
+            opponent = self.parts.make_policy(fixed)
             metrics.update(await self._role_averaged(problems, policy, opponent, label))
         return metrics
 
@@ -125,12 +133,14 @@ class Evaluator:
         if self.progress is not None:
             self.progress.start(label, len(jobs))
         progress = self.progress
-        return await run_debates(
+        episodes = await run_debates(
             runner,
             jobs,
             self.max_in_flight,
             (lambda e: progress.debate_done(sampled_tokens(e))) if progress is not None else None,
         )
+        self.episodes.extend(episodes)
+        return episodes
 
     @functools.cached_property
     def _debate_setup(self) -> DebateSetup:
@@ -254,29 +264,37 @@ async def evaluate_policy(
     config: RunConfig,
     registry: ComponentBuilder,
     *,
-    state_path: str | None = None,
+    weights: PolicyWeights | None = None,
     settings: EvaluationSettings | None = None,
     progress: Progress | None = None,
 ) -> dict[str, float]:
-    """Open the backend, load the policy (a saved state, or the base model) and evaluate it.
+    """Open the backend for sampling only, on saved weights or the base model, and evaluate them.
 
-    ``state_path`` is a path returned by the backend's ``save_state``; ``None`` evaluates the
-    untrained base model. ``settings`` replaces ``config.evaluation``.
+    ``weights`` are opened with ``create_sampling_client`` (the weights saved for sampling) or,
+    without those, from a training state; ``None`` evaluates the untrained base model. No training
+    model is started. ``settings`` replaces ``config.evaluation``.
     """
+    from debate_core.runtime.sampling_failures import raise_backend_failure
+
+    evaluation = settings or config.evaluation
+    fixed_opponent = resolve_opponent(evaluation.opponent) if evaluation.role_averaged else None
     session = await open_session_async(
         config,
         registry,
-        training=state_path is not None,
-        state_path=state_path,
-        with_optimizer=False,
+        training=False,
+        sampler_path=weights.sampler_path if weights else None,
+        state_path=weights.state_path if weights and not weights.sampler_path else None,
         retry=retry_policy(config.training),
     )
-    parts = build_run_components(config, registry, session.tokenizer)
-    evaluator = Evaluator(
-        parts, settings or config.evaluation, config.run.seed, config.training.max_debates_in_flight, progress
-    )
-    sampler = session.sampler()
-    metrics = await evaluator.evaluate(sampler, session.base_sampling_client)
-    if sampler.failures:
-        raise sampler.failures[0]
-    return metrics
+    status = "errored"
+    try:
+        parts = build_run_components(config, registry, session.tokenizer)
+        evaluator = Evaluator(parts, evaluation, config.run.seed, config.training.max_debates_in_flight, progress)
+        sampler = session.sampler()
+        opponent = opponent_client(session, fixed_opponent) if evaluator.settings.role_averaged else None
+        metrics = await evaluator.evaluate(sampler, opponent)
+        raise_backend_failure(sampler, evaluator.episodes, config)
+        status = "success"
+        return metrics
+    finally:
+        await session.close(status)

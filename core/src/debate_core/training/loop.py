@@ -11,9 +11,12 @@ One RL iteration:
 5. a fresh sampling client of the new weights; evaluation every ``eval_every``; one metrics
    record; transcripts; a checkpoint every ``save_every``.
 
-Steps count warm-start steps first, then RL iterations; step ``s`` writes the metrics record
-``s``. Metrics are written before the checkpoint of the same step, so a crash between the two
-resumes from the earlier checkpoint and rewrites the record; nothing is lost or repeated.
+Steps count updates, warm-start steps first, then RL iterations, from 1: step ``s`` is the
+state after ``s`` updates, and everything the run leaves about it carries that number (its
+metrics record, the progress line, ``transcripts/step_s``, ``eval/step_s_<label>.json`` and
+``checkpoints/step_s.json``; an evaluation before any update is step 0). Metrics are written
+before the checkpoint of the same step, so a crash between the two resumes from the earlier
+checkpoint and rewrites the record; nothing is lost or repeated.
 """
 
 from __future__ import annotations
@@ -21,13 +24,14 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import attrs
 from tinker import types
 
+from debate_core.backends.contract import SamplingClientLike
 from debate_core.config import RunConfig, resolved_config_dict, write_resolved_config
 from debate_core.errors import ComponentFailure, DebateError
 from debate_core.files import atomic_write_json
@@ -41,14 +45,17 @@ from debate_core.runtime.manifests import (
     DataPosition,
     capture_rng_state,
     latest_checkpoint,
+    prune_checkpoints,
     restore_rng_state,
     write_checkpoint,
 )
 from debate_core.runtime.retries import BackendError, RetryingSamplingClient, retry_policy
-from debate_core.runtime.session import BackendSession, open_session_async
+from debate_core.runtime.sampling_failures import raise_backend_failure, raise_evaluation_failure
+from debate_core.runtime.session import SAMPLER_SUFFIX, BackendSession, open_session_async
 from debate_core.stats import mean, paired_difference
 from debate_core.training.datum import AssembledDatum, trajectory_datums
 from debate_core.training.evaluation import Evaluator
+from debate_core.training.evaluation_records import best_steps
 from debate_core.training.grading import grade_debate, verifiable_metrics
 from debate_core.training.judge_host import BackendJudgeHost
 from debate_core.training.metrics import (
@@ -60,7 +67,9 @@ from debate_core.training.metrics import (
     total_returns,
     turn_metrics,
 )
+from debate_core.training.policy_weights import check_not_expired, opponent_client, resolve_opponent
 from debate_core.training.progress import Progress
+from debate_core.training.reward_sidecars import reward_summary, write_sidecar
 from debate_core.training.rollouts import DebateJob, run_debates, sampled_tokens
 from debate_core.training.run_components import RunComponents, build_run_components
 from debate_core.training.run_dir import RunDirectory
@@ -68,7 +77,7 @@ from debate_core.training.schedule import learning_rate_at
 from debate_core.training.seeding import batch_indices, derive_seed
 from debate_core.training.signals import StopRequest, stop_on_signals
 from debate_core.training.sinks import open_sinks
-from debate_core.training.update import UpdateResult, pipelined_update
+from debate_core.training.update import NonFiniteUpdateError, UpdateResult, pipelined_update
 from debate_core.training.warmstart import (
     WarmstartData,
     flawed_first_answers,
@@ -117,6 +126,11 @@ class Trainer:
     warmstart_steps: int = 0
     iteration: int = 0
     last_checkpoint: int | None = None
+    opponent: Callable[[], Awaitable[SamplingClientLike]] | None = None
+    """Opens the fixed opponent of role-averaged evaluation (resolved once, at the start of the run)."""
+    _names_used: set[str] = attrs.field(factory=set)
+    """Checkpoint names saved (or tried) on this training client: a retry after a half-written
+    checkpoint takes a fresh name, so the backend never sees one name twice."""
     _uncommitted: bool = False
     """True from the start of an update until its step's metrics are written: a checkpoint then
     would not match any written step, so failures in between leave the last checkpoint standing."""
@@ -129,7 +143,7 @@ class Trainer:
             self.last_checkpoint = start.step
         pending_eval: dict[str, float] = {}
         if self.step == 0 and self.config.evaluation.at_start:
-            pending_eval = await self._evaluate("start")
+            pending_eval = await self._evaluate("start", 0)
         try:
             await self._warmstart(pending_eval)
             await self._reinforce(pending_eval)
@@ -139,7 +153,7 @@ class Trainer:
             await self._checkpoint_before_exit(exc)
             raise
         if self.stop.requested and self.last_checkpoint != self.step:
-            await self._checkpoint(f"stopped by {self.stop.name}")
+            await self._checkpoint(f"stopped by {self.stop.name}", keep=True)
         return self._outcome()
 
     def _outcome(self) -> RunOutcome:
@@ -159,12 +173,14 @@ class Trainer:
         """Checkpoint when the weights are those of a finished step, then let the error go."""
         if self._uncommitted:
             where = f"step {self.last_checkpoint}" if self.last_checkpoint is not None else "no checkpoint yet"
-            self.progress.message(f"debate: the update of step {self.step} failed; last checkpoint: {where}")
+            self.progress.message(
+                f"debate: step {self.step + 1} failed before it was recorded; last checkpoint: {where}"
+            )
             return
         if self.last_checkpoint == self.step:
             return
         try:
-            await self._checkpoint(f"failure: {type(error).__name__}")
+            await self._checkpoint(f"failure: {type(error).__name__}", keep=True)
         except DebateError as exc:  # the backend may be the thing that failed
             self.progress.message(f"debate: could not checkpoint before exiting: {exc}")
 
@@ -191,16 +207,20 @@ class Trainer:
             self.warmstart_steps += 1
             last = self.warmstart_steps == settings.steps
             if last and self.config.evaluation.after_warmstart:
-                metrics.update(await self._evaluate("warmstart"))
+                metrics.update(await self._evaluate("warmstart", self.step + 1))
             self._write(metrics)
             if last or self._due(self.warmstart_steps, self.config.training.save_every):
-                await self._checkpoint("warm-start" if last else "scheduled")
+                await self._checkpoint(
+                    "warm-start" if last else "scheduled",
+                    keep=last and not self.components.total_iterations,
+                    periodic=not last,
+                )
 
     async def _warmstart_step(self, data: WarmstartData, index: int) -> dict[str, MetricValue]:
         settings = self.config.warmstart
         started = time.perf_counter()
         jobs = data.jobs(index)
-        self.progress.start(f"warm-start {index + 1}/{settings.steps}", len(jobs))
+        self.progress.start(f"{self._step_label(self.step + 1)} warm-start {index + 1}/{settings.steps}", len(jobs))
         episodes = await run_debates(
             self.components.runner(),
             jobs,
@@ -244,11 +264,12 @@ class Trainer:
             self.iteration += 1
             last = self.iteration == total
             if self._due(self.iteration, training.eval_every) or (last and evaluation.at_end):
-                metrics.update(await self._evaluate("final" if last else f"iteration_{self.iteration}"))
+                metrics.update(await self._evaluate("final" if last else f"iteration_{self.iteration}", self.step + 1))
             self._write(metrics)
             if last or self._due(self.iteration, training.save_every) or self.stop.requested:
-                reason = f"stopped by {self.stop.name}" if self.stop.requested and not last else "scheduled"
-                await self._checkpoint(reason)
+                stopped = self.stop.requested and not last
+                reason = "final" if last else (f"stopped by {self.stop.name}" if stopped else "scheduled")
+                await self._checkpoint(reason, keep=last or self.stop.requested, periodic=reason == "scheduled")
 
     @staticmethod
     def _due(count: int, every: int) -> bool:
@@ -283,7 +304,7 @@ class Trainer:
         if not rollouts.done():
             rollouts.cancel()
             await asyncio.gather(rollouts, return_exceptions=True)
-            self.progress.message(f"debate: sampling of step {self.step} abandoned (stop requested)")
+            self.progress.message(f"debate: sampling of step {self.step + 1} abandoned (stop requested)")
             raise _Abandoned
         return rollouts.result()
 
@@ -292,18 +313,19 @@ class Trainer:
         training = config.training
         n = config.debate.num_agents
         stage_index, dataset_name, problems = self._batch(iteration)
+        step = self.step + 1
         started = time.perf_counter()
         sampler = self.session.sampler()
         policy = self.components.make_policy(sampler)
         jobs = [
-            DebateJob(
-                p, (policy,) * n, derive_seed(config.run.seed, "train", iteration, i), f"iter{iteration}-debate{i}"
-            )
+            DebateJob(p, (policy,) * n, derive_seed(config.run.seed, "train", iteration, i), f"step{step}-debate{i}")
             for i, p in enumerate(problems)
         ]
-        self.progress.start(f"iter {iteration + 1}/{self.components.total_iterations}", len(jobs))
+        self.progress.start(
+            f"{self._step_label(step)} iter {iteration + 1}/{self.components.total_iterations}", len(jobs)
+        )
         episodes = await self._sample(jobs)
-        raise_backend_failure(sampler, episodes)
+        raise_backend_failure(sampler, episodes, self.config)
         sampled = time.perf_counter()
 
         records = [e.record for e in episodes]
@@ -323,10 +345,11 @@ class Trainer:
         lr = learning_rate_at(training.learning_rate, training.lr_schedule, iteration, self.components.total_iterations)
         update = await self._update(trainable, training.loss_fn, training.loss_fn_config, lr, training.num_substeps)
         trained = time.perf_counter()
-        self._log_transcripts(episodes)
+        self._log_transcripts(step, records, results, advantages)
 
         metrics: dict[str, MetricValue] = {"phase": "rl", "iteration": iteration, "stage": stage_index, "optim/lr": lr}
         returns = [total_returns(r, res) for r, res in zip(records, results, strict=True)]
+        rewards = [float(x) for res in results for x in res.agent_rewards]
         metrics.update(turn_metrics(records))
         metrics.update(reward_metrics(results))
         metrics.update(episode_metrics(episodes, returns))
@@ -355,8 +378,11 @@ class Trainer:
                 else 0.0,
             }
         )
+        metrics["reward/configured"] = mean(rewards)
+        metrics["reward/failure_penalty"] = mean(rewards) - float(metrics["env/all/reward/total"])
         headline = {
-            "reward": float(metrics["env/all/reward/total"]),
+            "reward": float(metrics["reward/configured"]),
+            "fail_penalty": float(metrics["reward/failure_penalty"]),
             "parse_err": float(metrics["parse_error"]),
             "tok/s": float(metrics["throughput/sampled_tokens_per_s"]),
         }
@@ -438,6 +464,13 @@ class Trainer:
         return out
 
     # ------------------------------------------------------------------ backend
+    def _sampler(self) -> RetryingSamplingClient:
+        """The current weights' sampling client, with retries and the context guard."""
+        session = self.session
+        return RetryingSamplingClient(
+            session.sampling_client(), session.retry, session.backend_name, context_length=session.context_length
+        )
+
     async def _update(
         self,
         datums: Sequence[AssembledDatum],
@@ -467,12 +500,32 @@ class Trainer:
             num_substeps=substeps,
             backend_name=self.session.backend_name,
         )
+        problems = update.non_finite()
+        if problems:
+            raise NonFiniteUpdateError(
+                f"the update of step {self.step + 1} is not finite ({'; '.join(problems)}): the run stops before "
+                f"any checkpoint of these weights, so resuming starts from the last good one "
+                f"(step {self.last_checkpoint if self.last_checkpoint is not None else 0}); lower "
+                "training.learning_rate or set training.grad_clip_norm, and check the reward's scale"
+            )
         await self.session.refresh_sampling_client()
         return update
 
-    async def _checkpoint(self, reason: str) -> None:
+    def _step_label(self, step: int) -> str:
+        """``step 21/210``: the step of the update under way, out of every step of the run."""
+        total = self.components.total_iterations
+        if self.config.warmstart.enabled:
+            total += self.config.warmstart.steps
+        return f"step {step}/{total}"
+
+    async def _checkpoint(self, reason: str, *, keep: bool, periodic: bool = False) -> None:
+        """Save the training state and the sampler weights, then the manifest. ``keep``: the last
+        checkpoint of the run, or one written on a stop or a failure (it never expires on the
+        backend); the others live ``session.checkpoint_ttl_seconds``. A ``periodic`` one may be
+        pruned later (``training.keep_last``); phase ends, stops and failures are kept."""
         started = time.perf_counter()
-        path = await self.session.save_state(f"step_{self.step:06d}")
+        ttl = None if keep else self.session.checkpoint_ttl_seconds
+        saved = await self.session.save_checkpoint(self._checkpoint_name(), ttl)
         if self.iteration < self.components.total_iterations:
             stage, within = self.components.stage_at(self.iteration)
         else:
@@ -484,29 +537,66 @@ class Trainer:
             step=self.step,
             warmstart_steps=self.warmstart_steps,
             iteration=self.iteration,
-            backend_state=path,
+            backend_state=saved.state,
             data=DataPosition(stage, within),
             seed=self.config.run.seed,
             rng=capture_rng_state(),
             reason=reason,
+            sampler_weights=saved.sampler,
+            ttl_seconds=ttl,
+            periodic=periodic,
         )
         write_checkpoint(self.run_dir.checkpoints, checkpoint)
         self.last_checkpoint = self.step
-        self.progress.message(f"checkpoint step {self.step} ({reason}) in {time.perf_counter() - started:.1f}s: {path}")
+        self.progress.message(
+            f"checkpoint step {self.step} ({reason}) in {time.perf_counter() - started:.1f}s: {saved.state}"
+        )
+        training = self.config.training
+        for pruned in prune_checkpoints(
+            self.run_dir.checkpoints,
+            training.keep_last,
+            best_steps(self.run_dir.evaluations, training.keep_best_by),
+            self.run_dir.backend_states,
+        ):
+            self.progress.message(f"checkpoint step {pruned.step} pruned (keep_last = {training.keep_last})")
+
+    def _checkpoint_name(self) -> str:
+        """``step_NNNNNN``, or ``step_NNNNNN-2``, ``-3``, ... when that name was tried before: on
+        this training client, or by an earlier process whose save a crash left without a manifest
+        (a backend that keeps its states in ``RUN_DIR/checkpoints/backend``)."""
+        base = name = f"step_{self.step:06d}"
+        attempt = 1
+        leftovers = self.run_dir.backend_states
+        while name in self._names_used or (leftovers / name).exists() or (leftovers / (name + SAMPLER_SUFFIX)).exists():
+            attempt += 1
+            name = f"{base}-{attempt}"
+        self._names_used.add(name)
+        return name
 
     # ------------------------------------------------------------------ side outputs
     def _write(self, metrics: dict[str, MetricValue]) -> None:
-        self.sink.write(self.step, metrics)
+        """The metrics record of the step just done (steps count from 1)."""
         self.step += 1
+        self.sink.write(self.step, metrics)
         self._uncommitted = False
 
-    def _log_transcripts(self, episodes: Sequence[DebateEpisode]) -> None:
-        for index, episode in enumerate(episodes[: self.config.logging.num_groups_to_log]):
-            path = self.run_dir.transcript_path(self.step, index)
+    def _log_transcripts(
+        self,
+        step: int,
+        records: Sequence[DebateRecord],
+        results: Sequence[RewardResult],
+        advantages: Sequence[DebateAdvantages | None],
+    ) -> None:
+        """The first ``num_groups_to_log`` debates of a step, each with its rewards and advantages beside it."""
+        logged = zip(records, results, advantages, strict=True)
+        for index, (record, result, advantage) in enumerate(list(logged)[: self.config.logging.num_groups_to_log]):
+            path = self.run_dir.transcript_path(step, index)
             path.parent.mkdir(parents=True, exist_ok=True)
-            self.components.write_transcript(episode.record, path)
+            self.components.write_transcript(record, path)
+            write_sidecar(path, reward_summary(self.components.reward_name, record, result, advantage))
 
-    async def _evaluate(self, label: str) -> dict[str, float]:
+    async def _evaluate(self, label: str, step: int) -> dict[str, float]:
+        """Evaluate the current weights, the state after ``step`` updates."""
         if self.config.evaluation.num_problems == 0:
             return {}
         started = time.perf_counter()
@@ -518,23 +608,22 @@ class Trainer:
             self.progress,
         )
         sampler = self.session.sampler()
-        metrics = await evaluator.evaluate(sampler, self.session.base_sampling_client, label=f"eval {label}")
-        if sampler.failures:
-            raise BackendError(f"{sampler.failures[0]} (evaluation '{label}')") from sampler.failures[0]
+        metrics = await evaluator.evaluate(sampler, self.opponent, label=f"eval {label}")
+        raise_evaluation_failure(sampler, evaluator.episodes, self.config, label)
         metrics["time/eval"] = time.perf_counter() - started
         baseline = first_evaluation(self.run_dir)
         if baseline is not None:
             metrics.update(paired_changes(baseline.get("per_problem"), evaluator.per_problem))
         record = {
             "label": label,
-            "step": self.step,
+            "step": step,
             "iteration": self.iteration,
             "warmstart_steps": self.warmstart_steps,
             "metrics": metrics,
             "per_problem": evaluator.per_problem,
             "baseline": None if baseline is None else baseline.get("label"),
         }
-        atomic_write_json(self.run_dir.evaluation_path(self.step, label), record)
+        atomic_write_json(self.run_dir.evaluation_path(step, label), record)
         shown = {
             k.split("/", 1)[1]: v
             for k, v in metrics.items()
@@ -587,24 +676,6 @@ def paired_changes(baseline: object, current: dict[str, list[float]]) -> dict[st
     return out
 
 
-def raise_backend_failure(sampler: RetryingSamplingClient, episodes: Sequence[DebateEpisode]) -> None:
-    """Stop when sampling failed for good: the debates counted it as failed turns, but training on
-    an outage would teach the policy nothing true."""
-    if not sampler.failures:
-        return
-    where = next(
-        (
-            e.record.debate_id
-            for e in episodes
-            for t in e.record.turns
-            if t.response.error is not None and "BackendError" in t.response.error.message
-        ),
-        None,
-    )
-    suffix = f" (debate '{where}')" if where else ""
-    raise BackendError(f"{sampler.failures[0]}{suffix}") from sampler.failures[0]
-
-
 def read_evaluations(run_dir: RunDirectory) -> dict[str, dict[str, float]]:
     """Every evaluation recorded in the run directory, by label (the latest of each label), in the
     order they were made."""
@@ -648,9 +719,14 @@ async def run_training(
     """
     progress = progress or Progress(config.logging.progress)
     stop = stop or StopRequest()
+    # the fixed opponent is resolved once: a wrong checkpoint fails before any work, and a run
+    # directory named as the opponent cannot change it halfway
+    fixed_opponent = resolve_opponent(config.evaluation.opponent) if config.evaluation.role_averaged else None
     start: Checkpoint | None = None
     if resume:
         start = latest_checkpoint(run_dir.checkpoints)
+        if start is not None:
+            check_not_expired(start, f"--resume {run_dir.root}")
         differences = _resume_differences(run_dir, resolved_config_dict(config, registry))
         if differences:
             progress.message("debate: resuming with a config that differs from the run's at: " + ", ".join(differences))
@@ -666,7 +742,7 @@ async def run_training(
         write_resolved_config(config, run_dir.config_path, registry)
         run_dir.write_plugins(installed_distributions())
     run_dir.create()
-    run_dir.truncate_metrics(start.step if start else 0)
+    run_dir.truncate_metrics((start.step if start else 0) + 1)
     session = await open_session_async(
         config,
         registry,
@@ -675,18 +751,28 @@ async def run_training(
         state_directory=run_dir.backend_states,
         retry=retry_policy(config.training),
     )
-    if start is not None:
-        restore_rng_state(start.rng)
-    components = components_factory(config, registry, session.tokenizer)
-    sink = open_sinks(config.logging, registry, run_dir.root)
-    trainer = Trainer(config, components, session, run_dir, sink, progress, stop, session.tokenizer)
+    status = "errored"
     try:
-        if handle_signals:
-            with stop_on_signals(stop, asyncio.get_running_loop()):
-                return await trainer.run(start)
-        return await trainer.run(start)
+        opponent = opponent_client(session, fixed_opponent) if config.evaluation.role_averaged else None
+        if start is not None:
+            restore_rng_state(start.rng)
+        components = components_factory(config, registry, session.tokenizer)
+        sink = open_sinks(config.logging, registry, run_dir.root)
+        trainer = Trainer(
+            config, components, session, run_dir, sink, progress, stop, session.tokenizer, opponent=opponent
+        )
+        try:
+            if handle_signals:
+                with stop_on_signals(stop, asyncio.get_running_loop()):
+                    outcome = await trainer.run(start)
+            else:
+                outcome = await trainer.run(start)
+        finally:
+            sink.close()
+        status = "interrupted" if outcome.stopped_by else "success"
+        return outcome
     finally:
-        sink.close()
+        await session.close(status)
 
 
 def _resume_differences(run_dir: RunDirectory, new: dict[str, Any]) -> list[str]:

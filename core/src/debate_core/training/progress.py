@@ -14,20 +14,26 @@ class Progress:
     """Shows the iteration, debates done, tokens/s, mean reward and format rate.
 
     ``bar`` redraws one line in place (``\\r``); ``lines`` prints one line per iteration (for
-    logs and non-terminals); ``off`` prints only messages; ``auto`` picks ``bar`` on a terminal.
+    logs and non-terminals), and while a phase runs, a line every ``line_interval_s`` seconds
+    with the debates done so far (an evaluation is never minutes of silence); ``off`` prints
+    only messages; ``auto`` picks ``bar`` on a terminal.
     """
 
-    def __init__(self, mode: ProgressMode = "auto", stream: TextIO | None = None) -> None:
+    def __init__(
+        self, mode: ProgressMode = "auto", stream: TextIO | None = None, line_interval_s: float = 10.0
+    ) -> None:
         self.stream = stream or sys.stderr
         if mode == "auto":
             mode = "bar" if getattr(self.stream, "isatty", lambda: False)() else "lines"
         self.mode = mode
+        self.line_interval_s = line_interval_s
         self._label = ""
         self._total_debates = 0
         self._done = 0
         self._tokens = 0
         self._started = time.monotonic()
         self._last_draw = 0.0
+        self._last_line = 0.0
 
     def start(self, label: str, debates: int) -> None:
         """A new iteration (or evaluation) with ``debates`` debates to run."""
@@ -36,6 +42,7 @@ class Progress:
         self._done = 0
         self._tokens = 0
         self._started = time.monotonic()
+        self._last_line = self._started
         self._draw(force=True)
 
     def debate_done(self, sampled_tokens: int) -> None:
@@ -64,6 +71,9 @@ class Progress:
         self.stream.flush()
 
     def _draw(self, force: bool = False) -> None:
+        if self.mode == "lines":
+            self._line()
+            return
         if self.mode != "bar":
             return
         now = time.monotonic()
@@ -77,5 +87,18 @@ class Progress:
         self.stream.write(
             f"\r\x1b[2K{self._label} [{bar}] {self._done}/{self._total_debates} debates  "
             f"{self._tokens / elapsed:.0f} tok/s"
+        )
+        self.stream.flush()
+
+    def _line(self) -> None:
+        """In ``lines`` mode, a progress line when the phase has run ``line_interval_s`` since the last one."""
+        now = time.monotonic()
+        if now - self._last_line < self.line_interval_s or not 0 < self._done < self._total_debates:
+            return
+        self._last_line = now
+        elapsed = max(now - self._started, 1e-9)
+        self.stream.write(
+            f"{self._label}  {self._done}/{self._total_debates} debates  {elapsed:.0f}s  "
+            f"{self._tokens / elapsed:.0f} tok/s\n"
         )
         self.stream.flush()

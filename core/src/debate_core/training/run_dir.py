@@ -5,11 +5,15 @@
     RUN_DIR/
       config.toml        the resolved run file (every default filled in)
       plugins.json       the installed plugin distributions with their versions
-      metrics.jsonl      one JSON object per step (warm-start steps, then RL iterations)
-      transcripts/       step_NNNNNN/debate_KK.json: num_groups_to_log debates per iteration
+      metrics.jsonl      one JSON object per step (warm-start steps, then RL iterations, from 1)
+      transcripts/       step_NNNNNN/debate_KK.json: num_groups_to_log debates per iteration,
+                         each with debate_KK.rewards.json (its rewards and advantages) beside it
       checkpoints/       step_NNNNNN.json manifests; backend/ holds local backends' states
       eval/              step_NNNNNN_<label>.json: the evaluations run during training
       summary.json       the last evaluation of each phase and where the run stopped
+      report.html        ``debate report RUN_DIR`` (any time, also while the run goes on)
+
+Step ``s`` is the state after ``s`` updates; every file about it carries that number.
 """
 
 from __future__ import annotations
@@ -124,8 +128,7 @@ def fresh_run_directory(path: Path) -> RunDirectory:
     directory = RunDirectory(path)
     if directory.holds_run():
         raise RunDirectoryError(
-            f"{path} already holds a run; continue it with `debate train CONFIG --resume {path}` "
-            "or choose another --run-dir"
+            f"{path} already holds a run; continue it with `debate train --resume {path}` or choose another --run-dir"
         )
     return directory
 

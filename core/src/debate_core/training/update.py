@@ -12,6 +12,7 @@ the weights through Adam's momentum (docs/training.md).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -19,8 +20,14 @@ import attrs
 from tinker import types
 
 from debate_core.backends.contract import TrainingClientLike
+from debate_core.errors import DebateError
 from debate_core.runtime.retries import BackendError
 from debate_core.training.datum import AssembledDatum
+
+
+class NonFiniteUpdateError(DebateError):
+    """An update's loss or gradient norm was not finite: the weights it produced are not trusted,
+    so the run stops before any checkpoint of them is written (the last good one stays)."""
 
 
 @attrs.frozen
@@ -29,6 +36,22 @@ class UpdateResult:
 
     chunks: tuple[tuple[AssembledDatum, ...], ...]
     outputs: tuple[types.ForwardBackwardOutput, ...]
+    steps: tuple[Any, ...] = ()
+    """What each ``optim_step`` returned (``OptimStepResponse`` with its metrics, where the
+    backend reports any)."""
+
+    def non_finite(self) -> list[str]:
+        """Every loss or gradient-norm metric of the update that is not a finite number."""
+        found: list[str] = []
+        for index, output in enumerate(self.outputs):
+            for name, value in (getattr(output, "metrics", None) or {}).items():
+                if name.startswith("loss") and not _finite(value):
+                    found.append(f"forward_backward {index + 1}: {name} = {value}")
+        for index, step in enumerate(self.steps):
+            for name, value in (getattr(step, "metrics", None) or {}).items():
+                if name.startswith("grad_norm") and not _finite(value):
+                    found.append(f"optim_step {index + 1}: {name} = {value}")
+        return found
 
     @property
     def updated(self) -> bool:
@@ -37,6 +60,10 @@ class UpdateResult:
     @property
     def datums(self) -> list[AssembledDatum]:
         return [d for chunk in self.chunks for d in chunk]
+
+
+def _finite(value: Any) -> bool:
+    return isinstance(value, int | float) and math.isfinite(value)
 
 
 def split_chunks(datums: Sequence[AssembledDatum], num_chunks: int) -> list[list[AssembledDatum]]:
@@ -79,6 +106,7 @@ async def pipelined_update(
         return forward, step
 
     outputs: list[types.ForwardBackwardOutput] = []
+    steps: list[Any] = []
     if not chunks:
         return UpdateResult((), ())
     try:
@@ -87,7 +115,7 @@ async def pipelined_update(
             following = submit(chunks[index + 1]) if index + 1 < len(chunks) else None
             forward, step = pending
             outputs.append(await forward)
-            await step
+            steps.append(await step)
             if following is not None:
                 pending = following
     except BackendError:
@@ -96,4 +124,4 @@ async def pipelined_update(
         raise BackendError(
             f"backend '{backend_name}': the update failed in forward_backward/optim_step: {type(exc).__name__}: {exc}"
         ) from exc
-    return UpdateResult(tuple(tuple(c) for c in chunks), tuple(outputs))
+    return UpdateResult(tuple(tuple(c) for c in chunks), tuple(outputs), tuple(steps))

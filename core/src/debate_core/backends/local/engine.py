@@ -28,6 +28,7 @@ from tinker import types
 from debate_core.backends.local.futures import stop_at_exit
 from debate_core.backends.local.prefix_cache import PrefixCache
 from debate_core.backends.local.stops import StopMatcher, StopSpec
+from debate_core.backends.local.threads import forget_thread_count
 
 
 class Decoder(Protocol):
@@ -218,6 +219,7 @@ class SamplerEngine:
 
     def _run(self) -> None:
         torch.set_flush_denormal(True)  # a per-thread CPU flag
+        forget_thread_count()  # the decoder sets this thread's count per call
         pending: deque[SampleRequest] = deque()
         while True:
             if not pending:

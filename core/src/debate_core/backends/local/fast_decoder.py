@@ -19,20 +19,28 @@ import torch
 import torch.nn.functional as F
 
 from debate_core.backends.local.prefix_cache import PrefixCache
+from debate_core.backends.local.prefix_groups import group_by_prefix
 from debate_core.backends.local.runtime import no_grad
+from debate_core.backends.local.threads import ThreadPlan, use_threads
+
+SHARED_PREFILL_MIN = 32
+"""Prompts of one batch sharing at least this many tokens (not cached yet) prefill them once."""
 
 SUPPORTED_MODEL_TYPES = frozenset({"llama", "mistral", "qwen2", "qwen3"})
 
 
 @dataclass(frozen=True)
 class LayerWeights:
-    """One decoder layer, with q/k/v fused into one matrix and gate/up into another."""
+    """One decoder layer, with q/k/v fused into one matrix and gate/up into another.
+
+    ``qk_norm`` (Qwen3's per-head q and k norms) holds the q norm's weight once per query head,
+    then the k norm's once per kv head, ``[heads + kv_heads, head_dim]``: queries and keys are
+    normalised and rotated together, as one tensor."""
 
     input_norm: torch.Tensor
     qkv: torch.Tensor
     qkv_bias: torch.Tensor | None
-    q_norm: torch.Tensor | None
-    k_norm: torch.Tensor | None
+    qk_norm: torch.Tensor | None
     out: torch.Tensor
     out_bias: torch.Tensor | None
     post_norm: torch.Tensor
@@ -104,6 +112,18 @@ def _owned(parameter: torch.Tensor) -> torch.Tensor:
     return parameter.detach().clone() if parameter.requires_grad else parameter.detach()
 
 
+def _kv_heads(model_config: Any) -> int:
+    return int(getattr(model_config, "num_key_value_heads", None) or model_config.num_attention_heads)
+
+
+def _stacked_norms(q_norm: Any, k_norm: Any, heads: int, kv_heads: int) -> torch.Tensor | None:
+    """The q norm's weight once per query head, then the k norm's once per kv head (a copy)."""
+    if q_norm is None or k_norm is None:
+        return None
+    q_weight, k_weight = q_norm.weight.detach(), k_norm.weight.detach()
+    return torch.cat([q_weight.expand(heads, -1), k_weight.expand(kv_heads, -1)]).contiguous()
+
+
 def _core(model: torch.nn.Module) -> torch.nn.Module:
     """The ``*ForCausalLM`` module, under any peft wrappers."""
     get_base = getattr(model, "get_base_model", None)
@@ -134,8 +154,7 @@ def extract_weights(model: torch.nn.Module) -> DecoderWeights:
                 input_norm=_owned(layer.input_layernorm.weight),
                 qkv=torch.cat([wq, wk, wv]).contiguous(),
                 qkv_bias=qkv_bias,
-                q_norm=_owned(q_norm.weight) if q_norm is not None else None,
-                k_norm=_owned(k_norm.weight) if k_norm is not None else None,
+                qk_norm=_stacked_norms(q_norm, k_norm, int(config.num_attention_heads), _kv_heads(config)),
                 out=wo,
                 out_bias=bo,
                 post_norm=_owned(layer.post_attention_layernorm.weight),
@@ -164,7 +183,7 @@ def extract_weights(model: torch.nn.Module) -> DecoderWeights:
         final_norm=_owned(inner.norm.weight),
         lm_head=lm_head,
         num_heads=int(config.num_attention_heads),
-        num_kv_heads=int(getattr(config, "num_key_value_heads", None) or config.num_attention_heads),
+        num_kv_heads=_kv_heads(config),
         head_dim=int(head_dim),
         norm_eps=float(config.rms_norm_eps),
         rope_cos=(angles.cos() * scaling).to(embed.dtype),
@@ -284,20 +303,19 @@ def forward(
 
     for layer, keys, values in zip(weights.layers, cache.keys, cache.values, strict=True):
         h = F.rms_norm(x, (hidden_size,), layer.input_norm, eps)
-        # Row slices of the fused matrices are contiguous, and so are their outputs: elementwise
-        # work (norms, rotary, SiLU) on strided column slices of one fused output is several
-        # times slower on a CPU, which dominates a long prefill.
-        q = F.linear(h, layer.qkv[:q_size], _part(layer.qkv_bias, 0, q_size)).view(batch, steps, heads, dim)
-        k_rows = slice(q_size, q_size + kv_size)
-        k = F.linear(h, layer.qkv[k_rows], _part(layer.qkv_bias, q_size, q_size + kv_size))
-        k = k.view(batch, steps, kv_heads, dim)
-        v = F.linear(h, layer.qkv[q_size + kv_size :], _part(layer.qkv_bias, q_size + kv_size, None))
+        # Row slices of the fused matrices are contiguous, and so are their outputs: elementwise work
+        # (norms, rotary, SiLU) on strided column slices of one fused output is several times slower
+        # on a CPU, which dominates a long prefill. Queries and keys come out of one product and are
+        # normalised and rotated as one tensor (fewer operations per decoding step).
+        qk_rows = q_size + kv_size
+        qk = F.linear(h, layer.qkv[:qk_rows], _part(layer.qkv_bias, 0, qk_rows))
+        qk = qk.view(batch, steps, heads + kv_heads, dim)
+        v = F.linear(h, layer.qkv[qk_rows:], _part(layer.qkv_bias, qk_rows, None))
         v = v.view(batch, steps, kv_heads, dim)
-        if layer.q_norm is not None and layer.k_norm is not None:
-            q = F.rms_norm(q, (dim,), layer.q_norm, eps)
-            k = F.rms_norm(k, (dim,), layer.k_norm, eps)
-        q = q * cos + _rotate_half(q) * sin
-        k = k * cos + _rotate_half(k) * sin
+        if layer.qk_norm is not None:
+            qk = F.rms_norm(qk, (dim,), None, eps) * layer.qk_norm
+        qk = qk * cos + _rotate_half(qk) * sin
+        q, k = qk[:, :, :heads], qk[:, :, heads:]
         keys[rows, :, positions] = k
         values[rows, :, positions] = v
         # [B, kv_heads, S*G, D]: the G query heads that share a kv head, for every step.
@@ -336,13 +354,24 @@ def pad_rows(sequences: Sequence[Sequence[int]], pad: int, device: torch.device)
 
 
 class FastDecoder:
-    """The sampler's view of a Llama-family snapshot: prefill (reusing cached prefixes) and steps."""
+    """The sampler's view of a Llama-family snapshot: prefill (reusing cached prefixes, and running
+    a prefix that several prompts of the batch share once) and steps."""
 
     supports_join = True
 
-    def __init__(self, weights: DecoderWeights, attention_budget: int = 1 << 26) -> None:
+    def __init__(
+        self, weights: DecoderWeights, attention_budget: int = 1 << 26, threads: ThreadPlan | None = None
+    ) -> None:
         self.weights = weights
         self._attention_budget = attention_budget
+        self._threads = threads
+        matrices = sum(t.numel() for layer in weights.layers for t in (layer.qkv, layer.out, layer.gate_up, layer.down))
+        self._flops_per_token = 2.0 * matrices / max(4 * weights.num_layers, 1)
+        """Floating-point operations of an average matrix product of one layer, per token."""
+
+    def _use_threads(self, tokens: int) -> None:
+        if self._threads is not None:
+            use_threads(self._threads.threads_for(tokens, self._flops_per_token))
 
     @property
     def max_positions(self) -> int:
@@ -361,6 +390,33 @@ class FastDecoder:
         self, prompts: Sequence[Sequence[int]], capacity: int, prefix_cache: PrefixCache
     ) -> tuple[KVBatch, torch.Tensor]:
         """Cache ``prompts`` (each row from its longest cached prefix on); return next-token logits ``[B, V]``."""
+        self._share_within_batch(prompts, prefix_cache)
+        return self._prefill(prompts, capacity, prefix_cache)
+
+    def _share_within_batch(self, prompts: Sequence[Sequence[int]], prefix_cache: PrefixCache) -> None:
+        """Run each prefix that several prompts share (``SHARED_PREFILL_MIN`` tokens or more, and
+        longer than what the cache holds of it) once, and keep it in the cache, so that the rows'
+        lookups start after it: the N prompts of one persona at the start of an RL iteration
+        share their system prompt, and nothing is cached yet for a fresh snapshot."""
+        if not prefix_cache.enabled or len(prompts) < 2:
+            return
+        shared: list[list[int]] = []
+        for group in group_by_prefix(prompts, min_shared=SHARED_PREFILL_MIN):
+            if len(group.members) < 2:
+                continue
+            prefix = list(prompts[group.members[0]][: group.shared])
+            _, cached = prefix_cache.lookup([*prefix, 0])  # a lookup leaves one token to compute
+            if cached < len(prefix):
+                shared.append(prefix)
+        if not shared:
+            return
+        state, _ = self._prefill(shared, max(len(p) for p in shared), prefix_cache)
+        for row, prefix in enumerate(shared):
+            self.remember(state, row, prefix, prefix_cache)
+
+    def _prefill(
+        self, prompts: Sequence[Sequence[int]], capacity: int, prefix_cache: PrefixCache
+    ) -> tuple[KVBatch, torch.Tensor]:
         weights = self.weights
         cache = KVBatch.allocate(weights, len(prompts), capacity)
         starts = []
@@ -372,6 +428,7 @@ class FastDecoder:
             prefix_cache.hit_tokens += shared
             prefix_cache.computed_tokens += len(prompt) - shared
         suffix_lengths = [len(p) - s for p, s in zip(prompts, starts, strict=True)]
+        self._use_threads(sum(suffix_lengths))
         widest = max(suffix_lengths)
         per_row = weights.num_heads * widest * (max(len(p) for p in prompts) + 1)
         chunk = max(1, self._attention_budget // max(per_row, 1))
@@ -396,6 +453,7 @@ class FastDecoder:
     @no_grad
     def step(self, state: KVBatch, tokens: torch.Tensor, active: torch.Tensor) -> torch.Tensor:
         """Feed one token per row; rows with ``active`` false do not advance. Returns logits ``[B, V]``."""
+        self._use_threads(int(tokens.shape[0]))
         positions = state.lengths.clamp(max=state.capacity - 1).unsqueeze(1)
         hidden = forward(self.weights, tokens.view(-1, 1), positions, state)
         state.lengths = state.lengths + active.to(state.lengths.dtype)
@@ -416,6 +474,7 @@ class FastDecoder:
     @no_grad
     def prompt_logprobs(self, prompt: Sequence[int]) -> list[float | None]:
         """Logprob of each prompt token given the ones before it (``None`` for the first)."""
+        self._use_threads(len(prompt))
         cache = KVBatch.allocate(self.weights, 1, len(prompt))
         tokens = torch.tensor([list(prompt)], device=self.device)
         positions = torch.arange(len(prompt), device=self.device).unsqueeze(0)

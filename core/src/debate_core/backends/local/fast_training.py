@@ -6,12 +6,14 @@
   sums the gradient that reaches the prefix from every datum, which is exactly the gradient
   of running each datum in full.
 * **Fused matrices.** Llama-family models under full fine-tuning run a functional forward with
-  fused q/k/v and gate/up matrices (fewer, larger matmuls than the ``transformers`` modules).
+  fused q/k/v and gate/up matrices (fewer, larger matmuls than the ``transformers`` modules);
+  with LoRA the same forward calls the adapted projection modules, so the adapters train with
+  shared prefixes too.
 * **Gradient only where it can be non-zero.** The unembedding and softmax build a graph only
   at positions whose loss coefficient is non-zero; the other positions (prompt tokens with
   weight or advantage 0) get their logprobs without one.
 
-Models with adapters (LoRA) or other architectures go through their ``transformers`` forward.
+Other architectures go through their ``transformers`` forward.
 """
 
 from __future__ import annotations
@@ -24,49 +26,7 @@ import torch
 import torch.nn.functional as F
 
 from debate_core.backends.local.fast_decoder import supports
-
-
-@attrs.frozen
-class PrefixGroup:
-    """Datums ``members`` (indices into the batch) whose first ``shared`` input tokens are equal."""
-
-    shared: int
-    members: tuple[int, ...]
-
-
-def _common_prefix(a: Sequence[int], b: Sequence[int], limit: int) -> int:
-    n = min(len(a), len(b), limit)
-    for i in range(n):
-        if a[i] != b[i]:
-            return i
-    return n
-
-
-def group_by_prefix(sequences: Sequence[Sequence[int]], min_shared: int) -> list[PrefixGroup]:
-    """Group sequences by a shared prefix of at least ``min_shared`` tokens (others alone, ``shared=0``).
-
-    Sequences are sorted so that the ones sharing a prefix are neighbours; each group keeps
-    the prefix all its members share, leaving every member at least one token of its own.
-    """
-    order = sorted(range(len(sequences)), key=lambda i: tuple(sequences[i]))
-    groups: list[PrefixGroup] = []
-    members: list[int] = []
-    shared = 0
-    for index in order:
-        if members:
-            first = sequences[members[0]]
-            limit = min(shared, len(sequences[index]) - 1)
-            candidate = _common_prefix(first, sequences[index], limit)
-            if candidate >= min_shared:
-                members.append(index)
-                shared = candidate
-                continue
-            groups.append(PrefixGroup(shared if len(members) > 1 else 0, tuple(members)))
-        members = [index]
-        shared = len(sequences[index]) - 1
-    if members:
-        groups.append(PrefixGroup(shared if len(members) > 1 else 0, tuple(members)))
-    return groups
+from debate_core.backends.local.prefix_groups import PrefixGroup
 
 
 def _rotate_half(x: torch.Tensor) -> torch.Tensor:
@@ -109,12 +69,15 @@ def _layer_qkv(
     """Queries ``[B, H, S, D]`` and keys, values ``[B, Hkv, S, D]`` of one layer (rotated)."""
     attn = layer.self_attn
     batch, steps = x.shape[:2]
-    weight = torch.cat([attn.q_proj.weight, attn.k_proj.weight, attn.v_proj.weight])
-    bias = None
-    if attn.q_proj.bias is not None:
-        bias = torch.cat([attn.q_proj.bias, attn.k_proj.bias, attn.v_proj.bias])
     h = F.rms_norm(x, (shape.hidden,), layer.input_layernorm.weight, shape.eps)
-    qkv = F.linear(h, weight, bias)
+    if _adapted(attn.q_proj, attn.k_proj, attn.v_proj):
+        qkv = torch.cat([attn.q_proj(h), attn.k_proj(h), attn.v_proj(h)], dim=-1)
+    else:
+        weight = torch.cat([attn.q_proj.weight, attn.k_proj.weight, attn.v_proj.weight])
+        bias = None
+        if attn.q_proj.bias is not None:
+            bias = torch.cat([attn.q_proj.bias, attn.k_proj.bias, attn.v_proj.bias])
+        qkv = F.linear(h, weight, bias)
     q_size, kv_size = shape.heads * shape.dim, shape.kv_heads * shape.dim
     q = qkv[..., :q_size].view(batch, steps, shape.heads, shape.dim)
     k = qkv[..., q_size : q_size + kv_size].view(batch, steps, shape.kv_heads, shape.dim)
@@ -132,10 +95,24 @@ def _layer_rest(layer: Any, x: torch.Tensor, attended: torch.Tensor, shape: _Sha
     """Output projection, residual, and the MLP block of one layer."""
     attn, mlp = layer.self_attn, layer.mlp
     batch, steps = x.shape[:2]
-    x = x + F.linear(attended.transpose(1, 2).reshape(batch, steps, -1), attn.o_proj.weight, attn.o_proj.bias)
+    attended = attended.transpose(1, 2).reshape(batch, steps, -1)
+    if _adapted(attn.o_proj):
+        x = x + attn.o_proj(attended)
+    else:
+        x = x + F.linear(attended, attn.o_proj.weight, attn.o_proj.bias)
     h = F.rms_norm(x, (shape.hidden,), layer.post_attention_layernorm.weight, shape.eps)
-    gate, up = F.linear(h, torch.cat([mlp.gate_proj.weight, mlp.up_proj.weight])).chunk(2, dim=-1)
-    return x + F.linear(F.silu(gate) * up, mlp.down_proj.weight)
+    if _adapted(mlp.gate_proj, mlp.up_proj):
+        gate, up = mlp.gate_proj(h), mlp.up_proj(h)
+    else:
+        gate, up = F.linear(h, torch.cat([mlp.gate_proj.weight, mlp.up_proj.weight])).chunk(2, dim=-1)
+    activated = F.silu(gate) * up
+    return x + (mlp.down_proj(activated) if _adapted(mlp.down_proj) else F.linear(activated, mlp.down_proj.weight))
+
+
+def _adapted(*modules: torch.nn.Module) -> bool:
+    """Whether any of these projections is wrapped (a peft LoRA layer): it is then called as a
+    module, which adds its adapter's update, instead of read as a plain weight."""
+    return any(type(m) is not torch.nn.Linear for m in modules)
 
 
 def _expand_kv(t: torch.Tensor, shape: _Shape) -> torch.Tensor:
@@ -224,8 +201,6 @@ def batch_logprobs(
     """Per-position target logprobs of the datums in ``groups``, by datum index."""
     if not supports(core.config):
         return _plain_logprobs(module, groups, sequences, targets, device)
-    if module is not core:
-        return _hidden_then_head(module, core, groups, sequences, targets, needs_grad, device)
     return _shared_logprobs(core, groups, sequences, targets, needs_grad, device)
 
 
@@ -254,25 +229,6 @@ def _plain_logprobs(
     logits = module(input_ids=ids, use_cache=False).logits.float()
     picked = logits.gather(2, target_ids.unsqueeze(2)).squeeze(2) - torch.logsumexp(logits, dim=2)
     return {m: picked[row, : len(sequences[m])] for row, m in enumerate(members)}
-
-
-def _hidden_then_head(
-    module: torch.nn.Module,
-    core: Any,
-    groups: Sequence[PrefixGroup],
-    sequences: Sequence[Sequence[int]],
-    targets: Sequence[torch.Tensor],
-    needs_grad: Sequence[torch.Tensor],
-    device: torch.device,
-) -> dict[int, torch.Tensor]:
-    members = _members(groups)
-    ids = _padded([sequences[m] for m in members], device)
-    hidden = core.model(input_ids=ids, use_cache=False).last_hidden_state
-    out: dict[int, torch.Tensor] = {}
-    for row, m in enumerate(members):
-        length = len(sequences[m])
-        out[m] = logprobs_at(core.lm_head, hidden[row, :length], targets[m], needs_grad[m])
-    return out
 
 
 def _shared_logprobs(

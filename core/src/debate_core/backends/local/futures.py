@@ -63,10 +63,15 @@ def _stop_all() -> None:
 
 
 def _prepare_thread() -> None:
-    """Flush-to-zero is a per-thread CPU flag: set it on the threads that run the model."""
+    """Flush-to-zero is a per-thread CPU flag: set it on the threads that run the model. So is the
+    thread count: a new thread would otherwise take the count some other thread set last (the
+    sampler sets its own per call, see ``threads.py``)."""
     import torch
 
+    from debate_core.backends.local.runtime import configured_threads
+
     torch.set_flush_denormal(True)
+    torch.set_num_threads(configured_threads())
 
 
 class OrderedWorker:

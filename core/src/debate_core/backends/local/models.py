@@ -1,7 +1,8 @@
-"""Where the local backend's models come from: a Hugging Face causal-LM directory on disk, or a
-named embedded model (``embedded:debate-tiny``) built from a config shipped in the package, with
-a tokenizer trained offline and the pretrained base weights the package ships for it (or, when
-there are none or ``base_weights = "random"``, weights drawn from a fixed seed).
+"""Where the local backend's models come from: a Hugging Face causal-LM directory on disk, a
+GGUF file (``gguf:PATH``, or a directory holding one; read by ``transformers`` with the ``gguf``
+package), or a named embedded model (``embedded:debate-tiny``) built from a config shipped in the
+package, with a tokenizer trained offline and the pretrained base weights the package ships for
+it (or, when there are none or ``base_weights = "random"``, weights drawn from a fixed seed).
 
 Nothing is downloaded. Fine-tuning is full (every weight) or LoRA through peft, with the
 attention / MLP / unembedding switches of ``create_lora_training_client``.
@@ -9,8 +10,16 @@ attention / MLP / unembedding switches of ``create_lora_training_client``.
 
 from __future__ import annotations
 
+import contextlib
+import copy
+import functools
+import importlib
+import importlib.util
 import json
 import re
+import threading
+import warnings
+from collections.abc import Iterator
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
@@ -19,6 +28,7 @@ from typing import Any
 import attrs
 import torch
 
+from debate_core.backends.local.gguf_files import find_gguf
 from debate_core.backends.local.pretrained import load_pretrained
 from debate_core.backends.local.tokenizer import build_embedded_tokenizer, wrap_tokenizer
 from debate_core.errors import ConfigError
@@ -119,6 +129,23 @@ def embedded_config(spec: EmbeddedModelSpec, vocab_size: int, eos_token_id: int,
     )
 
 
+def model_context_length(base_model: str) -> int | None:
+    """The positions ``base_model`` reads, without loading it; ``None`` when its config names none
+    (or it is neither an embedded model nor a directory: loading it reports that)."""
+    if is_embedded(base_model):
+        return embedded_spec(base_model).max_positions
+    config_file = Path(base_model).expanduser() / "config.json"
+    try:
+        config = json.loads(config_file.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    for key in ("max_position_embeddings", "n_positions", "max_seq_len"):
+        value = config.get(key) if isinstance(config, dict) else None
+        if isinstance(value, int) and value > 0:
+            return value
+    return None
+
+
 def load_base(
     base_model: str,
     *,
@@ -151,21 +178,93 @@ def load_base(
         if base_weights != "random":
             load_pretrained(module, spec.name, tokenizer_json, required=base_weights == "pretrained")
         return module.to(device=device, dtype=dtype), tokenizer, tokenizer_json
+    gguf_file = find_gguf(base_model)
+    if gguf_file is not None:
+        module, tokenizer = _load_gguf(gguf_file, dtype)
+        return module.to(device), tokenizer, None
     path = Path(base_model).expanduser()
     if not path.is_dir():
         raise ConfigError(
             f"model.base_model: {base_model!r} is neither an embedded model ({EMBEDDED_PREFIX}<name>, e.g. "
-            f"{EMBEDDED_PREFIX}debate-tiny) nor a local directory; the local backend never downloads, so point "
-            "it at a Hugging Face model directory on disk (config.json, weights and tokenizer files)"
+            f"{EMBEDDED_PREFIX}debate-tiny), a GGUF file (gguf:PATH) nor a local directory; the local backend "
+            "never downloads, so point it at a Hugging Face model directory on disk (config.json, weights and "
+            "tokenizer files) or a .gguf file"
         )
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     try:
-        tokenizer = AutoTokenizer.from_pretrained(path)
-        module = AutoModelForCausalLM.from_pretrained(path, dtype=dtype)
+        with _quiet_transformers():
+            tokenizer = AutoTokenizer.from_pretrained(path)
+            module = AutoModelForCausalLM.from_pretrained(path, dtype=dtype)
     except (OSError, ValueError) as exc:
         raise ConfigError(f"model.base_model: {path} could not be loaded as a causal language model: {exc}") from None
     return module.to(device), tokenizer, None
+
+
+@contextlib.contextmanager
+def _quiet_transformers() -> Iterator[None]:
+    """Hide ``transformers``' progress bars while a model loads (they would scroll the CLI's output),
+    including the GGUF reader's, which is a plain ``tqdm`` bar outside its logging switch."""
+    from transformers.utils import logging
+
+    was_enabled = logging.is_progress_bar_enabled()
+    logging.disable_progress_bar()
+    gguf_utils: Any = None
+    with contextlib.suppress(ImportError):
+        gguf_utils = importlib.import_module("transformers.modeling_gguf_pytorch_utils")
+    bar = getattr(gguf_utils, "tqdm", None)
+    if bar is not None:
+        gguf_utils.tqdm = functools.partial(bar, disable=True)
+    try:
+        yield
+    finally:
+        if bar is not None:
+            gguf_utils.tqdm = bar
+        if was_enabled:
+            logging.enable_progress_bar()
+
+
+def _importable(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):  # a module set to None in sys.modules, or without a spec
+        return False
+
+
+_gguf_lock = threading.Lock()
+_gguf_loaded: dict[tuple[str, int, int, torch.dtype], tuple[torch.nn.Module, Any]] = {}
+
+
+def _load_gguf(path: Path, dtype: torch.dtype) -> tuple[torch.nn.Module, Any]:
+    """A GGUF file's model (weights dequantized to ``dtype``) and tokenizer with its chat template.
+
+    Reading a GGUF file converts its tokenizer and dequantizes every tensor (about 20 s for a
+    135M-parameter model on a small CPU), so the last file read is kept and every caller gets
+    its own copy of the module: a run's training client and its base-model sampling client
+    read the file once.
+    """
+    if not _importable("gguf"):  # transformers reads GGUF files through it
+        raise ConfigError(
+            f"model.base_model: {path} is a GGUF file, and reading one needs the 'gguf' package: "
+            "pip install 'debate-core[gguf]'"
+        )
+    stat = path.stat()
+    key = (str(path), stat.st_size, stat.st_mtime_ns, dtype)
+    with _gguf_lock:
+        if key not in _gguf_loaded:
+            from transformers import AutoModelForCausalLM, AutoTokenizer
+
+            try:
+                with _quiet_transformers():
+                    tokenizer = AutoTokenizer.from_pretrained(path.parent, gguf_file=path.name)
+                    module = AutoModelForCausalLM.from_pretrained(path.parent, gguf_file=path.name, dtype=dtype)
+            except (OSError, ValueError, KeyError, RuntimeError) as exc:
+                message = f"model.base_model: {path} could not be loaded as a causal language model: {exc}"
+                raise ConfigError(message) from None
+            _gguf_loaded.clear()
+            _gguf_loaded[key] = (module.eval(), tokenizer)
+        module, tokenizer = _gguf_loaded[key]
+        return copy.deepcopy(module), tokenizer
 
 
 def lora_targets(module: torch.nn.Module, mode: FinetuneMode) -> list[str]:
@@ -204,7 +303,9 @@ def prepare_for_training(module: torch.nn.Module, mode: FinetuneMode, lora_seed:
     if not targets:
         raise ConfigError("model: LoRA found no linear layer to adapt with these train_* switches")
     config = LoraConfig(r=mode.lora_rank, lora_alpha=mode.lora_rank, lora_dropout=0.0, target_modules=targets)
-    with torch.random.fork_rng(devices=[]):
+    with torch.random.fork_rng(devices=[]), warnings.catch_warnings():
+        # peft asks transformers a deprecated question about gradient checkpointing (transformers 5)
+        warnings.filterwarnings("ignore", message=".*is_gradient_checkpointing.*", category=FutureWarning)
         torch.manual_seed(lora_seed)
         wrapped = get_peft_model(module, config)
     wrapped.eval()

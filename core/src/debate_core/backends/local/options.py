@@ -30,6 +30,10 @@ class LocalBackendOptions:
     random initialisation; ``pretrained`` insists on them; ``random`` always starts from ``init_seed``."""
     full_finetune: bool = False
     """Train every weight even when ``model.lora_rank`` is above 0 (rank 0 always means full fine-tuning)."""
+    sampler_min_mflops_per_thread: float = attrs.field(default=1.0, validator=v.ge(0.0))
+    """The sampler runs a model call on one thread when its average matrix product is small, on up
+    to ``num_threads`` when each thread gets at least this many million operations of it (0: always
+    ``num_threads``); threads meeting at every small product cost more than they save."""
     max_batch_rows: int = attrs.field(default=64, validator=v.ge(1))
     """Sequences decoded together at most; further requests wait for room."""
     prefix_cache_mb: int = attrs.field(default=256, validator=v.ge(0))

@@ -44,6 +44,11 @@ def configure_torch(num_threads: int) -> int:
         return threads
 
 
+def configured_threads() -> int:
+    """The thread count of the last ``configure_torch`` (every core, at most 8, before any)."""
+    return _configured_threads or min(os.cpu_count() or 1, 8)
+
+
 def resolve_device(name: str) -> torch.device:
     """``auto`` is CUDA when present, else CPU; ``cuda`` without a GPU is a clear error."""
     if name == "auto":

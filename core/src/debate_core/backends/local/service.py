@@ -19,11 +19,18 @@ from tinker.lib.retry_handler import RetryConfig
 from debate_core.backends.local import saved_states
 from debate_core.backends.local.engine import SamplerEngine
 from debate_core.backends.local.futures import AwaitableConcurrentFuture, OrderedWorker, completed
-from debate_core.backends.local.models import FinetuneMode, LoadedModel, load_base, prepare_for_training
+from debate_core.backends.local.models import (
+    FinetuneMode,
+    LoadedModel,
+    load_base,
+    model_context_length,
+    prepare_for_training,
+)
 from debate_core.backends.local.options import LocalBackendOptions
 from debate_core.backends.local.runtime import configure_torch, resolve_device, resolve_dtype
 from debate_core.backends.local.sampling_client import LocalSamplingClient
 from debate_core.backends.local.snapshots import make_snapshot
+from debate_core.backends.local.threads import ThreadPlan
 from debate_core.backends.local.tokenizer import token_byte_table
 from debate_core.backends.local.training_client import LocalTrainingClient
 from debate_core.errors import ConfigError
@@ -35,6 +42,8 @@ class LocalServiceClient:
     def __init__(self, settings: LocalBackendOptions | None = None, **overrides: Any) -> None:
         self.settings = attrs.evolve(settings or LocalBackendOptions(), **overrides)
         self.threads = configure_torch(self.settings.num_threads)
+        self.thread_plan = ThreadPlan(self.threads, self.settings.sampler_min_mflops_per_thread)
+        """The sampler's threads per model call (``threads.py``)."""
         self.device = resolve_device(self.settings.device)
         self.dtype = resolve_dtype(self.settings.dtype)
         default_directory = Path(os.environ.get("DEBATE_LOCAL_STATE_DIR", "~/.cache/debate-core/local-states"))
@@ -117,6 +126,11 @@ class LocalServiceClient:
             raise ValueError("Either model_path or base_model must be provided")
         return self._worker.submit(lambda: self._sampling_client(model_path, base_model))
 
+    def max_context_length(self, base_model: str) -> int | None:
+        """The positions the model reads: an embedded model's ``max_positions``, a directory's
+        ``max_position_embeddings`` (or ``n_positions``) from its ``config.json``."""
+        return model_context_length(base_model)
+
     def close(self, status: str = "success", detail: str | None = None) -> AwaitableConcurrentFuture[None]:
         """Stop the engine and worker threads; clients made here stop working."""
         if not self._closed:
@@ -184,5 +198,6 @@ class LocalServiceClient:
             seed=self.settings.init_seed,
             base_model=base_model,
             frozen=True,
+            threads=self.thread_plan,
         )
         return LocalSamplingClient(snapshot, self.engine)

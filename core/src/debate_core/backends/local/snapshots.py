@@ -10,6 +10,7 @@ from debate_core.backends.local.engine import Decoder, SamplerSnapshot
 from debate_core.backends.local.fast_decoder import FastDecoder, extract_weights, supports
 from debate_core.backends.local.generic_decoder import GenericDecoder, snapshot_model
 from debate_core.backends.local.prefix_cache import PrefixCache
+from debate_core.backends.local.threads import ThreadPlan
 
 
 def core_module(module: torch.nn.Module) -> torch.nn.Module:
@@ -27,13 +28,15 @@ def make_snapshot(
     seed: int,
     base_model: str,
     frozen: bool = False,
+    threads: ThreadPlan | None = None,
 ) -> SamplerSnapshot:
     """A snapshot of ``module``'s weights: the fast decoder for Llama-family models, the generic
-    one otherwise. ``frozen`` says nothing will train ``module`` later (no copy needed then)."""
+    one otherwise. ``frozen`` says nothing will train ``module`` later (no copy needed then);
+    ``threads`` chooses the fast decoder's threads per call (``None``: the thread's own count)."""
     decoder: Decoder
     with torch.no_grad():
         if supports(core_module(module).config):
-            decoder = FastDecoder(extract_weights(module))
+            decoder = FastDecoder(extract_weights(module), threads=threads)
         else:
             pad = getattr(tokenizer, "pad_token_id", None)
             if pad is None:

@@ -23,12 +23,14 @@ from tinker.lib.retry_handler import RetryConfig
 from debate_core.backends.local import losses, saved_states
 from debate_core.backends.local.engine import SamplerEngine, SamplerSnapshot
 from debate_core.backends.local.fast_decoder import supports
-from debate_core.backends.local.fast_training import PrefixGroup, batch_logprobs, group_by_prefix
+from debate_core.backends.local.fast_training import batch_logprobs
 from debate_core.backends.local.futures import AwaitableConcurrentFuture, OrderedWorker
 from debate_core.backends.local.models import LoadedModel, trainable_parameters
 from debate_core.backends.local.options import LocalBackendOptions
+from debate_core.backends.local.prefix_groups import PrefixGroup, group_by_prefix
 from debate_core.backends.local.sampling_client import LocalSamplingClient
 from debate_core.backends.local.snapshots import core_module, make_snapshot
+from debate_core.backends.local.threads import ThreadPlan
 from debate_core.backends.local.tokenizer import token_byte_table
 
 CustomLoss = Callable[[list[types.Datum], list[torch.Tensor]], tuple[torch.Tensor, dict[str, float]]]
@@ -45,6 +47,9 @@ class TrainingHost(Protocol):
 
     @property
     def engine(self) -> SamplerEngine: ...
+
+    @property
+    def thread_plan(self) -> ThreadPlan: ...
 
     def state_path(self, name: str) -> Path: ...
 
@@ -296,8 +301,7 @@ class LocalTrainingClient:
         """
         sequences = [tokens for tokens, _ in prepared]
         settings = self._service.settings
-        shareable = settings.share_training_prefixes and self._loaded.module is self._core
-        if shareable and supports(self._core.config):
+        if settings.share_training_prefixes and supports(self._core.config):
             groups = group_by_prefix(sequences, min_shared=32)
         else:
             groups = [PrefixGroup(0, (i,)) for i in range(len(sequences))]
@@ -348,6 +352,10 @@ class LocalTrainingClient:
         limit = params.grad_clip_norm if params.grad_clip_norm > 0 else math.inf
         with_grad = [p for p in parameters if p.grad is not None]
         norm = float(torch.nn.utils.clip_grad_norm_(with_grad, limit)) if with_grad else 0.0
+        if not math.isfinite(norm):
+            # clipping cannot rescue a NaN or infinite gradient: refuse the step, weights unchanged
+            self._optimizer.zero_grad(set_to_none=True)
+            raise ValueError(f"the gradient norm is {norm}; the optimizer step was not applied")
         for group in self._optimizer.param_groups:
             group["lr"] = params.learning_rate
             group["betas"] = (params.beta1, params.beta2)
@@ -356,6 +364,8 @@ class LocalTrainingClient:
         self._optimizer.step()
         self._optimizer.zero_grad(set_to_none=True)
         self._steps += 1
+        if not all(bool(torch.isfinite(p).all()) for p in parameters):
+            raise ValueError(f"optimizer step {self._steps} left non-finite weights")
         return types.OptimStepResponse(
             metrics={"grad_norm:mean": norm, "learning_rate:mean": params.learning_rate, "step:max": self._steps}
         )
@@ -369,6 +379,7 @@ class LocalTrainingClient:
             prefix_cache_mb=self._service.settings.prefix_cache_mb,
             seed=(self._seed * 1_000_003 + self._snapshots) % (1 << 63),
             base_model=self._loaded.base_model,
+            threads=self._service.thread_plan,
         )
 
     def _save(self, path: Path, with_optimizer: bool, overwrite: bool, user_metadata: dict[str, str] | None) -> Path:

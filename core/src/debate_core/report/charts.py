@@ -1,0 +1,123 @@
+"""Line charts as inline SVG: no script, no external file, readable in any browser."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from html import escape
+
+import attrs
+
+PALETTE: tuple[str, ...] = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b")
+"""Series colours, in order."""
+
+WIDTH, HEIGHT = 440, 230
+LEFT, RIGHT, TOP, BOTTOM = 52, 12, 28, 58
+
+
+@attrs.frozen
+class Series:
+    """One line: its label and ``(x, y)`` points (non-finite ``y`` are left out)."""
+
+    label: str
+    points: tuple[tuple[float, float], ...]
+    dashed: bool = False
+
+
+def nice_ticks(low: float, high: float, count: int = 5) -> list[float]:
+    """About ``count`` round tick values covering ``[low, high]``."""
+    if not (math.isfinite(low) and math.isfinite(high)):
+        return [0.0]
+    if high <= low:
+        high = low + (abs(low) or 1.0)
+    raw = (high - low) / max(count, 1)
+    magnitude = 10 ** math.floor(math.log10(raw))
+    step = next(m * magnitude for m in (1, 2, 2.5, 5, 10) if m * magnitude >= raw)
+    first = math.floor(low / step) * step
+    ticks = []
+    value = first
+    while value <= high + step * 1e-9:
+        ticks.append(round(value, 12))
+        value += step
+    if ticks[-1] < high:
+        ticks.append(round(value, 12))
+    return ticks
+
+
+def _label(value: float) -> str:
+    if value == 0:
+        return "0"
+    if abs(value) >= 1e4 or abs(value) < 1e-3:
+        return f"{value:.1e}"
+    return f"{value:.3g}"
+
+
+def line_chart(title: str, series: Sequence[Series], x_label: str = "step", y_label: str = "") -> str:
+    """One chart as an ``<svg>`` element; a chart with no points says so instead of drawing axes."""
+    drawn = [
+        attrs.evolve(s, points=tuple((x, y) for x, y in s.points if math.isfinite(x) and math.isfinite(y)))
+        for s in series
+    ]
+    drawn = [s for s in drawn if s.points]
+    head = (
+        f'<svg class="chart" xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{HEIGHT}" '
+        f'viewBox="0 0 {WIDTH} {HEIGHT}" role="img" aria-label="{escape(title)}">'
+        f'<text x="{WIDTH / 2}" y="16" text-anchor="middle" class="chart-title">{escape(title)}</text>'
+    )
+    if not drawn:
+        return (
+            head + f'<text x="{WIDTH / 2}" y="{HEIGHT / 2}" text-anchor="middle" class="empty">no data yet</text></svg>'
+        )
+    xs = [x for s in drawn for x, _ in s.points]
+    ys = [y for s in drawn for _, y in s.points]
+    x_ticks = nice_ticks(min(xs), max(xs))
+    y_ticks = nice_ticks(min(ys), max(ys))
+    x0, x1, y0, y1 = x_ticks[0], x_ticks[-1], y_ticks[0], y_ticks[-1]
+    plot_w, plot_h = WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
+
+    def px(x: float) -> float:
+        return LEFT + (x - x0) / (x1 - x0 or 1.0) * plot_w
+
+    def py(y: float) -> float:
+        return TOP + plot_h - (y - y0) / (y1 - y0 or 1.0) * plot_h
+
+    parts = [head, f'<rect x="{LEFT}" y="{TOP}" width="{plot_w}" height="{plot_h}" class="plot"/>']
+    for tick in y_ticks:
+        y = py(tick)
+        parts.append(f'<line x1="{LEFT}" x2="{LEFT + plot_w}" y1="{y:.1f}" y2="{y:.1f}" class="grid"/>')
+        parts.append(f'<text x="{LEFT - 4}" y="{y + 3:.1f}" text-anchor="end" class="tick">{_label(tick)}</text>')
+    for tick in x_ticks:
+        x = px(tick)
+        parts.append(
+            f'<text x="{x:.1f}" y="{TOP + plot_h + 13}" text-anchor="middle" class="tick">{_label(tick)}</text>'
+        )
+    parts.append(f'<text x="{LEFT + plot_w / 2}" y="{TOP + plot_h + 26}" text-anchor="middle" class="axis">')
+    parts.append(f"{escape(x_label)}</text>")
+    if y_label:
+        parts.append(
+            f'<text x="12" y="{TOP + plot_h / 2}" text-anchor="middle" class="axis" '
+            f'transform="rotate(-90 12 {TOP + plot_h / 2})">{escape(y_label)}</text>'
+        )
+    for index, s in enumerate(drawn):
+        colour = PALETTE[index % len(PALETTE)]
+        dash = ' stroke-dasharray="5 3"' if s.dashed else ""
+        points = " ".join(f"{px(x):.1f},{py(y):.1f}" for x, y in s.points)
+        parts.append(f'<polyline points="{points}" fill="none" stroke="{colour}" stroke-width="1.6"{dash}/>')
+        if len(s.points) <= 30:
+            parts.extend(
+                f'<circle cx="{px(x):.1f}" cy="{py(y):.1f}" r="2.6" fill="{colour}"><title>'
+                f"{escape(s.label)}: step {_label(x)}, {y:.4g}</title></circle>"
+                for x, y in s.points
+            )
+    legend_y = HEIGHT - 20
+    x = float(LEFT)
+    for index, s in enumerate(drawn):
+        colour = PALETTE[index % len(PALETTE)]
+        width = 22 + 6.2 * len(s.label)
+        if x > LEFT and x + width > WIDTH:
+            x, legend_y = float(LEFT), legend_y + 13
+        parts.append(f'<rect x="{x:.0f}" y="{legend_y - 8}" width="10" height="10" fill="{colour}"/>')
+        parts.append(f'<text x="{x + 13:.0f}" y="{legend_y + 1}" class="legend">{escape(s.label)}</text>')
+        x += width
+    parts.append("</svg>")
+    return "".join(parts)

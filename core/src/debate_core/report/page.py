@@ -1,0 +1,271 @@
+"""The report page: one self-contained HTML file (inline CSS and SVG, no script, no network)."""
+
+from __future__ import annotations
+
+import math
+import re
+import time
+from collections.abc import Sequence
+from html import escape
+from typing import Any
+
+from debate_core.report.charts import Series, line_chart
+from debate_core.report.debate_view import render_debate
+from debate_core.report.run_data import RunData
+
+EVALUATION_ROWS: tuple[tuple[str, str], ...] = (
+    ("direct/correct", "accuracy, direct answers"),
+    ("debate/debate_correct", "accuracy, the debate's final answer"),
+    ("debate/correct", "accuracy, agents' final answers"),
+    ("debate_minus_direct", "debate − direct"),
+    ("debate/judge_accuracy", "judge accuracy (decidable votes)"),
+    ("debate/judge_decidable_votes", "decidable votes"),
+    ("debate/judge_ties", "tie votes on decidable pairs"),
+    ("debate/comparison_rate", "comparison rate"),
+    ("debate/rounds_played", "rounds played"),
+    ("debate/wrong_to_right", "wrong → right (first to last round)"),
+    ("debate/right_to_wrong", "right → wrong (first to last round)"),
+    ("direct/format", "format rate, direct"),
+    ("debate/format", "format rate, debate"),
+    ("debate/parse_error", "parse errors, debate"),
+)
+"""Evaluation metrics the table shows first (without their ``eval_<dataset>/`` prefix), with a label."""
+
+STYLE = """
+body{font:14px/1.45 system-ui,-apple-system,'Segoe UI',sans-serif;margin:0;color:#1d232b;background:#f6f7f9}
+header{background:#1d2b3a;color:#fff;padding:14px 24px}header h1{margin:0;font-size:20px}
+header .status{opacity:.85}main{padding:8px 24px 40px;max-width:1500px}
+h2{margin:26px 0 8px;font-size:17px;border-bottom:1px solid #d5dae0;padding-bottom:4px}
+.notes{background:#fff4d6;border:1px solid #e8c660;padding:8px 12px;border-radius:6px}
+.notes li{font-family:ui-monospace,monospace;font-size:12px}
+table{border-collapse:collapse;background:#fff;margin:6px 12px 10px 0}
+td,th{border:1px solid #d5dae0;padding:3px 8px;text-align:right;vertical-align:top}
+th{background:#eef1f4;text-align:left;font-weight:600}caption{text-align:left;font-size:12px;color:#555;padding:2px}
+td.label{text-align:left}.se{color:#777;font-size:12px}.up{color:#16803c}.down{color:#b3261e}
+.charts{display:flex;flex-wrap:wrap;gap:10px}svg.chart{background:#fff;border:1px solid #d5dae0;border-radius:6px}
+.chart-title{font-size:13px;font-weight:600;fill:#1d232b}.tick{font-size:10px;fill:#555}.axis{font-size:11px;fill:#333}
+.legend{font-size:11px;fill:#333}.empty{font-size:13px;fill:#999}.grid{stroke:#e6e9ed}.plot{fill:none;stroke:#c9ced5}
+details.debate{background:#fff;border:1px solid #d5dae0;border-radius:6px;margin:8px 0;padding:6px 10px}
+details.debate summary{cursor:pointer;font-weight:600}.question{margin:6px 0}
+.debate-tables{display:flex;flex-wrap:wrap;align-items:flex-start}
+.votes-matrix td{text-align:center;min-width:34px}.votes-matrix td.voted{background:#e3efff}
+.votes-matrix td.self{color:#bbb}.votes-matrix td.truth{text-align:left}
+.turn{border-left:4px solid #999;margin:8px 0;padding:4px 8px;background:#fbfbfc}
+.agent-0{border-color:#1f77b4}.agent-1{border-color:#d62728}.agent-2{border-color:#2ca02c}.agent-3{border-color:#9467bd}
+.agent-4{border-color:#ff7f0e}.agent-5{border-color:#17becf}.agent-6{border-color:#8c564b}.agent-7{border-color:#e377c2}
+.turn-head{font-size:13px}.votes,.step-rewards{margin-left:10px;color:#444;font-size:12px}.stream{font-weight:600}
+pre.text{white-space:pre-wrap;word-break:break-word;margin:4px 0;font:12px/1.4 ui-monospace,monospace}
+.outside{color:#9aa1a9}.sec{border-radius:3px;padding:0 2px}
+.sec::before{content:attr(data-section);font:600 9px system-ui,sans-serif;text-transform:uppercase;
+ color:#fff;background:#6b7785;border-radius:3px;padding:0 3px;margin-right:4px;vertical-align:1px}
+.sec-solution{background:#e8f4ea}.sec-solution::before{background:#2e7d32}
+.sec-evaluation{background:#fff5e0}.sec-evaluation::before{background:#b26a00}
+.sec-comparison{background:#e8efff}.sec-comparison::before{background:#1a56c4}
+.sec-consensus{background:#f3e8ff}.sec-consensus::before{background:#7b3fbf}
+.sec-consensus_reason{background:#f6f0fb}.sec-consensus_reason::before{background:#8d6bb0}
+.grade{font-size:12px;font-weight:600}.grade.right{color:#16803c}.grade.wrong{color:#b3261e}.grade.none{color:#888}
+.failed{color:#b3261e;font-size:12px}.note{color:#666;font-size:12px}
+pre.config{background:#fff;border:1px solid #d5dae0;padding:10px;font-size:12px;overflow:auto;max-height:520px}
+"""
+
+
+def _fmt(value: Any) -> str:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        return "–"
+    if float(value).is_integer() and abs(value) >= 1:
+        return f"{int(value)}"
+    return f"{value:.3f}"
+
+
+def _with_se(metrics: dict[str, Any], name: str) -> str:
+    value = metrics.get(name)
+    if value is None:
+        return "–"
+    error = metrics.get(f"{name}_se")
+    se = f' <span class="se">± {_fmt(error)}</span>' if isinstance(error, int | float) else ""
+    return f"{_fmt(value)}{se}"
+
+
+def _change(first: dict[str, Any], last: dict[str, Any], name: str) -> str:
+    """The change of ``name`` since the first evaluation: the paired ``<name>_change`` when the
+    evaluation reports it, else the difference with the two taken as independent."""
+    paired = last.get(f"{name}_change")
+    if isinstance(paired, int | float):
+        change, error, kind = float(paired), last.get(f"{name}_change_se"), "paired"
+    else:
+        a, b = first.get(name), last.get(name)
+        if not isinstance(a, int | float) or not isinstance(b, int | float) or first is last:
+            return "–"
+        change, kind = float(b) - float(a), "independent"
+        ea, eb = first.get(f"{name}_se"), last.get(f"{name}_se")
+        error = math.hypot(ea, eb) if isinstance(ea, int | float) and isinstance(eb, int | float) else None
+    css = "up" if change > 0 else ("down" if change < 0 else "")
+    text = f'<span class="{css}">{change:+.3f}</span>'
+    if isinstance(error, int | float) and error > 0:
+        text += f' <span class="se">± {error:.3f} ({change / error:+.1f} SE, {kind})</span>'
+    return text
+
+
+def evaluation_prefixes(evaluations: Sequence[dict[str, Any]]) -> list[str]:
+    """The ``eval_<dataset>`` prefixes the evaluations report."""
+    return sorted({name.split("/", 1)[0] for e in evaluations for name in e["metrics"] if name.startswith("eval_")})
+
+
+def evaluation_table(evaluations: Sequence[dict[str, Any]]) -> str:
+    """Per evaluation dataset: the headline metrics at each evaluation, with standard errors,
+    and their change since the first evaluation; every other metric in a folded table."""
+    if not evaluations:
+        return '<p class="note">No evaluation yet.</p>'
+    prefixes = evaluation_prefixes(evaluations)
+    if not prefixes:
+        return '<p class="note">The evaluations hold no <code>eval_&lt;dataset&gt;/</code> metric.</p>'
+    out = []
+    for prefix in prefixes:
+        columns = [
+            {k.split("/", 1)[1]: v for k, v in e["metrics"].items() if k.startswith(prefix + "/")} for e in evaluations
+        ]
+        present = set().union(*columns)
+        head = "".join(f"<th>{escape(str(e['label']))}<br><small>step {e['step']}</small></th>" for e in evaluations)
+        head += "<th>change since first</th>" if len(evaluations) > 1 else ""
+
+        def row(name: str, label: str, columns: list[dict[str, Any]] = columns) -> str:
+            cells = "".join(f"<td>{_with_se(c, name)}</td>" for c in columns)
+            if len(columns) > 1:
+                cells += f"<td>{_change(columns[0], columns[-1], name)}</td>"
+            return f'<tr><td class="label">{escape(label)} <code>{escape(name)}</code></td>{cells}</tr>'
+
+        shown = [(name, label) for name, label in EVALUATION_ROWS if name in present]
+        shown += [(name, "pass@k") for name in sorted(present) if re.fullmatch(r"(direct|debate)/pass@\d+", name)]
+        rows = "".join(row(name, label) for name, label in shown)
+        skip = {n for n, _ in shown}
+        others = sorted(n for n in present if n not in skip and not re.search(r"_(se|change|change_se)$", n))
+        rest = "".join(row(name, "") for name in others)
+        out.append(
+            f'<h3><code>{escape(prefix)}</code></h3><table class="evaluation"><tr><th>metric</th>{head}</tr>'
+            f"{rows}</table><details><summary>every other metric of {escape(prefix)}</summary>"
+            f'<table class="evaluation"><tr><th>metric</th>{head}</tr>{rest}</table></details>'
+        )
+    return "".join(out)
+
+
+def _eval_series(evaluations: Sequence[dict[str, Any]], suffix: str) -> tuple[tuple[float, float], ...]:
+    points = []
+    for e in evaluations:
+        for name, value in e["metrics"].items():
+            if name.startswith("eval_") and name.split("/", 1)[-1] == suffix and isinstance(value, int | float):
+                points.append((float(e["step"]), float(value)))
+    return tuple(points)
+
+
+def charts(run: RunData) -> str:
+    """The curves over steps; charts of metrics the run never wrote are left out, except the
+    core ones, which say 'no data yet'."""
+    m = run.metrics
+    names = m.names()
+    datasets = sorted({n[len("train_") : -len("/correct")] for n in names if re.fullmatch(r"train_.+/correct", n)})
+
+    def train(metric: str) -> list[Series]:
+        return [
+            Series(f"train {d}" if len(datasets) > 1 else "training", m.series(f"train_{d}/{metric}")) for d in datasets
+        ]
+
+    ev = run.evaluations
+    comparison = "debate/comparison_rate" if "debate/comparison_rate" in names else "debate/valid_comparison_rate"
+    specs: list[tuple[str, list[Series], bool]] = [
+        (
+            "Reward per stream (training)",
+            [
+                Series("configured reward", m.series("reward/configured")),
+                Series("generator", m.series("reward/gen/mean")),
+                Series("judge", m.series("reward/judge/mean")),
+                Series("total return", m.series("env/all/reward/total"), dashed=True),
+            ],
+            True,
+        ),
+        (
+            "Held-out accuracy",
+            [
+                Series("direct", _eval_series(ev, "direct/correct")),
+                Series("debate (final answer)", _eval_series(ev, "debate/debate_correct")),
+                Series("debate (agents)", _eval_series(ev, "debate/correct"), dashed=True),
+            ],
+            True,
+        ),
+        (
+            "Judge accuracy",
+            [*train("judge_accuracy"), Series("held-out", _eval_series(ev, "debate/judge_accuracy"), dashed=True)],
+            True,
+        ),
+        (
+            "Comparison rate",
+            [Series("training", m.series(comparison)), Series("held-out", _eval_series(ev, "debate/comparison_rate"))],
+            True,
+        ),
+        (
+            "Format and parse errors (training)",
+            [
+                *(Series(f"format {s.label}", s.points) for s in train("format")),
+                Series("parse errors", m.series("parse_error")),
+            ],
+            True,
+        ),
+        ("KL(sampler ‖ trainer)", [Series("kl v1", m.series("optim/kl_sample_train_v1"))], True),
+        ("Entropy of sampled tokens", [Series("entropy", m.series("optim/entropy"))], True),
+        ("Training accuracy", train("correct"), False),
+        (
+            "Judge weight and agreement",
+            [Series("judge weight", m.series("judge/weight")), Series("agreement", m.series("judge/agreement"))],
+            False,
+        ),
+        ("Warm-start loss per token", [Series("loss", m.series("warmstart/loss_per_token"))], False),
+    ]
+    drawn = [line_chart(title, series) for title, series, core in specs if core or any(s.points for s in series)]
+    return '<div class="charts">' + "".join(drawn) + "</div>"
+
+
+def _checkpoints(run: RunData) -> str:
+    if not run.checkpoints:
+        return '<p class="note">No checkpoint yet.</p>'
+    rows = "".join(
+        f'<tr><td>{c.step}</td><td class="label">{escape(c.reason)}</td><td class="label">'
+        f"<code>{escape(c.backend_state)}</code></td></tr>"
+        for c in run.checkpoints
+    )
+    last = run.checkpoints[-1]
+    name = run.root.name
+    return (
+        f'<table><tr><th>step</th><th>reason</th><th>backend state</th></tr>{rows}</table><p class="note">'
+        f"Evaluate or debate with the latest: <code>debate eval CONFIG --checkpoint {escape(str(run.root))}</code>, "
+        f"<code>debate run CONFIG --checkpoint {escape(str(run.root))} --question ...</code> "
+        f"(step {last.step}; run {escape(name)}).</p>"
+    )
+
+
+def report_html(run: RunData, generated: float | None = None) -> str:
+    """The whole report page."""
+    now = generated or time.time()
+    stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(now))
+    notes = ""
+    if run.notes:
+        items = "".join(f"<li>{escape(n)}</li>" for n in run.notes)
+        notes = f'<div class="notes"><b>Notes while reading the run</b><ul>{items}</ul></div>'
+    shown = len(run.debates)
+    debates = "".join(render_debate(d, open_=i == len(run.debates) - 1) for i, d in enumerate(run.debates))
+    if not debates:
+        debates = '<p class="note">No transcript logged yet.</p>'
+    config = escape(run.config_text) if run.config_text is not None else "(no config.toml)"
+    return f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>debate report: {escape(run.root.name)}</title><style>{STYLE}</style></head>
+<body><header><h1>debate run <code>{escape(run.root.name)}</code></h1>
+<div class="status">{escape(run.status(now))} · {len(run.metrics.records)} metrics records · report made {stamp}
+· <code>{escape(str(run.root))}</code></div></header><main>{notes}
+<h2 id="evaluation">Held-out evaluation</h2>{evaluation_table(run.evaluations)}
+<h2 id="curves">Curves over steps</h2>{charts(run)}
+<h2 id="debates">Sampled debates ({shown} of {run.debates_logged} logged)</h2>
+<p class="note">Sections are marked by the parser's spans; dimmed text lies outside every section. Per step:
+<i>r</i> the stream's reward, <i>A</i> its advantage as the update used it.</p>{debates}
+<h2 id="checkpoints">Checkpoints</h2>{_checkpoints(run)}
+<h2 id="config">Resolved configuration</h2><pre class="config">{config}</pre>
+</main></body></html>
+"""

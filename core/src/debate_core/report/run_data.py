@@ -1,0 +1,196 @@
+"""Everything ``debate report`` reads from a run directory, read so that a live or broken run
+still gives a report: damaged metrics lines and unreadable files become notes, never errors."""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from debate_core.debate.transcripts import load_transcript
+from debate_core.errors import DebateError
+from debate_core.records import DebateRecord
+from debate_core.runtime.manifests import Checkpoint, list_checkpoints
+from debate_core.training.evaluation_records import read_evaluation_records
+from debate_core.training.reward_sidecars import SIDECAR_SUFFIX, read_sidecar
+from debate_core.training.run_dir import RunDirectory
+
+
+class ReportError(DebateError):
+    """No report can be made of this directory."""
+
+
+@attrs.frozen
+class MetricsLog:
+    """The readable records of ``metrics.jsonl`` in step order, and a note per damaged line."""
+
+    records: tuple[dict[str, Any], ...]
+    damaged: tuple[str, ...]
+
+    def series(self, name: str) -> tuple[tuple[float, float], ...]:
+        """``(step, value)`` of every record holding a finite number under ``name``."""
+        out = []
+        for record in self.records:
+            value = record.get(name)
+            if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
+                out.append((float(record["step"]), float(value)))
+        return tuple(out)
+
+    def names(self) -> set[str]:
+        """Every metric name of every record."""
+        return {name for record in self.records for name in record}
+
+
+def read_metrics_log(path: Path) -> MetricsLog:
+    """Read ``metrics.jsonl``: a line that is not a JSON object with an integer ``step`` is
+    reported (``metrics.jsonl line 7: ...``) and skipped."""
+    records: list[dict[str, Any]] = []
+    damaged: list[str] = []
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except FileNotFoundError:
+        return MetricsLog((), ())
+    except OSError as exc:
+        return MetricsLog((), (f"{path.name}: cannot be read: {exc.strerror or exc}",))
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            damaged.append(f"{path.name} line {number}: not valid JSON ({exc.msg}); skipped")
+            continue
+        step = record.get("step") if isinstance(record, dict) else None
+        if not isinstance(step, int) or isinstance(step, bool):
+            damaged.append(f"{path.name} line {number}: not a metrics record (no integer 'step'); skipped")
+            continue
+        records.append(record)
+    return MetricsLog(tuple(sorted(records, key=lambda r: int(r["step"]))), tuple(damaged))
+
+
+@attrs.frozen
+class LoggedDebate:
+    """One logged transcript: its step and index, the debate (``None`` with ``error`` when it
+    cannot be read) and the rewards the trainer saved beside it (``None`` when absent)."""
+
+    step: int
+    index: int
+    path: Path
+    record: DebateRecord | None
+    rewards: dict[str, Any] | None
+    error: str | None = None
+
+
+def logged_transcripts(transcripts: Path) -> list[tuple[int, int, Path]]:
+    """``(step, index, path)`` of every ``step_NNNNNN/debate_KK.json``, in order."""
+    found = []
+    for folder in sorted(transcripts.glob("step_*")) if transcripts.is_dir() else []:
+        if not folder.name[5:].isdigit():
+            continue
+        for path in sorted(folder.glob("debate_*.json")):
+            if path.name.endswith(SIDECAR_SUFFIX) or not path.stem[7:].isdigit():
+                continue
+            found.append((int(folder.name[5:]), int(path.stem[7:]), path))
+    return found
+
+
+def spread(items: list[Any], count: int) -> list[Any]:
+    """``count`` items spread evenly over ``items``, the first and the last included."""
+    if count <= 0:
+        return []
+    if len(items) <= count:
+        return list(items)
+    if count == 1:
+        return [items[-1]]
+    picks = sorted({round(i * (len(items) - 1) / (count - 1)) for i in range(count)})
+    return [items[i] for i in picks]
+
+
+def read_debate(step: int, index: int, path: Path) -> LoggedDebate:
+    """One logged transcript with its rewards; an unreadable one keeps its error message."""
+    try:
+        record: DebateRecord | None = load_transcript(path)
+        error = None
+    except DebateError as exc:
+        record, error = None, str(exc)
+    return LoggedDebate(step, index, path, record, read_sidecar(path), error)
+
+
+@attrs.frozen
+class RunData:
+    """A run directory as the report shows it."""
+
+    root: Path
+    config_text: str | None
+    metrics: MetricsLog
+    evaluations: tuple[dict[str, Any], ...]
+    debates: tuple[LoggedDebate, ...]
+    debates_logged: int
+    checkpoints: tuple[Checkpoint, ...]
+    summary: dict[str, Any] | None
+    last_change: float | None
+    notes: tuple[str, ...]
+
+    @property
+    def finished(self) -> bool:
+        """True when the trainer wrote its summary (the run ended, by completing or by a stop)."""
+        return self.summary is not None
+
+    def status(self, now: float | None = None) -> str:
+        """One line: finished, stopped, or still going / interrupted with the last step seen."""
+        last_step = self.metrics.records[-1]["step"] if self.metrics.records else None
+        if self.summary is not None:
+            stopped = self.summary.get("stopped_by")
+            where = f"after step {self.summary.get('step')}"
+            return f"stopped by {stopped} {where}" if stopped else f"finished {where}"
+        seen = "no step recorded yet" if last_step is None else f"last recorded step {last_step}"
+        age = ""
+        if self.last_change is not None:
+            minutes = ((now or time.time()) - self.last_change) / 60
+            age = f", last written {minutes:.0f} min ago" if minutes >= 1 else ", last written under a minute ago"
+        return f"running or interrupted ({seen}{age}; no summary.json yet)"
+
+
+def read_run(root: Path, max_debates: int = 8) -> RunData:
+    """Read a run directory for the report; only a directory without any run file is an error."""
+    run = RunDirectory(root)
+    if not root.is_dir():
+        raise ReportError(f"{root}: no such run directory")
+    if not run.config_path.exists() and not run.metrics_path.exists():
+        raise ReportError(f"{root}: holds no run (no config.toml, no metrics.jsonl)")
+    notes: list[str] = []
+    config_text = None
+    try:
+        config_text = run.config_path.read_text(encoding="utf-8")
+    except OSError:
+        notes.append("config.toml is missing or unreadable")
+    metrics = read_metrics_log(run.metrics_path)
+    notes.extend(metrics.damaged)
+    summary = None
+    if run.summary_path.exists():
+        try:
+            loaded = json.loads(run.summary_path.read_text(encoding="utf-8"))
+            summary = loaded if isinstance(loaded, dict) else None
+        except (OSError, ValueError):
+            notes.append("summary.json is unreadable; the run is shown as still going")
+    paths = logged_transcripts(run.transcripts)
+    debates = [read_debate(step, index, path) for step, index, path in spread(paths, max_debates)]
+    notes.extend(f"{d.path.relative_to(root)}: {d.error}" for d in debates if d.error)
+    files = [p for p in (run.metrics_path, run.summary_path, run.evaluations) if p.exists()]
+    last_change = max((p.stat().st_mtime for p in files), default=None)
+    return RunData(
+        root=root,
+        config_text=config_text,
+        metrics=metrics,
+        evaluations=tuple(read_evaluation_records(run.evaluations)),
+        debates=tuple(debates),
+        debates_logged=len(paths),
+        checkpoints=tuple(list_checkpoints(run.checkpoints)),
+        summary=summary,
+        last_change=last_change,
+        notes=tuple(notes),
+    )

@@ -1,0 +1,125 @@
+"""SmolLM2-135M-Instruct end to end, offline: its tokenizer and chat template from the GGUF file,
+``debate run`` on one question, ``debate eval`` on a few, and a LoRA run stopped mid-way and
+resumed that equals the uninterrupted one. Sized for CI on a 2-core CPU (a few minutes)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from debate_core.cli import main
+from debate_core.plugins import Registry
+
+from .conftest import EXAMPLE, MODEL
+
+SMALL = ["debate.max_tokens=32", "backend.options.num_threads=2"]
+"""Short answers keep every check within seconds of sampling."""
+
+
+def test_chat_template_renders_the_prompt_and_the_end_of_turn_token_stops_sampling() -> None:
+    from tinker import types
+
+    from debate_core.backends.local.service import LocalServiceClient
+    from debate_core.debate import ChatTemplateRenderer
+    from debate_core.records import Message
+
+    service = LocalServiceClient(num_threads=2)
+    try:
+        client = service.create_sampling_client(base_model=MODEL).result()
+        tokenizer = client.get_tokenizer()
+        renderer = ChatTemplateRenderer(tokenizer)
+        prompt = renderer.build_prompt(
+            [Message("system", "You are a helpful assistant."), Message("user", "Say hello in one short sentence.")]
+        )
+        text = tokenizer.decode(prompt)
+        assert text.startswith("<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n<|im_start|>user\n")
+        assert text.endswith("<|im_end|>\n<|im_start|>assistant\n")
+        end_of_turn = tokenizer.convert_tokens_to_ids("<|im_end|>")
+        assert renderer.stop_condition().token_ids == (end_of_turn,)
+        stop = list(renderer.stop_condition().token_ids)
+        params = types.SamplingParams(max_tokens=64, temperature=0.0, stop=stop)
+        sequence = client.sample(types.ModelInput.from_ints(prompt), 1, params).result().sequences[0]
+        assert sequence.stop_reason == "stop" and sequence.tokens[-1] == end_of_turn
+        reply = renderer.decode(sequence.tokens)
+        assert reply.strip() and "<|im_end|>" not in reply
+    finally:
+        service.close()
+
+
+def test_debate_run_on_one_question(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "debate.json"
+    question = ["--question", "What is 37 + 8?", "--answer", "45", "--out", str(out)]
+    assert main(["run", str(EXAMPLE), *SMALL, *question]) == 0
+    printed = capsys.readouterr().out
+    assert "Question: What is 37 + 8?" in printed and "Final answer:" in printed
+    transcript = json.loads(out.read_text())
+    turns = transcript["turns"]
+    assert turns and turns[0]["agent"] == 0 and turns[0]["round"] == 1
+    assert all(isinstance(turn["text"], str) for turn in turns)
+
+
+def test_debate_eval_on_a_few_problems(tmp_path: Path) -> None:
+    out = tmp_path / "eval.json"
+    overrides = [*SMALL, "evaluation.num_problems=3", "evaluation.modes=['direct','debate']"]
+    assert main(["eval", str(EXAMPLE), *overrides, "--json", "--out", str(out)]) == 0
+    metrics = json.loads(out.read_text())
+    metrics = metrics.get("metrics", metrics)
+    for key in ("direct/format", "direct/correct", "debate/format", "debate/correct"):
+        found = [v for k, v in metrics.items() if k.endswith(key)]
+        assert found and all(0.0 <= v <= 1.0 for v in found), key
+
+
+TRAIN = [
+    *SMALL,
+    # room for the warm-start's reference responses (a truncated one breaks the contract and
+    # trains nothing); one round keeps the RL iteration's sampling short
+    "debate.max_tokens=256",
+    "debate.max_rounds=1",
+    "warmstart.steps=3",
+    "warmstart.batch_size=1",
+    "training.batch_size=1",
+    "training.num_iterations=1",
+    "training.save_every=0",
+    "evaluation.num_problems=0",
+    "evaluation.at_start=false",
+    "logging.progress=off",
+    "logging.num_groups_to_log=0",
+    "run.seed=3",
+]
+
+
+def _stable(path: Path) -> list[dict[str, Any]]:
+    records = [json.loads(line) for line in path.read_text().splitlines()]
+    return [{k: v for k, v in r.items() if not k.startswith(("time/", "throughput/"))} for r in records]
+
+
+def test_lora_run_stopped_and_resumed_equals_the_uninterrupted_run(registry: Registry, tmp_path: Path) -> None:
+    from debate_core.config import load_run_config
+    from debate_core.training.loop import run_training
+    from debate_core.training.progress import Progress
+    from debate_core.training.run_dir import RunDirectory
+
+    def train(directory: Path, *extra: str, resume: bool = False, signals: bool = False) -> Any:
+        config = load_run_config(EXAMPLE, [*TRAIN, *extra], registry=registry)
+        assert config.model.lora_rank > 0 and config.model.base_model == MODEL
+        run = RunDirectory(directory)
+        return asyncio.run(
+            run_training(config, registry, run, resume=resume, progress=Progress("off"), handle_signals=signals)
+        )
+
+    straight = train(tmp_path / "straight")
+    assert (straight.warmstart_steps, straight.iterations) == (3, 1)
+    # SIGTERM once the first warm-start step is recorded (the update in flight then finishes):
+    # the steps after the resume need the restored AdamW moments
+    sink = "logging.sinks=[{name='jsonl'}, {name='signal_after', options={step=1}}]"
+    stopped = train(tmp_path / "resumed", sink, signals=True)
+    assert stopped.stopped_by == "SIGTERM" and 1 <= stopped.warmstart_steps < 3 and stopped.iterations == 0
+    train(tmp_path / "resumed", resume=True)
+    straight_metrics = _stable(tmp_path / "straight" / "metrics.jsonl")
+    assert len(straight_metrics) == 4
+    assert _stable(tmp_path / "resumed" / "metrics.jsonl") == straight_metrics
+    assert straight_metrics[0]["warmstart/loss_per_token"] != straight_metrics[1]["warmstart/loss_per_token"]

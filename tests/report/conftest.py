@@ -1,0 +1,29 @@
+"""A real (scripted-backend) run directory for the report tests, made once per session."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from debate_core.training.loop import run_training
+from debate_core.training.progress import Progress
+from debate_core.training.run_dir import RunDirectory
+from tests.training.trainer_harness import harness_registry, make_config
+
+
+@pytest.fixture(scope="session")
+def finished_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A finished run: 3 RL iterations with evaluations at the start, every iteration and the end."""
+    root = tmp_path_factory.mktemp("report") / "run"
+    with harness_registry() as registry:
+        config = make_config(
+            "training.num_iterations=3",
+            "training.eval_every=1",
+            "training.save_every=1",
+            "evaluation.at_start=true",
+            "logging.num_groups_to_log=2",
+        )
+        asyncio.run(run_training(config, registry, RunDirectory(root), progress=Progress("off"), handle_signals=False))
+    return root

@@ -1,0 +1,93 @@
+"""Every run file in examples/ passes ``debate config check``, and the shipped recipes say what
+their sources say (the v2 write-up's appendix A, the first write-up's recipe, GSM8K's format)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from debate_core.cli import main
+from debate_core.config import RunConfig, load_run_config
+from debate_core.plugins import get_registry
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+RUN_FILES = sorted(EXAMPLES.glob("*.toml"))
+
+
+def test_there_are_run_files() -> None:
+    assert {p.name for p in RUN_FILES} >= {
+        "arithmetic.toml",
+        "seed000-tinker.toml",
+        "seed002-tinker.toml",
+        "gsm8k.toml",
+    }
+
+
+@pytest.mark.parametrize("path", RUN_FILES, ids=lambda p: p.name)
+def test_config_check_passes(path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["config", "check", str(path)]) == 0
+    assert capsys.readouterr().out.strip() == f"{path}: ok"
+
+
+def load(name: str) -> RunConfig:
+    return load_run_config(EXAMPLES / name, registry=get_registry())
+
+
+def test_seed002_is_appendix_a_as_written() -> None:
+    config = load("seed002-tinker.toml")
+    assert config.backend.name == "tinker" and config.model.base_model == "Qwen/Qwen3-8B"
+    assert config.debate.renderer.name == "hf_chat_template"
+    assert config.debate.renderer.options == {"enable_thinking": False}
+    assert (config.debate.num_agents, config.debate.max_rounds, config.debate.max_tokens) == (3, 3, 8196)
+    assert config.debate.coordinator.name == "parallel"
+    assert config.debate.coordinator.options == {"blind_review": True}
+    training = config.training
+    assert (training.batch_size, training.learning_rate, training.lr_schedule) == (16, 3e-5, "constant")
+    assert (training.eval_every, training.save_every) == (50, 100)
+    assert training.num_iterations * training.batch_size == config.dataset.options["limit"] == 1024
+    assert config.reward.name == "v2"
+    assert config.reward.options == {"lambda_gen": 1.0, "lambda_judge": 1.0, "format_penalty": True}
+    assert config.debate.persona_set.name == "default"  # the persona temperatures
+
+
+def test_seed000_is_the_recipe() -> None:
+    config = load("seed000-tinker.toml")
+    assert config.backend.name == "tinker"
+    assert config.debate.coordinator.name == "sequential" and config.reward.name == "win_rate"
+    assert config.debate.history_policy.name == "last_k"
+    assert config.debate.history_policy.options == {"rounds": 2, "max_chars_per_field": 800}
+    assert (config.debate.num_agents, config.debate.max_rounds, config.debate.max_tokens) == (3, 3, 8196)
+    assert (config.training.batch_size, config.training.learning_rate) == (16, 3e-5)
+    assert (config.training.eval_every, config.training.save_every) == (10, 20)
+    assert config.evaluation.role_averaged and config.evaluation.opponent == "base"
+    assert config.dataset.options["test_fraction"] == 0.1
+
+
+def test_gsm8k_reads_a_downloaded_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The mapping of examples/gsm8k.toml on records in GSM8K's own format."""
+    data = tmp_path / "data"
+    data.mkdir()
+    records = [
+        {
+            "question": "Natalia sold 48 clips in April and half as many in May. How many in all?",
+            "answer": "48/2 = 24\n48+24 = 72\n#### 72",
+        },
+        {"question": "A shop sells 1,200 pens a day. How many in 2 days?", "answer": "1,200*2 = 2,400\n#### 2,400"},
+    ]
+    for name in ("gsm8k_train.jsonl", "gsm8k_test.jsonl"):
+        (data / name).write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    config = load("gsm8k.toml")
+    from debate_core.plugins import get_registry
+
+    registry = get_registry()
+    dataset = registry.build("dataset", config.dataset.name, config.dataset.options, "dataset.options")
+    grader = registry.build("grader", config.grader.name, config.grader.options, "grader.options")
+    problems = list(dataset.problems("train"))
+    assert [p.answer for p in problems] == ["72", "2,400"]
+    assert problems[0].question.startswith("Natalia")
+    assert grader.grade("So the total is \\boxed{72}.", problems[0].answer).correct
+    assert grader.grade("\\boxed{2400}", problems[1].answer).correct
+    assert not grader.grade("\\boxed{71}", problems[0].answer).correct

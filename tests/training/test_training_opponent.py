@@ -1,0 +1,88 @@
+"""Role-averaged evaluation against any fixed opponent (``evaluation.opponent``): the base model or
+saved weights, opened once from the weights saved for sampling."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from debate_core.cli import main
+from debate_core.config import load_run_config
+from debate_core.errors import ConfigError
+from debate_core.plugins import Registry, get_registry
+from debate_core.runtime.manifests import CheckpointError, read_checkpoint
+from debate_core.training.loop import run_training
+from debate_core.training.progress import Progress
+from debate_core.training.run_dir import RunDirectory
+from tests.training.trainer_harness import BASE_OVERRIDES, SERVICES, make_config
+
+ROLE_AVERAGED = ["evaluation.role_averaged=true", "evaluation.modes=['debate']", "evaluation.num_problems=2"]
+
+
+def train(registry: Registry, run_dir: Path, *overrides: str) -> Any:
+    config = make_config("training.num_iterations=1", *overrides)
+    return asyncio.run(
+        run_training(config, registry, RunDirectory(run_dir), progress=Progress("off"), handle_signals=False)
+    )
+
+
+def created(service: Any) -> list[str]:
+    return [label for kind, label in service.log if kind == "submit" and label.startswith("create")]
+
+
+def sampling_clients_opened(service: Any) -> list[str]:
+    """What each ``create_sampling_client`` was given (a model path or a base model)."""
+    return [label.split(":", 1)[1] for label in created(service) if label.startswith("create_sampling_client")]
+
+
+def test_a_checkpoint_is_the_fixed_opponent_during_training(registry: Registry, tmp_path: Path) -> None:
+    train(registry, tmp_path / "opponent", "evaluation.num_problems=0")
+    opponent = read_checkpoint(tmp_path / "opponent" / "checkpoints" / "step_000001.json").sampler_weights
+    opponent_dir = tmp_path / "opponent"
+    outcome = train(
+        registry, tmp_path / "run", *ROLE_AVERAGED, "evaluation.at_start=true", f"evaluation.opponent={opponent_dir}"
+    )
+    assert sampling_clients_opened(SERVICES[-1]) == [opponent]  # opened once, for every evaluation
+    assert set(outcome.evaluations) == {"start", "final"}
+    metrics = outcome.evaluations["final"]
+    assert {"eval_tiny_sums/role_averaged/correct", "eval_tiny_sums/role_averaged/opponent_correct"} <= set(metrics)
+
+
+def test_the_base_model_stays_the_default_opponent(registry: Registry, tmp_path: Path) -> None:
+    assert make_config().evaluation.opponent == "base"
+    train(registry, tmp_path / "run", *ROLE_AVERAGED)
+    assert sampling_clients_opened(SERVICES[-1]) == [make_config().model.base_model]
+
+
+def test_a_missing_opponent_fails_before_anything_starts(registry: Registry, tmp_path: Path) -> None:
+    built = len(SERVICES)
+    with pytest.raises(CheckpointError, match=r"^evaluation.opponent .*nowhere: no such file or directory$"):
+        train(registry, tmp_path / "run", *ROLE_AVERAGED, f"evaluation.opponent={tmp_path / 'nowhere'}")
+    assert len(SERVICES) == built and not (tmp_path / "run").exists()  # no backend opened, no run directory
+
+
+def test_an_empty_opponent_is_a_config_error() -> None:
+    with pytest.raises(ConfigError, match=r"evaluation: .*'opponent'"):
+        load_run_config(None, ['evaluation.opponent=""'], registry=get_registry())
+
+
+def test_eval_of_one_checkpoint_against_another(
+    registry: Registry, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run_file = tmp_path / "run.toml"
+    run_file.write_text("", encoding="utf-8")
+    base = [*BASE_OVERRIDES, "training.num_iterations=1", "evaluation.num_problems=0"]
+    for name, seed in (("first", 1), ("second", 2)):
+        assert main(["train", str(run_file), *base, f"run.seed={seed}", "--run-dir", str(tmp_path / name)]) == 0
+    capsys.readouterr()
+    overrides = [*BASE_OVERRIDES, *ROLE_AVERAGED, f"evaluation.opponent={tmp_path / 'first'}"]
+    assert main(["eval", str(run_file), *overrides, "--checkpoint", str(tmp_path / "second"), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert "eval_tiny_sums/role_averaged/opponent_correct" in report["metrics"]
+    first = read_checkpoint(tmp_path / "first" / "checkpoints" / "step_000001.json").sampler_weights
+    second = read_checkpoint(tmp_path / "second" / "checkpoints" / "step_000001.json").sampler_weights
+    assert sampling_clients_opened(SERVICES[-1]) == [second, first]
