@@ -172,7 +172,7 @@ def test_debate_debug_shows_the_traceback(tmp_path: Path) -> None:
 def _transcripts() -> list[tuple[str, object, str]]:
     turn = _turn(1, 0)
     return [
-        ("a list", [], "a transcript is a JSON object"),
+        ("an empty list", [], "holds no transcripts"),
         ("a string", "x", "a transcript is a JSON object"),
         ("no turns", {"num_agents": 2}, "missing required key 'turns'"),
         ("agents a string", {"num_agents": "2", "turns": []}, "expected an integer"),

@@ -358,6 +358,8 @@ def load_transcripts(path: str | os.PathLike[str], parser: OutputParser | None =
         if isinstance(data, Mapping):
             return [_load(data, chosen)]
         if isinstance(data, list):
+            if not data:
+                raise TranscriptError("holds no transcripts (an empty JSON list)")
             records = []
             for k, item in enumerate(data):
                 try:
