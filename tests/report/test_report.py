@@ -34,12 +34,12 @@ def test_the_page_shows_config_evaluations_curves_and_debates(finished_run: Path
     assert "[training]" in config and "num_iterations = 3" in config
     assert "num_iterations = 3" in page  # the resolved config
     # the evaluation table: one column per evaluation (start, iteration_1, iteration_2, final) with SEs
-    for label in ("start", "iteration_1", "iteration_2", "final"):
-        assert f"<th>{label}<br>" in page
+    heads = re.findall(r"<th>(\w+)<br><small>step", page)
+    assert heads[:4] == ["start", "iteration_1", "iteration_2", "final"]  # in the order they were made
     final = json.loads(next((finished_run / "eval").glob("*_final.json")).read_text())["metrics"]
     value, error = final["eval_tiny_sums/direct/correct"], final["eval_tiny_sums/direct/correct_se"]
     assert f'{value:.3f} <span class="se">± {error:.3f}</span>' in page
-    assert "change since first" in page
+    assert "change since start" in page
     # curves: SVG charts with lines for the metrics the run wrote
     assert page.count('<svg class="chart"') >= 7
     assert 'aria-label="Reward per stream (training)"' in page and "<polyline" in page
@@ -163,7 +163,8 @@ def test_the_command_prints_the_path_and_fails_cleanly_on_a_non_run(
 def test_ticks_cover_the_range_and_charts_escape_labels() -> None:
     ticks = nice_ticks(0.013, 0.87)
     assert ticks[0] <= 0.013 and ticks[-1] >= 0.87 and len(ticks) <= 8
-    assert nice_ticks(5, 5)[0] <= 5 <= nice_ticks(5, 5)[-1]
+    assert nice_ticks(5, 5)[0] <= 5 <= nice_ticks(5, 5)[-1] and nice_ticks(5, 5)[-1] <= 6  # around a lone value
+    assert nice_ticks(0, 0)[0] == 0 and nice_ticks(0, 0)[-1] == 1
     svg = line_chart("a <b>", [Series("x & y", ((1, 0.5), (2, float("nan")), (3, 0.7)))])
     assert "a &lt;b&gt;" in svg and "x &amp; y" in svg and svg.count("<circle") == 2
     assert "no data yet" in line_chart("empty", [Series("s", ())])
@@ -178,4 +179,130 @@ def test_evaluations_without_metrics_and_odd_values_do_not_break_the_page(finish
         {"label": "b", "step": 5, "metrics": {"eval_d/direct/correct": 0.25, "eval_d/debate/correct_change": 0.1}},
     ]
     table = evaluation_table(odd)
-    assert "accuracy, direct answers" in table and "+0.100" in table  # the paired change is shown as given
+    assert "direct accuracy" in table and "+0.100" in table  # the paired change is shown as given
+
+
+def test_the_evaluation_table_shows_the_debate_measurements_with_their_errors_and_changes() -> None:
+    """Debate accuracy, debate minus direct with its SE, judge accuracy and comparison rate are headline
+    rows; a recorded paired change is shown as paired, else the change's SE treats the two as independent;
+    counts are whole numbers whose change is not coloured."""
+    from debate_core.report.page import evaluation_table
+
+    first = {
+        "eval_d/direct/correct": 0.5,
+        "eval_d/direct/correct_se": 0.1,
+        "eval_d/debate/cons@3": 0.6,
+        "eval_d/debate/cons@3_se": 0.1,
+        "eval_d/debate_minus_direct": 0.1,
+        "eval_d/debate_minus_direct_se": 0.05,
+        "eval_d/debate/judge_accuracy": 0.4,
+        "eval_d/debate/judge_accuracy_se": 0.1,
+        "eval_d/debate/judge_decidable_votes": 10.0,
+        "eval_d/debate/comparison_rate": 0.9,
+    }
+    last = {
+        **first,
+        "eval_d/direct/correct": 0.7,
+        "eval_d/direct/correct_change": 0.2,
+        "eval_d/direct/correct_change_se": 0.05,
+        "eval_d/debate_minus_direct": 0.2,
+        "eval_d/debate_minus_direct_change": 0.1,
+        "eval_d/debate_minus_direct_change_se": 0.04,
+        "eval_d/debate/judge_accuracy": 0.7,
+        "eval_d/debate/judge_decidable_votes": 4.0,
+        "eval_d/debate/comparison_rate": 0.95,
+    }
+    table = evaluation_table(
+        [{"label": "start", "step": 0, "metrics": first}, {"label": "final", "step": 9, "metrics": last}]
+    )
+    rows = {
+        m.group(1): re.findall(r"<td>(.*?)</td>", m.group(2))
+        for m in re.finditer(r'<tr><td class="label">[^<]*<code>([^<]+)</code></td>(.*?)</tr>', table)
+    }
+    order = list(rows)
+    assert order[:4] == ["direct/correct", "debate/cons@3", "debate_minus_direct", "debate/judge_accuracy"]
+    assert rows["debate_minus_direct"][:2] == [
+        '0.100 <span class="se">± 0.050</span>',
+        '0.200 <span class="se">± 0.050</span>',
+    ]
+    assert (
+        rows["debate_minus_direct"][2]
+        == '<span class="up">+0.100</span> <span class="se">± 0.040 (+2.5 SE, paired)</span>'
+    )
+    assert rows["direct/correct"][2].endswith("± 0.050 (+4.0 SE, paired)</span>")
+    # judge accuracy has no paired change (its votes differ): sqrt(0.1² + 0.1²) = 0.141
+    assert rows["debate/judge_accuracy"][2].endswith("± 0.141 (+2.1 SE, independent)</span>")
+    assert rows["debate/judge_decidable_votes"] == ["10", "4", "-6"]
+    assert rows["debate/comparison_rate"][2] == '<span class="up">+0.050</span>'
+    assert "<th>change since start</th>" in table and "paired per problem" in table
+
+
+def test_evaluations_are_ordered_as_made_so_the_first_column_is_the_baseline(tmp_path: Path) -> None:
+    """An evaluation at the start and one after the first iteration can share a step; the start comes
+    first (it is the baseline of the paired changes), whatever the file names sort to."""
+    from debate_core.training.evaluation_records import first_evaluation, read_evaluation_records
+
+    for name, iteration in (("step_000000_start", 0), ("step_000000_iteration_1", 1), ("step_000004_final", 4)):
+        record = {"label": name[12:], "step": int(name[5:11]), "iteration": iteration, "metrics": {}}
+        (tmp_path / f"{name}.json").write_text(json.dumps(record))
+    assert [r["label"] for r in read_evaluation_records(tmp_path)] == ["start", "iteration_1", "final"]
+    assert first_evaluation(tmp_path)["label"] == "start"  # type: ignore[index]
+
+
+def test_the_curves_show_debate_accuracy_and_debate_minus_direct_with_error_bars(finished_run: Path) -> None:
+    page = report_html(read_run(finished_run))
+    held_out = re.search(r'aria-label="Held-out accuracy \(± SE\)".*?</svg>', page, re.S)
+    assert held_out is not None and "debate (final answer)" in held_out.group(0)
+    assert held_out.group(0).count("<polyline") == 3
+    gap = re.search(r'aria-label="Debate − direct, held-out \(± SE\)".*?</svg>', page, re.S)
+    assert gap is not None and gap.group(0).count("<circle") == 4  # one point per evaluation
+    assert 'class="whisker"' in held_out.group(0) + gap.group(0)
+
+
+def test_error_bars_widen_the_axis_and_zero_is_marked() -> None:
+    svg = line_chart("gap", [Series("d", ((0, 0.1), (1, -0.05)), errors=(0.3, 0.02))])
+    ticks = [float(t) for t in re.findall(r'class="tick">([-0-9.e]+)</text>', svg)]
+    assert min(ticks) <= -0.2 and max(ticks) >= 0.4  # 0.1 ± 0.3 fits
+    assert svg.count('class="whisker"') == 2 and 'class="zero"' in svg
+    assert "± 0.3" in svg  # the point's tooltip
+
+
+def test_each_turn_shows_its_steps_generator_and_judge_rewards_and_advantages(tmp_path: Path) -> None:
+    """With v2's judge stream, a logged debate's turns show both streams' reward and advantage, from the
+    rewards the trainer saved beside the transcript."""
+    import asyncio
+
+    from debate_core.training.loop import run_training
+    from debate_core.training.progress import Progress
+    from debate_core.training.reward_sidecars import read_sidecar
+    from debate_core.training.run_dir import RunDirectory
+    from tests.training.trainer_harness import harness_registry, make_config
+
+    root = tmp_path / "run"
+    with harness_registry() as registry:
+        config = make_config(
+            "training.num_iterations=1",
+            "logging.num_groups_to_log=1",
+            "reward=v2",
+            "reward.options.evaluation_stream=judge",
+        )
+        asyncio.run(run_training(config, registry, RunDirectory(root), progress=Progress("off"), handle_signals=False))
+    run = read_run(root, max_debates=1)
+    (debate,) = run.debates
+    assert debate.record is not None and debate.rewards is not None
+    assert debate.rewards == read_sidecar(debate.path)
+    page = report_html(run)
+
+    def shown(value: float) -> str:  # signed to 3 places, a zero as 0
+        return f"{value:+.3f}" if value else "0"
+
+    checked = 0
+    for turn in debate.record.turns:
+        if turn.step >= len(debate.rewards["streams"]["generator"][turn.agent]):
+            continue  # a step the reward did not score (a failed turn)
+        for stream in ("generator", "judge"):
+            reward = debate.rewards["streams"][stream][turn.agent][turn.step]
+            advantage = debate.rewards["stream_advantages"][stream][turn.agent][turn.step]
+            assert f'<span class="stream">{stream}</span> r {shown(reward)} A {shown(advantage)}' in page, stream
+            checked += 1
+    assert checked >= 2

@@ -119,8 +119,8 @@ def test_the_report_loads_without_errors_or_network_and_renders_plots_and_a_tran
 
 def test_the_screenshot_shows_the_plot_lines(finished_run: Path, tmp_path: Path) -> None:
     path, _ = write_report(finished_run, tmp_path / "report.html")
-    locate = """(() => { const r = document.querySelector('svg.chart').getBoundingClientRect();
-      return [r.left, r.top, r.right, r.bottom].map(Math.round); })()"""
+    locate = """(() => { const chart = document.querySelector('svg.chart'); chart.scrollIntoView();
+      const r = chart.getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom].map(Math.round); })()"""
     page = visit(path, script=locate, width=1400, height=900, full_page=False)
     left, top, right, bottom = page.value
     colours = colours_in(page.screenshot, (left, top, right, bottom))

@@ -7,6 +7,7 @@ import asyncio
 import io
 import json
 import random
+import re
 from pathlib import Path
 
 import numpy as np
@@ -221,12 +222,41 @@ def test_pruning_leaves_states_outside_the_run_alone(tmp_path: Path) -> None:
 def test_the_best_step_is_read_from_the_evaluation_records(tmp_path: Path) -> None:
     for step, value in ((0, 0.2), (4, 0.5), (8, 0.4)):
         (tmp_path / f"step_{step:06d}_x.json").write_text(
-            json.dumps({"label": "x", "step": step, "metrics": {"eval_sums/debate/debate_correct": value}})
+            json.dumps({"label": "x", "step": step, "metrics": {"eval_sums/debate/cons@3": value}})
         )
     (tmp_path / "step_000009_torn.json").write_text('{"label": ')
-    assert best_steps(tmp_path, "debate/debate_correct") == {4}
+    assert best_steps(tmp_path, "debate/cons@3") == {4}
+    assert best_steps(tmp_path, "debate/cons@k") == {4}  # the default: debate accuracy, whatever the agents
+    assert best_steps(tmp_path, "debate/cons@2") == set()
+    (tmp_path / "step_000012_x.json").write_text(
+        json.dumps({"label": "x", "step": 12, "metrics": {"eval_sums/debate/cons@3": 0.5}})
+    )
+    assert best_steps(tmp_path, "debate/cons@k") == {12}  # a tie keeps the newest, not every tied step
     assert best_steps(tmp_path, "direct/correct") == set()
     assert best_steps(tmp_path, "") == set()
+
+
+def test_keep_last_keeps_the_best_evaluation_by_the_default_metric_and_warns_on_an_unknown_one(
+    registry: Registry, tmp_path: Path
+) -> None:
+    """The default ``training.keep_best_by`` is a metric evaluations write (debate accuracy), and its
+    best evaluation's checkpoint survives pruning; a name no evaluation reports is said once."""
+    settings = ("training.num_iterations=4", "training.save_every=1", "training.keep_last=1", "training.eval_every=1")
+    config = make_config(*settings)
+    assert config.training.keep_best_by == "debate/cons@k"
+    train(config, registry, tmp_path / "run")
+    best = best_steps(tmp_path / "run" / "eval", config.training.keep_best_by)
+    assert best
+    kept = {c.step for c in list_checkpoints(tmp_path / "run" / "checkpoints")}
+    assert best & {1, 2, 3, 4} <= kept
+    stream = io.StringIO()
+    train(
+        make_config(*settings, "training.keep_best_by=debate/debate_correct"),
+        registry,
+        tmp_path / "b",
+        Progress("lines", stream),
+    )
+    assert stream.getvalue().count("training.keep_best_by = 'debate/debate_correct' names no metric") == 1
 
 
 def test_a_run_with_keep_last_keeps_the_newest_and_the_final_checkpoint(registry: Registry, tmp_path: Path) -> None:
@@ -241,3 +271,15 @@ def test_a_run_with_keep_last_keeps_the_newest_and_the_final_checkpoint(registry
         "step_000004",
         "step_000004_sampler",
     ]
+
+
+def test_warm_start_rollouts_and_evaluations_show_progress_while_they_run(registry: Registry, tmp_path: Path) -> None:
+    """Every long phase reports its progress as it goes, evaluations included (not only when they end)."""
+    stream = io.StringIO()
+    config = make_config(
+        "training.num_iterations=1", "evaluation.at_start=true", "warmstart.enabled=true", "warmstart.steps=1"
+    )
+    train(config, registry, tmp_path / "run", Progress("lines", stream, line_interval_s=0.0))
+    lines = stream.getvalue().splitlines()
+    for phase in ("step 1/2 warm-start 1/1", "step 2/2 iter 1/1", "eval final direct", "eval final debate"):
+        assert any(re.match(rf"{re.escape(phase)}  \d+/\d+ debates", line) for line in lines), phase

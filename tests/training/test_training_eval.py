@@ -66,7 +66,7 @@ def test_paired_difference_and_its_standard_error_by_hand() -> None:
 
 
 def test_paired_changes_between_evaluations() -> None:
-    from debate_core.training.loop import paired_changes
+    from debate_core.training.evaluation_records import paired_changes
 
     baseline = {"e/direct/correct": [0.0, 0.5, 1.0], "e/other": [1.0]}
     changes = paired_changes(baseline, {"e/direct/correct": [1.0, 1.0, 1.0], "e/new": [0.0]})

@@ -252,11 +252,12 @@ def test_evaluation_records_keep_per_problem_outcomes_and_paired_changes(registr
     asyncio.run(
         run_training(config, registry, RunDirectory(tmp_path / "run"), progress=Progress("off"), handle_signals=False)
     )
-    from debate_core.training.loop import evaluation_records, read_evaluations
+    from debate_core.training.evaluation_records import latest_by_label, read_evaluation_records
 
-    made = evaluation_records(RunDirectory(tmp_path / "run"))
+    evaluations = RunDirectory(tmp_path / "run").evaluations
+    made = read_evaluation_records(evaluations)
     assert [r["label"] for r in made] == ["start", "iteration_1", "final"]  # start and iteration 1 share step 0
-    assert list(read_evaluations(RunDirectory(tmp_path / "run"))) == ["start", "iteration_1", "final"]
+    assert list(latest_by_label(evaluations)) == ["start", "iteration_1", "final"]
     first, last = made[0], made[-1]
     assert first["baseline"] is None and last["baseline"] == "start"
     direct = "eval_tiny_sums/direct/correct"
@@ -264,3 +265,13 @@ def test_evaluation_records_keep_per_problem_outcomes_and_paired_changes(registr
     change = sum(last["per_problem"][direct]) / 3 - sum(first["per_problem"][direct]) / 3
     assert last["metrics"][f"{direct}_change"] == pytest.approx(change)
     assert f"{direct}_change_se" in last["metrics"]
+    # debate minus direct is kept per problem (debate accuracy minus direct accuracy), so its change is paired too
+    gap, debate = "eval_tiny_sums/debate_minus_direct", "eval_tiny_sums/debate/cons@3"
+    for record in made:
+        per = record["per_problem"]
+        assert per[gap] == pytest.approx([b - a for a, b in zip(per[direct], per[debate], strict=True)])
+        assert record["metrics"][gap] == pytest.approx(sum(per[gap]) / 3)
+    assert last["metrics"][f"{gap}_change"] == pytest.approx(
+        sum(last["per_problem"][gap]) / 3 - sum(first["per_problem"][gap]) / 3
+    )
+    assert f"{gap}_change_se" in last["metrics"]

@@ -146,9 +146,10 @@ class TrainingSettings:
     """Keep only this many of the newest periodic checkpoints (``save_every``), deleting older ones with their
     backend states; the end of each phase, stops, failures and the best evaluation's checkpoint are always kept
     (0: keep every checkpoint)."""
-    keep_best_by: str = "debate/debate_correct"
+    keep_best_by: str = "debate/cons@k"
     """The evaluation metric whose best checkpoint ``keep_last`` keeps, without its ``eval_<dataset>/`` prefix
-    (higher is better; empty: none is kept for it)."""
+    (higher is better; a trailing ``@k`` stands for any k: ``debate/cons@k`` is debate accuracy; empty: none is
+    kept for it)."""
     eval_every: int = attrs.field(default=0, validator=v.ge(0))
     """Evaluate every this many RL iterations (0: never during training)."""
     max_debates_in_flight: int = attrs.field(default=16, validator=v.ge(1))

@@ -22,14 +22,17 @@ class Series:
     label: str
     points: tuple[tuple[float, float], ...]
     dashed: bool = False
+    errors: tuple[float, ...] = ()
+    """A standard error per point (drawn as ± whiskers), or none."""
 
 
 def nice_ticks(low: float, high: float, count: int = 5) -> list[float]:
     """About ``count`` round tick values covering ``[low, high]``."""
     if not (math.isfinite(low) and math.isfinite(high)):
         return [0.0]
-    if high <= low:
-        high = low + (abs(low) or 1.0)
+    if high <= low:  # one value: a range around it (0 alone: 0 to 1, as for a rate)
+        pad = abs(low) * 0.1
+        low, high = (low - pad, high + pad) if pad else (low, low + 1.0)
     raw = (high - low) / max(count, 1)
     magnitude = 10 ** math.floor(math.log10(raw))
     step = next(m * magnitude for m in (1, 2, 2.5, 5, 10) if m * magnitude >= raw)
@@ -52,12 +55,24 @@ def _label(value: float) -> str:
     return f"{value:.3g}"
 
 
+def _finite(series: Series) -> Series:
+    """``series`` without its non-finite points (and their errors; a non-finite error becomes 0)."""
+    errors = (*series.errors, *(0.0,) * (len(series.points) - len(series.errors)))
+    kept = [
+        ((x, y), e if math.isfinite(e) else 0.0)
+        for (x, y), e in zip(series.points, errors, strict=False)
+        if math.isfinite(x) and math.isfinite(y)
+    ]
+    return attrs.evolve(
+        series,
+        points=tuple(point for point, _ in kept),
+        errors=tuple(abs(e) for _, e in kept) if series.errors else (),
+    )
+
+
 def line_chart(title: str, series: Sequence[Series], x_label: str = "step", y_label: str = "") -> str:
     """One chart as an ``<svg>`` element; a chart with no points says so instead of drawing axes."""
-    drawn = [
-        attrs.evolve(s, points=tuple((x, y) for x, y in s.points if math.isfinite(x) and math.isfinite(y)))
-        for s in series
-    ]
+    drawn = [_finite(s) for s in series]
     drawn = [s for s in drawn if s.points]
     head = (
         f'<svg class="chart" xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{HEIGHT}" '
@@ -70,6 +85,7 @@ def line_chart(title: str, series: Sequence[Series], x_label: str = "step", y_la
         )
     xs = [x for s in drawn for x, _ in s.points]
     ys = [y for s in drawn for _, y in s.points]
+    ys += [y + sign * e for s in drawn for (_, y), e in zip(s.points, s.errors, strict=False) for sign in (-1, 1)]
     x_ticks = nice_ticks(min(xs), max(xs))
     y_ticks = nice_ticks(min(ys), max(ys))
     x0, x1, y0, y1 = x_ticks[0], x_ticks[-1], y_ticks[0], y_ticks[-1]
@@ -86,6 +102,8 @@ def line_chart(title: str, series: Sequence[Series], x_label: str = "step", y_la
         y = py(tick)
         parts.append(f'<line x1="{LEFT}" x2="{LEFT + plot_w}" y1="{y:.1f}" y2="{y:.1f}" class="grid"/>')
         parts.append(f'<text x="{LEFT - 4}" y="{y + 3:.1f}" text-anchor="end" class="tick">{_label(tick)}</text>')
+    if y0 < 0 < y1:
+        parts.append(f'<line x1="{LEFT}" x2="{LEFT + plot_w}" y1="{py(0):.1f}" y2="{py(0):.1f}" class="zero"/>')
     for tick in x_ticks:
         x = px(tick)
         parts.append(
@@ -103,11 +121,16 @@ def line_chart(title: str, series: Sequence[Series], x_label: str = "step", y_la
         dash = ' stroke-dasharray="5 3"' if s.dashed else ""
         points = " ".join(f"{px(x):.1f},{py(y):.1f}" for x, y in s.points)
         parts.append(f'<polyline points="{points}" fill="none" stroke="{colour}" stroke-width="1.6"{dash}/>')
+        for (x, y), e in zip(s.points, s.errors, strict=False):
+            parts.append(
+                f'<line x1="{px(x):.1f}" x2="{px(x):.1f}" y1="{py(y - e):.1f}" y2="{py(y + e):.1f}" '
+                f'stroke="{colour}" stroke-width="1.2" class="whisker"/>'
+            )
         if len(s.points) <= 30:
             parts.extend(
                 f'<circle cx="{px(x):.1f}" cy="{py(y):.1f}" r="2.6" fill="{colour}"><title>'
-                f"{escape(s.label)}: step {_label(x)}, {y:.4g}</title></circle>"
-                for x, y in s.points
+                f"{escape(s.label)}: step {_label(x)}, {y:.4g}{f' ± {e:.3g}' if s.errors else ''}</title></circle>"
+                for (x, y), e in zip(s.points, s.errors or (0.0,) * len(s.points), strict=True)
             )
     legend_y = HEIGHT - 20
     x = float(LEFT)

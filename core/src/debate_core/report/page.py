@@ -7,29 +7,42 @@ import re
 import time
 from collections.abc import Sequence
 from html import escape
-from typing import Any
+from typing import Any, TypeGuard
 
 from debate_core.report.charts import Series, line_chart
 from debate_core.report.debate_view import render_debate
 from debate_core.report.run_data import RunData
+from debate_core.training.evaluation_records import metric_matches
 
 EVALUATION_ROWS: tuple[tuple[str, str], ...] = (
-    ("direct/correct", "accuracy, direct answers"),
-    ("debate/debate_correct", "accuracy, the debate's final answer"),
-    ("debate/correct", "accuracy, agents' final answers"),
-    ("debate_minus_direct", "debate − direct"),
+    ("direct/correct", "direct accuracy (mean over direct answers)"),
+    ("debate/cons@k", "debate accuracy (the debate's final answer)"),
+    ("debate_minus_direct", "debate − direct (paired per problem)"),
+    ("debate/correct", "agents' final answers correct"),
     ("debate/judge_accuracy", "judge accuracy (decidable votes)"),
     ("debate/judge_decidable_votes", "decidable votes"),
-    ("debate/judge_ties", "tie votes on decidable pairs"),
+    ("debate/judge_ties", "ties on decidable pairs"),
     ("debate/comparison_rate", "comparison rate"),
     ("debate/rounds_played", "rounds played"),
-    ("debate/wrong_to_right", "wrong → right (first to last round)"),
-    ("debate/right_to_wrong", "right → wrong (first to last round)"),
+    ("debate/ended_by_consensus", "ended by consensus"),
+    ("debate/round1_disagreement", "round-1 answers differ"),
+    ("debate/round1_disagreement_continued", "… and a round 2 was played"),
+    ("debate/wrong_to_right", "wrong → right (first to last answer)"),
+    ("debate/right_to_wrong", "right → wrong (first to last answer)"),
     ("direct/format", "format rate, direct"),
     ("debate/format", "format rate, debate"),
     ("debate/parse_error", "parse errors, debate"),
+    ("role_averaged/correct", "role-averaged: the policy's final answers correct"),
+    ("role_averaged/opponent_correct", "role-averaged: the opponent's final answers correct"),
+    ("role_averaged/judge_accuracy", "role-averaged: the policy's judge accuracy"),
 )
-"""Evaluation metrics the table shows first (without their ``eval_<dataset>/`` prefix), with a label."""
+"""Evaluation metrics the table shows first (without their ``eval_<dataset>/`` prefix; a trailing
+``@k`` stands for any k), with a label."""
+
+COUNT_METRICS: frozenset[str] = frozenset(
+    {"debate/judge_decidable_votes", "debate/judge_ties", "role_averaged/judge_decidable_votes"}
+)
+"""Evaluation metrics that are counts, not rates: shown as whole numbers, their change without colour."""
 
 STYLE = """
 body{font:14px/1.45 system-ui,-apple-system,'Segoe UI',sans-serif;margin:0;color:#1d232b;background:#f6f7f9}
@@ -64,16 +77,16 @@ pre.text{white-space:pre-wrap;word-break:break-word;margin:4px 0;font:12px/1.4 u
 .sec-consensus{background:#f3e8ff}.sec-consensus::before{background:#7b3fbf}
 .sec-consensus_reason{background:#f6f0fb}.sec-consensus_reason::before{background:#8d6bb0}
 .grade{font-size:12px;font-weight:600}.grade.right{color:#16803c}.grade.wrong{color:#b3261e}.grade.none{color:#888}
-.failed{color:#b3261e;font-size:12px}.note{color:#666;font-size:12px}
+.failed{color:#b3261e;font-size:12px}.note{color:#666;font-size:12px}.zero{stroke:#8a939c;stroke-width:1}
 pre.config{background:#fff;border:1px solid #d5dae0;padding:10px;font-size:12px;overflow:auto;max-height:520px}
 """
 
 
-def _fmt(value: Any) -> str:
+def _fmt(value: Any, count: bool = False) -> str:
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
         return "–"
-    if float(value).is_integer() and abs(value) >= 1:
-        return f"{int(value)}"
+    if count or (float(value).is_integer() and abs(value) >= 1):
+        return f"{round(value)}"
     return f"{value:.3f}"
 
 
@@ -81,34 +94,64 @@ def _with_se(metrics: dict[str, Any], name: str) -> str:
     value = metrics.get(name)
     if value is None:
         return "–"
+    if name in COUNT_METRICS:
+        return _fmt(value, count=True)
     error = metrics.get(f"{name}_se")
     se = f' <span class="se">± {_fmt(error)}</span>' if isinstance(error, int | float) else ""
     return f"{_fmt(value)}{se}"
 
 
+def _number(value: Any) -> TypeGuard[int | float]:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
 def _change(first: dict[str, Any], last: dict[str, Any], name: str) -> str:
-    """The change of ``name`` since the first evaluation: the paired ``<name>_change`` when the
-    evaluation reports it, else the difference with the two taken as independent."""
+    """The change of ``name`` since the first evaluation: the paired ``<name>_change`` (with
+    ``<name>_change_se``) when the evaluation reports it, else the difference with the two taken
+    as independent (its SE from both SEs); a count's change as a plain whole number."""
     paired = last.get(f"{name}_change")
-    if isinstance(paired, int | float):
+    if _number(paired):
         change, error, kind = float(paired), last.get(f"{name}_change_se"), "paired"
     else:
         a, b = first.get(name), last.get(name)
-        if not isinstance(a, int | float) or not isinstance(b, int | float) or first is last:
+        if not _number(a) or not _number(b) or first is last:
             return "–"
         change, kind = float(b) - float(a), "independent"
         ea, eb = first.get(f"{name}_se"), last.get(f"{name}_se")
-        error = math.hypot(ea, eb) if isinstance(ea, int | float) and isinstance(eb, int | float) else None
+        error = math.hypot(ea, eb) if _number(ea) and _number(eb) else None
+    if name in COUNT_METRICS:
+        return f"{round(change):+d}"
     css = "up" if change > 0 else ("down" if change < 0 else "")
     text = f'<span class="{css}">{change:+.3f}</span>'
-    if isinstance(error, int | float) and error > 0:
+    if _number(error) and error > 0:
         text += f' <span class="se">± {error:.3f} ({change / error:+.1f} SE, {kind})</span>'
+    elif _number(error):
+        text += f' <span class="se">(no spread, {kind})</span>'
     return text
 
 
 def evaluation_prefixes(evaluations: Sequence[dict[str, Any]]) -> list[str]:
     """The ``eval_<dataset>`` prefixes the evaluations report."""
     return sorted({name.split("/", 1)[0] for e in evaluations for name in e["metrics"] if name.startswith("eval_")})
+
+
+def headline_rows(present: set[str]) -> list[tuple[str, str]]:
+    """The headline metrics present, in :data:`EVALUATION_ROWS` order (``@k`` rows matched to the
+    run's k), then every ``pass@k``."""
+    shown = [
+        (name, label) for pattern, label in EVALUATION_ROWS for name in sorted(present) if metric_matches(name, pattern)
+    ]
+    shown += [(name, "pass@k") for name in sorted(present) if re.fullmatch(r"(direct|debate)/pass@\d+", name)]
+    return shown
+
+
+CHANGE_NOTE = (
+    '<p class="note">Each value ± its standard error over problems (judge accuracy: over votes). A change is '
+    "<i>paired</i> when the evaluation recorded it per problem (every evaluation of a run uses the same problems "
+    "and seeds), else <i>independent</i>: its SE treats the two evaluations as unrelated (judge accuracy, whose "
+    "votes differ). <code>debate_minus_direct</code> is debate accuracy minus direct accuracy, paired per problem: "
+    "what the debate adds.</p>"
+)
 
 
 def evaluation_table(evaluations: Sequence[dict[str, Any]]) -> str:
@@ -126,7 +169,8 @@ def evaluation_table(evaluations: Sequence[dict[str, Any]]) -> str:
         ]
         present = set().union(*columns)
         head = "".join(f"<th>{escape(str(e['label']))}<br><small>step {e['step']}</small></th>" for e in evaluations)
-        head += "<th>change since first</th>" if len(evaluations) > 1 else ""
+        if len(evaluations) > 1:
+            head += f"<th>change since {escape(str(evaluations[0]['label']))}</th>"
 
         def row(name: str, label: str, columns: list[dict[str, Any]] = columns) -> str:
             cells = "".join(f"<td>{_with_se(c, name)}</td>" for c in columns)
@@ -134,8 +178,7 @@ def evaluation_table(evaluations: Sequence[dict[str, Any]]) -> str:
                 cells += f"<td>{_change(columns[0], columns[-1], name)}</td>"
             return f'<tr><td class="label">{escape(label)} <code>{escape(name)}</code></td>{cells}</tr>'
 
-        shown = [(name, label) for name, label in EVALUATION_ROWS if name in present]
-        shown += [(name, "pass@k") for name in sorted(present) if re.fullmatch(r"(direct|debate)/pass@\d+", name)]
+        shown = headline_rows(present)
         rows = "".join(row(name, label) for name, label in shown)
         skip = {n for n, _ in shown}
         others = sorted(n for n in present if n not in skip and not re.search(r"_(se|change|change_se)$", n))
@@ -145,16 +188,22 @@ def evaluation_table(evaluations: Sequence[dict[str, Any]]) -> str:
             f"{rows}</table><details><summary>every other metric of {escape(prefix)}</summary>"
             f'<table class="evaluation"><tr><th>metric</th>{head}</tr>{rest}</table></details>'
         )
-    return "".join(out)
+    return "".join(out) + CHANGE_NOTE
 
 
-def _eval_series(evaluations: Sequence[dict[str, Any]], suffix: str) -> tuple[tuple[float, float], ...]:
-    points = []
+def _eval_series(evaluations: Sequence[dict[str, Any]], metric: str, label: str, dashed: bool = False) -> Series:
+    """``metric`` (a trailing ``@k``: any k) of every evaluation over steps, with its standard
+    error when recorded (one point per evaluation and dataset)."""
+    points: list[tuple[float, float]] = []
+    errors: list[float] = []
     for e in evaluations:
         for name, value in e["metrics"].items():
-            if name.startswith("eval_") and name.split("/", 1)[-1] == suffix and isinstance(value, int | float):
+            short = name.split("/", 1)[-1]
+            if name.startswith("eval_") and metric_matches(short, metric) and _number(value):
                 points.append((float(e["step"]), float(value)))
-    return tuple(points)
+                error = e["metrics"].get(f"{name}_se")
+                errors.append(float(error) if _number(error) else 0.0)
+    return Series(label, tuple(points), dashed, tuple(errors) if any(errors) else ())
 
 
 def charts(run: RunData) -> str:
@@ -183,22 +232,23 @@ def charts(run: RunData) -> str:
             True,
         ),
         (
-            "Held-out accuracy",
+            "Held-out accuracy (± SE)",
             [
-                Series("direct", _eval_series(ev, "direct/correct")),
-                Series("debate (final answer)", _eval_series(ev, "debate/debate_correct")),
-                Series("debate (agents)", _eval_series(ev, "debate/correct"), dashed=True),
+                _eval_series(ev, "direct/correct", "direct"),
+                _eval_series(ev, "debate/cons@k", "debate (final answer)"),
+                _eval_series(ev, "debate/correct", "debate (agents)", dashed=True),
             ],
             True,
         ),
+        ("Debate − direct, held-out (± SE)", [_eval_series(ev, "debate_minus_direct", "debate − direct")], True),
         (
             "Judge accuracy",
-            [*train("judge_accuracy"), Series("held-out", _eval_series(ev, "debate/judge_accuracy"), dashed=True)],
+            [*train("judge_accuracy"), _eval_series(ev, "debate/judge_accuracy", "held-out", dashed=True)],
             True,
         ),
         (
             "Comparison rate",
-            [Series("training", m.series(comparison)), Series("held-out", _eval_series(ev, "debate/comparison_rate"))],
+            [Series("training", m.series(comparison)), _eval_series(ev, "debate/comparison_rate", "held-out")],
             True,
         ),
         (
@@ -215,6 +265,15 @@ def charts(run: RunData) -> str:
         (
             "Judge weight and agreement",
             [Series("judge weight", m.series("judge/weight")), Series("agreement", m.series("judge/agreement"))],
+            False,
+        ),
+        (
+            "Ground truth in the reward (gt_mix)",
+            [
+                Series("correctness", m.series("gt_mix/correctness_mean")),
+                Series("judges right", m.series("gt_mix/judge_truth_mean")),
+                Series("graded share", m.series("gt_mix/graded_fraction"), dashed=True),
+            ],
             False,
         ),
         ("Warm-start loss per token", [Series("loss", m.series("warmstart/loss_per_token"))], False),

@@ -11,7 +11,8 @@ a fixed opponent (docs/training.md#evaluation).
   answer changes, and the debate diagnostics (``parse_error``, ``rounds_played``,
   ``comparison_rate``, ...).
 * with both: ``debate_minus_direct``, the paired difference per problem between the debate's
-  final answer and the mean direct answer, with its standard error.
+  final answer and the mean direct answer, with its standard error (kept per problem too, so
+  its change between evaluations is paired).
 * role-averaged (``evaluation.role_averaged``): for each problem N debates; in debate ``i`` the
   policy plays role ``i`` and the fixed opponent (``evaluation.opponent``: the base model or any
   checkpoint) the others. Reported for the policy's role: ``format``, ``correct`` of its final
@@ -118,6 +119,9 @@ class Evaluator:
             difference, error = paired_difference(direct, debate)
             metrics[f"{self.prefix}/debate_minus_direct"] = difference
             metrics[f"{self.prefix}/debate_minus_direct_se"] = error
+            self.per_problem[f"{self.prefix}/debate_minus_direct"] = [
+                b - a for a, b in zip(direct, debate, strict=True)
+            ]
         if self.settings.role_averaged:
             if opponent_client is None:
                 raise EvaluationError("role-averaged evaluation needs the fixed opponent's sampling client")

@@ -1,15 +1,27 @@
-"""The evaluation records of a run directory (``eval/step_NNNNNN_<label>.json``), read back."""
+"""The evaluation records of a run directory (``eval/step_NNNNNN_<label>.json``), read back: in the
+order they were made, the baseline of paired changes, and the best step by a metric."""
 
 from __future__ import annotations
 
 import json
 import math
+import re
 from pathlib import Path
 from typing import Any
 
+from debate_core.stats import paired_difference
+
+
+def _made(record: dict[str, Any]) -> tuple[int, int]:
+    """When a record was made: its step, then its training progress (an evaluation at the start
+    and the first iteration's share step 0 when there is no warm-start)."""
+    progress = sum(v for v in (record.get("warmstart_steps"), record.get("iteration")) if isinstance(v, int))
+    return int(record["step"]), progress
+
 
 def read_evaluation_records(directory: Path) -> list[dict[str, Any]]:
-    """Every readable evaluation record, by step (unreadable files are skipped: a run may be writing one)."""
+    """Every readable evaluation record in ``directory``, in the order they were made (unreadable
+    files are skipped: a run may be writing one)."""
     records: list[dict[str, Any]] = []
     if not directory.is_dir():
         return records
@@ -18,14 +30,60 @@ def read_evaluation_records(directory: Path) -> list[dict[str, Any]]:
             record = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             continue
-        if isinstance(record, dict) and isinstance(record.get("metrics"), dict) and isinstance(record.get("step"), int):
+        if (
+            isinstance(record, dict)
+            and isinstance(record.get("metrics"), dict)
+            and isinstance(record.get("step"), int)
+            and not isinstance(record.get("step"), bool)
+        ):
             records.append(record)
-    return sorted(records, key=lambda r: int(r["step"]))
+    return sorted(records, key=_made)
+
+
+def first_evaluation(directory: Path) -> dict[str, Any] | None:
+    """The run's earliest evaluation record (the baseline of paired changes), if any."""
+    records = read_evaluation_records(directory)
+    return records[0] if records else None
+
+
+def latest_by_label(directory: Path) -> dict[str, dict[str, float]]:
+    """The metrics of every evaluation by label (the latest of each label), in the order made."""
+    found: dict[str, dict[str, float]] = {}
+    for record in read_evaluation_records(directory):
+        found.pop(str(record.get("label")), None)
+        found[str(record.get("label"))] = dict(record["metrics"])
+    return found
+
+
+def paired_changes(baseline: object, current: dict[str, list[float]]) -> dict[str, float]:
+    """``<metric>_change`` and ``<metric>_change_se``: the mean per-problem change of each metric
+    since the baseline evaluation, paired by problem (every evaluation of a run uses the same
+    problems and seeds), and its standard error (docs/training.md#evaluation)."""
+    out: dict[str, float] = {}
+    if not isinstance(baseline, dict):
+        return out
+    for name, values in current.items():
+        before = baseline.get(name)
+        if isinstance(before, list) and len(before) == len(values):
+            change, error = paired_difference([float(x) for x in before], values)
+            out[f"{name}_change"] = change
+            out[f"{name}_change_se"] = error
+    return out
+
+
+def metric_matches(name: str, metric: str) -> bool:
+    """Whether the evaluation metric ``name`` (without its ``eval_<dataset>/`` prefix) is ``metric``;
+    a trailing ``@k`` in ``metric`` stands for any k (``debate/cons@k`` is ``debate/cons@3`` with
+    three agents)."""
+    if metric.endswith("@k"):
+        return re.fullmatch(re.escape(metric[:-1]) + r"\d+", name) is not None
+    return name == metric
 
 
 def best_steps(directory: Path, metric: str) -> set[int]:
-    """The steps whose evaluation has the highest ``eval_<dataset>/<metric>`` (ties: all of them);
-    empty when ``metric`` is empty or no evaluation reports it."""
+    """The step whose evaluation has the highest ``eval_<dataset>/<metric>`` (ties: the newest of
+    them, so a metric that never moves keeps one checkpoint, not all); empty when ``metric`` is
+    empty or no evaluation reports it."""
     if not metric:
         return set()
     scores: dict[int, float] = {}
@@ -33,11 +91,13 @@ def best_steps(directory: Path, metric: str) -> set[int]:
         values = [
             float(value)
             for name, value in record["metrics"].items()
-            if name.startswith("eval_") and name.split("/", 1)[-1] == metric and isinstance(value, int | float)
+            if name.startswith("eval_")
+            and metric_matches(name.split("/", 1)[-1], metric)
+            and isinstance(value, int | float)
         ]
         if values and all(math.isfinite(v) for v in values):
             scores[int(record["step"])] = max(values)
     if not scores:
         return set()
     best = max(scores.values())
-    return {step for step, value in scores.items() if value == best}
+    return {max(step for step, value in scores.items() if value == best)}

@@ -22,7 +22,6 @@ checkpoint and rewrites the record; nothing is lost or repeated.
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
@@ -52,10 +51,16 @@ from debate_core.runtime.manifests import (
 from debate_core.runtime.retries import BackendError, RetryingSamplingClient, retry_policy
 from debate_core.runtime.sampling_failures import raise_backend_failure, raise_evaluation_failure
 from debate_core.runtime.session import SAMPLER_SUFFIX, BackendSession, open_session_async
-from debate_core.stats import mean, paired_difference
+from debate_core.stats import mean
 from debate_core.training.datum import AssembledDatum, trajectory_datums
 from debate_core.training.evaluation import Evaluator
-from debate_core.training.evaluation_records import best_steps
+from debate_core.training.evaluation_records import (
+    best_steps,
+    first_evaluation,
+    latest_by_label,
+    paired_changes,
+    read_evaluation_records,
+)
 from debate_core.training.grading import grade_debate, verifiable_metrics
 from debate_core.training.judge_host import BackendJudgeHost
 from debate_core.training.metrics import (
@@ -131,6 +136,8 @@ class Trainer:
     _names_used: set[str] = attrs.field(factory=set)
     """Checkpoint names saved (or tried) on this training client: a retry after a half-written
     checkpoint takes a fresh name, so the backend never sees one name twice."""
+    _warned_best: bool = False
+    """True once the run said that ``training.keep_best_by`` names no evaluation metric."""
     _uncommitted: bool = False
     """True from the start of an update until its step's metrics are written: a checkpoint then
     would not match any written step, so failures in between leave the last checkpoint standing."""
@@ -164,7 +171,7 @@ class Trainer:
             warmstart_steps=self.warmstart_steps,
             stopped_by=self.stop.name or None,
             last_checkpoint=self.last_checkpoint,
-            evaluations=read_evaluations(self.run_dir),
+            evaluations=latest_by_label(self.run_dir.evaluations),
         )
         self.run_dir.write_summary(outcome.to_json())
         return outcome
@@ -552,11 +559,16 @@ class Trainer:
             f"checkpoint step {self.step} ({reason}) in {time.perf_counter() - started:.1f}s: {saved.state}"
         )
         training = self.config.training
+        best = best_steps(self.run_dir.evaluations, training.keep_best_by)
+        unknown = training.keep_last and training.keep_best_by and not best and not self._warned_best
+        if unknown and read_evaluation_records(self.run_dir.evaluations):
+            self._warned_best = True
+            self.progress.message(
+                f"warning: training.keep_best_by = {training.keep_best_by!r} names no metric of the evaluations "
+                "(e.g. 'debate/cons@k', 'direct/correct'); no best checkpoint is kept"
+            )
         for pruned in prune_checkpoints(
-            self.run_dir.checkpoints,
-            training.keep_last,
-            best_steps(self.run_dir.evaluations, training.keep_best_by),
-            self.run_dir.backend_states,
+            self.run_dir.checkpoints, training.keep_last, best, self.run_dir.backend_states
         ):
             self.progress.message(f"checkpoint step {pruned.step} pruned (keep_last = {training.keep_last})")
 
@@ -611,7 +623,7 @@ class Trainer:
         metrics = await evaluator.evaluate(sampler, self.opponent, label=f"eval {label}")
         raise_evaluation_failure(sampler, evaluator.episodes, self.config, label)
         metrics["time/eval"] = time.perf_counter() - started
-        baseline = first_evaluation(self.run_dir)
+        baseline = first_evaluation(self.run_dir.evaluations)
         if baseline is not None:
             metrics.update(paired_changes(baseline.get("per_problem"), evaluator.per_problem))
         record = {
@@ -627,63 +639,11 @@ class Trainer:
         shown = {
             k.split("/", 1)[1]: v
             for k, v in metrics.items()
-            if k.endswith(("/correct", "/judge_accuracy", "/comparison_rate", "/format")) or "/cons@" in k
+            if (k.endswith(("/correct", "/judge_accuracy", "/comparison_rate", "/format")) or "/cons@" in k)
+            and not k.endswith(("_se", "_change"))
         }
         self.progress.finish(shown)
         return metrics
-
-
-def evaluation_records(run_dir: RunDirectory) -> list[dict[str, Any]]:
-    """Every readable evaluation record of the run, in the order they were made: by step, then by
-    training progress (an evaluation at the start and the first iteration's share step 0)."""
-    if not run_dir.evaluations.is_dir():
-        return []
-    records: list[dict[str, Any]] = []
-    for path in run_dir.evaluations.glob("step_*.json"):
-        try:
-            record = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            continue
-        if isinstance(record, dict) and isinstance(record.get("metrics"), dict):
-            records.append(record)
-
-    def made(record: dict[str, Any]) -> tuple[int, int]:
-        progress = record.get("warmstart_steps", 0) + record.get("iteration", 0)
-        return int(record.get("step", 0)), int(progress)
-
-    return sorted(records, key=made)
-
-
-def first_evaluation(run_dir: RunDirectory) -> dict[str, Any] | None:
-    """The run's earliest evaluation record (the baseline of paired changes), if any."""
-    records = evaluation_records(run_dir)
-    return records[0] if records else None
-
-
-def paired_changes(baseline: object, current: dict[str, list[float]]) -> dict[str, float]:
-    """``<metric>_change`` and ``<metric>_change_se``: the mean per-problem change of each metric
-    since the baseline evaluation, paired by problem (every evaluation of a run uses the same
-    problems and seeds), and its standard error (docs/training.md#evaluation)."""
-    out: dict[str, float] = {}
-    if not isinstance(baseline, dict):
-        return out
-    for name, values in current.items():
-        before = baseline.get(name)
-        if isinstance(before, list) and len(before) == len(values):
-            change, error = paired_difference([float(x) for x in before], values)
-            out[f"{name}_change"] = change
-            out[f"{name}_change_se"] = error
-    return out
-
-
-def read_evaluations(run_dir: RunDirectory) -> dict[str, dict[str, float]]:
-    """Every evaluation recorded in the run directory, by label (the latest of each label), in the
-    order they were made."""
-    found: dict[str, dict[str, float]] = {}
-    for record in evaluation_records(run_dir):
-        found.pop(str(record.get("label")), None)
-        found[str(record.get("label"))] = dict(record["metrics"])
-    return found
 
 
 def config_differences(old: dict[str, Any], new: dict[str, Any], prefix: str = "") -> list[str]:
