@@ -237,6 +237,40 @@ def test_the_evaluation_table_shows_the_debate_measurements_with_their_errors_an
     assert "<th>change since start</th>" in table and "paired per problem" in table
 
 
+def test_a_record_without_its_paired_changes_gets_them_from_its_per_problem_values() -> None:
+    """A run made before a metric's change was recorded (debate minus direct, kept per problem later)
+    still shows paired changes, from both records' per-problem values; a recorded change wins."""
+    from debate_core.report.page import evaluation_table, with_paired_changes
+
+    direct_before, debate_before = [1.0, 0.0, 1.0, 0.0], [1.0, 1.0, 0.0, 0.0]
+    direct_after, debate_after = [1.0, 1.0, 1.0, 0.0], [1.0, 1.0, 1.0, 1.0]
+
+    def record(label: str, step: int, direct: list[float], debate: list[float]) -> dict[str, object]:
+        metrics = {
+            "eval_d/direct/correct": sum(direct) / 4,
+            "eval_d/debate/cons@3": sum(debate) / 4,
+            "eval_d/debate_minus_direct": (sum(debate) - sum(direct)) / 4,
+        }
+        per_problem = {"eval_d/direct/correct": direct, "eval_d/debate/cons@3": debate}
+        return {"label": label, "step": step, "metrics": metrics, "per_problem": per_problem}
+
+    first = record("start", 0, direct_before, debate_before)
+    last = record("final", 9, direct_after, debate_after)
+    last["metrics"]["eval_d/direct/correct_change"] = 0.125  # type: ignore[index]  # recorded: kept as is
+    completed = with_paired_changes([first, last])[-1]["metrics"]
+    # per problem, debate minus direct goes 0,1,-1,0 -> 0,0,0,1: changes 0,-1,1,1: mean 0.25, sample variance 2.75/3
+    assert completed["eval_d/debate_minus_direct_change"] == pytest.approx(0.25)
+    assert completed["eval_d/debate_minus_direct_change_se"] == pytest.approx((2.75 / 3 / 4) ** 0.5)
+    assert completed["eval_d/debate/cons@3_change"] == pytest.approx(0.5)
+    assert completed["eval_d/direct/correct_change"] == 0.125
+    assert "eval_d/debate_minus_direct_change" not in last["metrics"]  # the record itself is untouched
+    table = evaluation_table([first, last])
+    assert '<span class="up">+0.250</span> <span class="se">± 0.479 (+0.5 SE, paired)</span>' in table
+    # without per-problem values the change stays an independent one
+    bare = [{k: v for k, v in r.items() if k != "per_problem"} for r in (first, last)]
+    assert "eval_d/debate_minus_direct_change" not in with_paired_changes(bare)[-1]["metrics"]
+
+
 def test_evaluations_are_ordered_as_made_so_the_first_column_is_the_baseline(tmp_path: Path) -> None:
     """An evaluation at the start and one after the first iteration can share a step; the start comes
     first (it is the baseline of the paired changes), whatever the file names sort to."""

@@ -12,7 +12,7 @@ from typing import Any, TypeGuard
 from debate_core.report.charts import Series, line_chart
 from debate_core.report.debate_view import render_debate
 from debate_core.report.run_data import RunData
-from debate_core.training.evaluation_records import metric_matches
+from debate_core.training.evaluation_records import metric_matches, paired_changes
 
 EVALUATION_ROWS: tuple[tuple[str, str], ...] = (
     ("direct/correct", "direct accuracy (mean over direct answers)"),
@@ -130,6 +130,37 @@ def _change(first: dict[str, Any], last: dict[str, Any], name: str) -> str:
     return text
 
 
+def _per_problem(record: dict[str, Any]) -> dict[str, list[float]]:
+    """A record's per-problem values, with ``debate_minus_direct`` per problem (the debate's
+    answer minus the direct answers) where the record predates its being kept."""
+    kept = record.get("per_problem")
+    if not isinstance(kept, dict):
+        return {}
+    values = {
+        name: [float(x) for x in v] for name, v in kept.items() if isinstance(v, list) and all(_number(x) for x in v)
+    }
+    for name, direct in list(values.items()):
+        prefix, _, rest = name.rpartition("/direct/correct")
+        if rest or not prefix or f"{prefix}/debate_minus_direct" in values:
+            continue
+        debate = [v for n, v in values.items() if re.fullmatch(re.escape(prefix) + r"/debate/cons@\d+", n)]
+        if len(debate) == 1 and len(debate[0]) == len(direct):
+            values[f"{prefix}/debate_minus_direct"] = [b - a for a, b in zip(direct, debate[0], strict=True)]
+    return values
+
+
+def with_paired_changes(evaluations: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The evaluations, the last one's metrics completed with the paired ``<metric>_change`` and
+    ``<metric>_change_se`` since the first from both records' per-problem values, where it did
+    not record them itself (a run made before a metric was kept per problem); what a record
+    holds is never replaced."""
+    out = [dict(e) for e in evaluations]
+    if len(out) > 1:
+        derived = paired_changes(_per_problem(out[0]), _per_problem(out[-1]))
+        out[-1]["metrics"] = {**derived, **out[-1]["metrics"]}
+    return out
+
+
 def evaluation_prefixes(evaluations: Sequence[dict[str, Any]]) -> list[str]:
     """The ``eval_<dataset>`` prefixes the evaluations report."""
     return sorted({name.split("/", 1)[0] for e in evaluations for name in e["metrics"] if name.startswith("eval_")})
@@ -159,6 +190,7 @@ def evaluation_table(evaluations: Sequence[dict[str, Any]]) -> str:
     and their change since the first evaluation; every other metric in a folded table."""
     if not evaluations:
         return '<p class="note">No evaluation yet.</p>'
+    evaluations = with_paired_changes(evaluations)
     prefixes = evaluation_prefixes(evaluations)
     if not prefixes:
         return '<p class="note">The evaluations hold no <code>eval_&lt;dataset&gt;/</code> metric.</p>'
