@@ -91,3 +91,16 @@ def test_gsm8k_reads_a_downloaded_file(tmp_path: Path, monkeypatch: pytest.Monke
     assert grader.grade("So the total is \\boxed{72}.", problems[0].answer).correct
     assert grader.grade("\\boxed{2400}", problems[1].answer).correct
     assert not grader.grade("\\boxed{71}", problems[0].answer).correct
+
+
+def test_the_untrained_base_model_breaks_the_contract_as_the_readme_says(capsys: pytest.CaptureFixture[str]) -> None:
+    # README, "Debate one question": against the untrained base model `debate run examples/arithmetic.toml`
+    # samples at the evaluation temperature (0.7), the first turn breaks the output contract, the debate
+    # aborts in round 1 and there is no final answer.
+    assert load("arithmetic.toml").evaluation.temperature == 0.7
+    code = main(["run", str(EXAMPLES / "arithmetic.toml"), "--question", "What is 57+8?", "--answer", "65"])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "--- Round 2" not in out
+    assert "Debate aborted after 1 of 2 rounds: round 1, agent 0:" in out
+    assert "Final answer: none (no agent gave a valid response)" in out
