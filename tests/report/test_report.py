@@ -51,6 +51,35 @@ def test_the_page_shows_config_evaluations_curves_and_debates(finished_run: Path
     assert "reward <code>win_rate</code>" in page
 
 
+def legends(page: str, title: str) -> list[str]:
+    """The legend of the chart ``title`` (a series appears there only when it has points)."""
+    chart = re.search(f'aria-label="{re.escape(title)}".*?</svg>', page, re.S)
+    assert chart is not None, title
+    assert "<polyline" in chart.group(0), title
+    return re.findall(r'class="legend">([^<]*)<', chart.group(0))
+
+
+def test_every_curve_the_issue_names_is_drawn_from_the_run(finished_run: Path, tmp_path: Path) -> None:
+    """Reward per stream, held-out accuracy (direct and debate), judge accuracy, comparison rate, format
+    and parse errors, KL and entropy: each a chart with a line from what the run wrote."""
+    page = report_html(read_run(finished_run))
+    assert legends(page, "Held-out accuracy (± SE)") == ["direct", "debate (final answer)", "debate (agents)"]
+    assert legends(page, "Judge accuracy") == ["training", "held-out"]
+    assert legends(page, "Comparison rate") == ["training", "held-out"]
+    assert legends(page, "Format and parse errors (training)") == ["format training", "parse errors"]
+    assert legends(page, "KL(sampler ‖ trainer)") == ["kl v1"]
+    assert legends(page, "Entropy of sampled tokens") == ["entropy"]
+    # this run's reward (win_rate) has one stream; a reward with generator and judge streams shows both
+    assert legends(page, "Reward per stream (training)") == ["configured reward", "total return"]
+    run = tmp_path / "run"
+    shutil.copytree(finished_run, run)
+    with (run / "metrics.jsonl").open("a", encoding="utf-8") as log:
+        for step in (4, 5):
+            log.write(json.dumps({"step": step, "reward/gen/mean": 0.1 * step, "reward/judge/mean": 0.3}) + "\n")
+    streams = legends(report_html(read_run(run)), "Reward per stream (training)")
+    assert streams == ["configured reward", "generator", "judge", "total return"]
+
+
 def test_debates_are_spread_over_the_run() -> None:
     assert spread(list(range(10)), 4) == [0, 3, 6, 9]
     assert spread(list(range(3)), 8) == [0, 1, 2]
