@@ -80,8 +80,8 @@ def test_a_local_run_stops_at_the_models_context(tmp_path: Path, capsys: pytest.
 
 
 def test_a_save_left_without_its_manifest_is_not_overwritten(tmp_path: Path) -> None:
-    """A crash between the backend's save and the manifest leaves a state behind; resuming redoes
-    that step and saves it under a fresh name instead of failing on the existing folder."""
+    """A crash between the backend's save and the manifest leaves a state behind; resuming moves it
+    aside (kept, see docs/training.md) and redoes that step instead of failing on the existing folder."""
     run_file = tmp_path / "run.toml"
     run_file.write_text("", encoding="utf-8")
     run = tmp_path / "run"
@@ -89,7 +89,41 @@ def test_a_save_left_without_its_manifest_is_not_overwritten(tmp_path: Path) -> 
     assert main(["train", str(run_file), *short, "--run-dir", str(run)]) == 0
     backend = run / "checkpoints" / "backend"
     (backend / "step_000002").mkdir()  # what a crash after save_state of step 2 would leave
+    (backend / "step_000002" / "weights.safetensors").write_bytes(b"half")
     assert main(["train", str(run_file), *short, "training.num_iterations=2", "--resume", str(run)]) == 0
     checkpoint = read_checkpoint(run / "checkpoints" / "step_000002.json")
-    assert Path(checkpoint.backend_state) == backend / "step_000002-2"
-    assert Path(str(checkpoint.sampler_weights)) == backend / "step_000002-2_sampler"
+    assert Path(checkpoint.backend_state) == backend / "step_000002"
+    assert Path(str(checkpoint.sampler_weights)) == backend / "step_000002_sampler"
+    kept = run / "set_aside" / "resume_01" / "checkpoints" / "backend" / "step_000002" / "weights.safetensors"
+    assert kept.read_bytes() == b"half"
+
+
+def test_a_bit_flip_in_saved_weights_is_caught_and_the_run_resumes_from_an_intact_checkpoint(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A flipped bit in a safetensors file of the newest checkpoint is not loaded: resume names the
+    file, goes back to the newest intact checkpoint and ends where an uninterrupted run ends."""
+    run_file = tmp_path / "run.toml"
+    run_file.write_text("", encoding="utf-8")
+    short = [*OVERRIDES, "evaluation.num_problems=0", "training.save_every=1", "training.num_iterations=2"]
+    straight, damaged = tmp_path / "straight", tmp_path / "damaged"
+    for run in (straight, damaged):
+        assert main(["train", str(run_file), *short, "--run-dir", str(run)]) == 0
+    weights = damaged / "checkpoints" / "backend" / "step_000002" / "weights.safetensors"
+    data = bytearray(weights.read_bytes())
+    data[-5] ^= 0x01  # in the last tensor's data, not its header
+    weights.write_bytes(bytes(data))
+    capsys.readouterr()
+    assert main(["train", str(run_file), *short, "--resume", str(damaged)]) == 0
+    err = capsys.readouterr().err
+    assert f"{weights}: damaged" in err and "resuming from the newest intact checkpoint, step 1" in err
+
+    def stable(run: Path) -> list[dict[str, Any]]:
+        lines = (run / "metrics.jsonl").read_text().splitlines()
+        return [{k: v for k, v in json.loads(x).items() if not k.startswith(("time/", "throughput/"))} for x in lines]
+
+    assert stable(damaged) == stable(straight)
+    redone = read_checkpoint(damaged / "checkpoints" / "step_000002.json")
+    same = read_checkpoint(straight / "checkpoints" / "step_000002.json")
+    tensors = {k: v for k, v in same.files.items() if k.endswith(".safetensors")}
+    assert len(tensors) == 3 and {k: redone.files[k] for k in tensors} == tensors  # the same weights, bit for bit

@@ -17,6 +17,7 @@ from debate_core.runtime.manifests import (
     Checkpoint,
     CheckpointError,
     DataPosition,
+    manifest_checksum,
     read_checkpoint,
     write_checkpoint,
 )
@@ -95,6 +96,7 @@ def test_resuming_from_an_expired_checkpoint_says_so(registry: Registry, tmp_pat
     manifest = tmp_path / "run" / "checkpoints" / "step_000002.json"
     raw = json.loads(manifest.read_text())
     raw.update(ttl_seconds=TTL, created=time.time() - 2 * TTL)
+    raw["checksum"] = manifest_checksum(raw)  # as if it had been written two TTLs ago
     manifest.write_text(json.dumps(raw))
     with pytest.raises(CheckpointError, match=r"step 2 expired on the backend at .*checkpoint_ttl_s"):
         train(registry, tmp_path / "run", "training.num_iterations=3", resume=True)

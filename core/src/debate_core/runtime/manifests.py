@@ -7,14 +7,21 @@ and a JSON manifest ``checkpoints/step_NNNNNN.json`` that points to both and hol
 position (warm-start steps and RL iterations done, the data position) and every RNG state
 (Python, NumPy, and torch when it is loaded, each as one base64 string so that a manifest stays
 a few lines long). The manifest is written last, through a temporary file and a rename, so a
-manifest exists only for a complete checkpoint; resuming picks the newest manifest that reads
-back whole. ``training.keep_last`` prunes old periodic checkpoints (:func:`prune_checkpoints`):
-the manifest goes first, then the backend states it named.
+manifest exists only for a complete checkpoint. ``training.keep_last`` prunes old periodic
+checkpoints (:func:`prune_checkpoints`): the manifest goes first, then the backend states it named.
+
+A manifest carries the SHA-256 of every file of the states it names that lie in the run
+directory (``files``) and the SHA-256 of its own content (``checksum``): a checkpoint is *intact*
+when its manifest reads back whole, its own checksum matches, its position adds up and every
+file matches (:func:`verify_checkpoint`). Resuming and ``--checkpoint RUN_DIR`` take the newest
+intact checkpoint (:func:`scan_checkpoints` says which newer ones were damaged and why). States
+on a remote backend (``tinker://...``) are covered by the manifest's own checksum only.
 """
 
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 import os
 import random
@@ -30,8 +37,11 @@ import numpy as np
 from debate_core.errors import DebateError
 from debate_core.files import atomic_write_json
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+READABLE_FORMATS = (1, 2)
+"""Format 1 manifests (written before checksums) are read and trusted as they are."""
 MANIFEST_PREFIX = "step_"
+CHECKSUM_FIELD = "checksum"
 
 
 class CheckpointError(DebateError):
@@ -70,6 +80,9 @@ class Checkpoint:
     """How long the backend keeps both saves (``None``: until deleted)."""
     periodic: bool = False
     """A checkpoint of ``save_every`` that ``keep_last`` may prune (not a phase end, stop or failure)."""
+    files: dict[str, str] = attrs.field(factory=dict)
+    """``sha256:<hex>`` of every file of the saved states inside the run directory, by path
+    relative to the manifest's folder (filled in by :func:`write_checkpoint`)."""
     format: int = FORMAT_VERSION
 
     def expires_at(self) -> float | None:
@@ -86,10 +99,15 @@ class Checkpoint:
 
     @classmethod
     def from_json(cls, raw: dict[str, Any]) -> Checkpoint:
-        if raw.get("format") != FORMAT_VERSION:
+        if raw.get("format") not in READABLE_FORMATS:
             raise CheckpointError(f"unsupported checkpoint format {raw.get('format')!r}")
+        if raw["format"] >= 2 and raw.get(CHECKSUM_FIELD) != manifest_checksum(raw):
+            raise CheckpointError("its checksum does not match its content (edited or damaged)")
         data = raw.get("data") or {}
-        return cls(
+        files = raw.get("files") or {}
+        if not isinstance(files, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in files.items()):
+            raise CheckpointError("its 'files' is not a table of paths and checksums")
+        checkpoint = cls(
             step=int(raw["step"]),
             warmstart_steps=int(raw["warmstart_steps"]),
             iteration=int(raw["iteration"]),
@@ -102,7 +120,60 @@ class Checkpoint:
             sampler_weights=None if raw.get("sampler_weights") is None else str(raw["sampler_weights"]),
             ttl_seconds=None if raw.get("ttl_seconds") is None else int(raw["ttl_seconds"]),
             periodic=bool(raw.get("periodic", False)),
+            files=dict(files),
+            format=int(raw["format"]),
         )
+        problem = position_problem(checkpoint)
+        if problem:
+            raise CheckpointError(problem)
+        return checkpoint
+
+
+def manifest_checksum(raw: dict[str, Any]) -> str:
+    """``sha256:<hex>`` of a manifest's content without its own checksum (keys sorted, compact)."""
+    content = {k: v for k, v in raw.items() if k != CHECKSUM_FIELD}
+    canonical = json.dumps(content, sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False)
+    return "sha256:" + hashlib.sha256(canonical.encode("ascii")).hexdigest()
+
+
+def position_problem(checkpoint: Checkpoint) -> str | None:
+    """Why a manifest's position cannot be a real one (``None`` when it adds up)."""
+    counts = (checkpoint.step, checkpoint.warmstart_steps, checkpoint.iteration)
+    if min(counts) < 0 or min(checkpoint.data.stage, checkpoint.data.stage_iteration) < 0:
+        return "its position holds a negative count"
+    if checkpoint.step != checkpoint.warmstart_steps + checkpoint.iteration:
+        return (
+            f"its step ({checkpoint.step}) is not warm-start steps plus RL iterations "
+            f"({checkpoint.warmstart_steps} + {checkpoint.iteration})"
+        )
+    if checkpoint.data.stage_iteration > checkpoint.iteration:
+        return f"its data position ({checkpoint.data.stage_iteration}) is past its iteration ({checkpoint.iteration})"
+    return None
+
+
+def file_checksum(path: Path) -> str:
+    """``sha256:<hex>`` of one file's bytes."""
+    with open(path, "rb") as handle:
+        return "sha256:" + hashlib.file_digest(handle, "sha256").hexdigest()
+
+
+def _state_files(directory: Path, saved: str | None) -> dict[str, str]:
+    """Checksums of the files of one saved state inside the run directory, by path relative to
+    ``directory`` (the manifests' folder); remote states and states elsewhere give none."""
+    if saved is None or "://" in saved:
+        return {}
+    state = (directory / saved) if not Path(saved).is_absolute() else Path(saved)
+    run_root = directory.resolve().parent
+    try:
+        state.resolve().relative_to(run_root)
+    except ValueError:
+        return {}
+    files = sorted(p for p in state.rglob("*") if p.is_file()) if state.is_dir() else [state]
+    return {
+        Path(os.path.relpath(f.resolve(), directory.resolve())).as_posix(): file_checksum(f)
+        for f in files
+        if f.exists()
+    }
 
 
 def _pack(values: Any, dtype: type[np.generic]) -> str:
@@ -186,8 +257,12 @@ def write_checkpoint(directory: Path, checkpoint: Checkpoint) -> Path:
         checkpoint,
         backend_state=_relative_to(directory, checkpoint.backend_state) or checkpoint.backend_state,
         sampler_weights=_relative_to(directory, checkpoint.sampler_weights),
+        format=FORMAT_VERSION,
     )
-    atomic_write_json(path, stored.to_json())
+    files = _state_files(directory, stored.backend_state) | _state_files(directory, stored.sampler_weights)
+    content = attrs.evolve(stored, files=files).to_json()
+    content[CHECKSUM_FIELD] = manifest_checksum(content)
+    atomic_write_json(path, content)
     return path
 
 
@@ -232,12 +307,17 @@ def prune_checkpoints(directory: Path, keep_last: int, keep_steps: set[int], sta
 
 
 def read_checkpoint(path: Path) -> Checkpoint:
-    """Read one manifest."""
+    """Read one manifest, checking its own checksum and that its position adds up (not the
+    files it names: :func:`verify_checkpoint`)."""
     try:
         raw = json.loads(path.read_text(encoding="utf-8"))
+        if not isinstance(raw, dict):
+            raise TypeError("not a JSON object")
         checkpoint = Checkpoint.from_json(raw)
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise CheckpointError(f"{path}: not a readable checkpoint ({exc})") from exc
+    except CheckpointError as exc:
+        raise CheckpointError(f"{path}: {exc}") from exc
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise CheckpointError(f"{path}: not a readable checkpoint ({type(exc).__name__}: {exc})") from exc
     directory = path.parent
     return attrs.evolve(
         checkpoint,
@@ -268,29 +348,92 @@ def _state_is_present(backend_state: str) -> bool:
     return Path(backend_state).exists()
 
 
-def latest_checkpoint(directory: Path) -> Checkpoint | None:
-    """The newest complete checkpoint in ``directory``; unreadable manifests are skipped."""
-    if not directory.is_dir():
-        return None
-    candidates = sorted(directory.glob(f"{MANIFEST_PREFIX}*.json"), reverse=True)
-    for path in candidates:
+def verify_checkpoint(path: Path) -> Checkpoint:
+    """Read one manifest and check the files of the states it names against its checksums.
+
+    Raises:
+        CheckpointError: naming the manifest or the first missing or damaged file.
+    """
+    checkpoint = read_checkpoint(path)
+    if not _state_is_present(checkpoint.backend_state):
+        raise CheckpointError(f"{path}: its backend state {checkpoint.backend_state} is missing")
+    for name, expected in sorted(checkpoint.files.items()):
+        file = path.parent / name
         try:
-            checkpoint = read_checkpoint(path)
-        except CheckpointError:
+            actual = file_checksum(file)
+        except OSError as exc:
+            raise CheckpointError(f"{file}: missing or unreadable ({exc.strerror or exc})") from exc
+        if actual != expected:
+            raise CheckpointError(f"{file}: damaged (its checksum does not match {path.name})")
+    return checkpoint
+
+
+@attrs.frozen
+class RejectedCheckpoint:
+    """A manifest newer than the checkpoint chosen, and why it was not used."""
+
+    path: Path
+    reason: str
+
+
+@attrs.frozen
+class CheckpointScan:
+    """The newest intact checkpoint of a folder and the newer manifests that were not intact."""
+
+    intact: Checkpoint | None
+    intact_path: Path | None
+    rejected: tuple[RejectedCheckpoint, ...] = ()
+
+
+def _manifest_step(path: Path) -> int | None:
+    """The step a manifest's file name gives (``step_000012.json`` -> 12)."""
+    digits = path.stem.removeprefix(MANIFEST_PREFIX)
+    return int(digits) if digits.isdigit() else None
+
+
+def manifest_paths(directory: Path) -> list[Path]:
+    """Every ``step_NNNNNN.json`` in ``directory``, newest step first."""
+    if not directory.is_dir():
+        return []
+    found = [p for p in directory.glob(f"{MANIFEST_PREFIX}*.json") if _manifest_step(p) is not None]
+    return sorted(found, key=lambda p: _manifest_step(p) or 0, reverse=True)
+
+
+def scan_checkpoints(directory: Path) -> CheckpointScan:
+    """The newest intact checkpoint in ``directory`` (verified file by file), with the reason
+    each newer manifest was passed over."""
+    rejected: list[RejectedCheckpoint] = []
+    for path in manifest_paths(directory):
+        try:
+            checkpoint = verify_checkpoint(path)
+        except CheckpointError as exc:
+            rejected.append(RejectedCheckpoint(path, str(exc)))
             continue
-        if _state_is_present(checkpoint.backend_state):
-            return checkpoint
-    return None
+        if checkpoint.step != _manifest_step(path):
+            rejected.append(RejectedCheckpoint(path, f"{path}: it holds step {checkpoint.step}, not its name's"))
+            continue
+        return CheckpointScan(checkpoint, path, tuple(rejected))
+    return CheckpointScan(None, None, tuple(rejected))
+
+
+def latest_checkpoint(directory: Path) -> Checkpoint | None:
+    """The newest intact checkpoint in ``directory``; damaged or unreadable ones are skipped."""
+    return scan_checkpoints(directory).intact
 
 
 def load_checkpoint_argument(path: Path) -> Checkpoint:
-    """A checkpoint named on the command line: a manifest file, a ``checkpoints/`` folder or a run directory."""
+    """A checkpoint named on the command line: a manifest file, a ``checkpoints/`` folder or a
+    run directory (its newest checkpoint, which must be intact: a damaged one is named, with
+    the newest intact one to name instead)."""
     if path.is_file():
-        return read_checkpoint(path)
+        return verify_checkpoint(path)
     for directory in (path, path / "checkpoints"):
-        found = latest_checkpoint(directory)
-        if found is not None:
-            return found
+        scan = scan_checkpoints(directory)
+        if scan.rejected:
+            instead = f"; the newest intact one is {scan.intact_path}" if scan.intact_path else ""
+            raise CheckpointError(f"{scan.rejected[0].reason}{instead}")
+        if scan.intact is not None:
+            return scan.intact
     raise CheckpointError(f"{path}: no checkpoint found (expected a step_*.json manifest, or a run directory)")
 
 

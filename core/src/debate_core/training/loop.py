@@ -43,7 +43,6 @@ from debate_core.runtime.manifests import (
     Checkpoint,
     DataPosition,
     capture_rng_state,
-    latest_checkpoint,
     prune_checkpoints,
     restore_rng_state,
     write_checkpoint,
@@ -74,6 +73,7 @@ from debate_core.training.metrics import (
 )
 from debate_core.training.policy_weights import check_not_expired, opponent_client, resolve_opponent
 from debate_core.training.progress import Progress
+from debate_core.training.resume import choose_resume_point
 from debate_core.training.reward_sidecars import reward_summary, write_sidecar
 from debate_core.training.rollouts import DebateJob, run_debates, sampled_tokens
 from debate_core.training.run_components import RunComponents, build_run_components
@@ -684,7 +684,10 @@ async def run_training(
     fixed_opponent = resolve_opponent(config.evaluation.opponent) if config.evaluation.role_averaged else None
     start: Checkpoint | None = None
     if resume:
-        start = latest_checkpoint(run_dir.checkpoints)
+        point = choose_resume_point(run_dir, config)
+        for line in point.messages():
+            progress.message(line)
+        start = point.checkpoint
         if start is not None:
             check_not_expired(start, f"--resume {run_dir.root}")
         differences = _resume_differences(run_dir, resolved_config_dict(config, registry))
