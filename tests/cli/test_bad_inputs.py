@@ -204,6 +204,7 @@ def test_score_refuses_each_wrong_transcript_in_one_short_line(
 
 
 RUN_FILES: list[tuple[str, str, str]] = [
+    ("a negative seed", "[run]\nseed = -5\n", "run.seed: must be >= 0"),
     ("unclosed table", "[run\n", "not valid TOML"),
     ("unknown key", "[debate]\nagents = 3\n", "unknown key"),
     ("string for int", '[debate]\nnum_agents = "many"\n', "expected an integer"),

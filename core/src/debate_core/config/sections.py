@@ -54,8 +54,8 @@ class RunSettings:
 
     name: str = "debate"
     """A label for the run; the default run directory is ``runs/<name>``."""
-    seed: int = 0
-    """The one seed behind data order, persona assignment, weight init and sampling seeds."""
+    seed: int = attrs.field(default=0, validator=v.ge(0))
+    """The one seed behind data order, persona assignment, weight init and sampling seeds (0 or more)."""
 
 
 @attrs.frozen(kw_only=True)
