@@ -21,6 +21,19 @@ from typing import IO, Any, Literal
 from debate_core.errors import DebateError, LimitExceeded
 from debate_core.limits import loads_json, read_limited_text
 
+
+def _process_umask() -> int:
+    """The process's umask (read once: setting it back at once leaves it as it was)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+_UMASK = _process_umask()
+FILE_MODE = 0o666 & ~_UMASK
+"""What ``open(path, "w")`` would give a new file; temporary files start private (0600)."""
+FOLDER_MODE = 0o777 & ~_UMASK
+
 __all__ = [
     "atomic_directory",
     "atomic_file",
@@ -40,6 +53,7 @@ def atomic_file(path: Path, mode: Literal["w", "wb"] = "w") -> Iterator[IO[Any]]
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
+        os.fchmod(fd, FILE_MODE)
         encoding = None if "b" in mode else "utf-8"
         with open(fd, mode, encoding=encoding) as handle:
             yield handle
@@ -59,6 +73,7 @@ def atomic_directory(path: Path) -> Iterator[Path]:
     path.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp"))
     try:
+        staging.chmod(FOLDER_MODE)
         yield staging
         for file in staging.iterdir():
             with open(file, "rb") as handle:
