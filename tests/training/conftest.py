@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -13,3 +14,14 @@ def registry() -> Iterator[Registry]:
     """The process registry with the scripted backend and the test plugins of the harness."""
     with harness_registry() as reg:
         yield reg
+
+
+@pytest.fixture(scope="session")
+def uninterrupted(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An uninterrupted run of ``fault_runs.RUN``: what every damaged or killed run must resume to."""
+    from tests.training.fault_runs import train
+
+    run = tmp_path_factory.mktemp("uninterrupted") / "run"
+    with harness_registry() as registry:
+        train(registry, run)
+    return run

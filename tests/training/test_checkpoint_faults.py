@@ -8,7 +8,6 @@ the metrics of a run that was never interrupted, saying what it passed over.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 from collections.abc import Callable, Iterator
@@ -27,49 +26,12 @@ from debate_core.runtime.manifests import (
     manifest_path,
     read_checkpoint,
 )
-from debate_core.training.loop import RunOutcome, run_training
-from debate_core.training.progress import Progress
-from debate_core.training.run_dir import RunDirectory
-from tests.training.trainer_harness import BASE_OVERRIDES, make_config
-
-RUN = (
-    "training.num_iterations=3",
-    "training.save_every=1",
-    "evaluation.num_problems=1",
-    "training.eval_every=2",
-    "logging.num_groups_to_log=1",
-)
+from tests.training.fault_runs import RUN, stable, train
+from tests.training.trainer_harness import BASE_OVERRIDES
 
 
 class Killed(BaseException):
     """Stands for SIGKILL: nothing of the run catches it."""
-
-
-def stable(path: Path) -> list[dict[str, Any]]:
-    records = [json.loads(line) for line in path.read_text().splitlines()]
-    return [{k: v for k, v in r.items() if not k.startswith(("time/", "throughput/"))} for r in records]
-
-
-def train(registry: Registry, run: Path, *, resume: bool = False, messages: list[str] | None = None) -> RunOutcome:
-    progress = Progress("off")
-    if messages is not None:
-        progress.message = messages.append  # type: ignore[method-assign]
-    return asyncio.run(
-        run_training(
-            make_config(*RUN), registry, RunDirectory(run), resume=resume, progress=progress, handle_signals=False
-        )
-    )
-
-
-@pytest.fixture(scope="module")
-def straight(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """An uninterrupted run: what every damaged or killed run must resume to."""
-    from tests.training.trainer_harness import harness_registry
-
-    run = tmp_path_factory.mktemp("straight") / "run"
-    with harness_registry() as registry:
-        train(registry, run)
-    return run
 
 
 @contextmanager
@@ -100,7 +62,7 @@ def renames_in_a_run(registry: Registry, tmp_path: Path) -> int:
 
 
 def test_a_kill_in_any_write_window_resumes_to_the_uninterrupted_run(
-    registry: Registry, tmp_path: Path, straight: Path
+    registry: Registry, tmp_path: Path, uninterrupted: Path
 ) -> None:
     total = renames_in_a_run(registry, tmp_path)
     assert total >= 20  # configs, transcripts, sidecars, states, manifests, evaluations, summary
@@ -112,7 +74,7 @@ def test_a_kill_in_any_write_window_resumes_to_the_uninterrupted_run(
             if not (run / "config.toml").exists():
                 continue  # killed before the run existed: there is nothing to resume
             train(registry, run, resume=True)
-            assert stable(run / "metrics.jsonl") == stable(straight / "metrics.jsonl"), (number, after)
+            assert stable(run / "metrics.jsonl") == stable(uninterrupted / "metrics.jsonl"), (number, after)
 
 
 def newest_state_file(run: Path) -> Path:
@@ -159,7 +121,7 @@ DAMAGES: dict[str, tuple[Callable[[Path], Path], Damage, str]] = {
 
 @pytest.mark.parametrize("name", sorted(DAMAGES))
 def test_a_damaged_newest_checkpoint_falls_back_to_the_newest_intact_one(
-    name: str, registry: Registry, tmp_path: Path, straight: Path
+    name: str, registry: Registry, tmp_path: Path, uninterrupted: Path
 ) -> None:
     where, damage, reason = DAMAGES[name]
     run = tmp_path / "run"
@@ -173,13 +135,15 @@ def test_a_damaged_newest_checkpoint_falls_back_to_the_newest_intact_one(
     assert f"passed over a damaged checkpoint: {target}" in said or f"passed over a damaged checkpoint: {run}" in said
     assert reason in said
     assert "resuming from the newest intact checkpoint, step 2" in said
-    assert stable(run / "metrics.jsonl") == stable(straight / "metrics.jsonl")
+    assert stable(run / "metrics.jsonl") == stable(uninterrupted / "metrics.jsonl")
     kept = list((run / "set_aside" / "resume_01" / "checkpoints").rglob("*"))
     assert any(p.name == "step_000003.json" for p in kept)  # kept, not deleted
     assert read_checkpoint(manifest_path(run / "checkpoints", 3)).iteration == 3  # redone
 
 
-def test_every_checkpoint_damaged_starts_over_and_finishes(registry: Registry, tmp_path: Path, straight: Path) -> None:
+def test_every_checkpoint_damaged_starts_over_and_finishes(
+    registry: Registry, tmp_path: Path, uninterrupted: Path
+) -> None:
     run = tmp_path / "run"
     train(registry, run)
     for manifest in (run / "checkpoints").glob("step_*.json"):
@@ -188,7 +152,7 @@ def test_every_checkpoint_damaged_starts_over_and_finishes(registry: Registry, t
     outcome = train(registry, run, resume=True, messages=messages)
     assert outcome.iterations == 3
     assert "no intact checkpoint; starting over" in "\n".join(messages)
-    assert stable(run / "metrics.jsonl") == stable(straight / "metrics.jsonl")
+    assert stable(run / "metrics.jsonl") == stable(uninterrupted / "metrics.jsonl")
 
 
 def test_a_run_with_a_damaged_newest_checkpoint_is_refused_as_a_checkpoint_argument(

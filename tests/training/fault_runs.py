@@ -1,0 +1,39 @@
+"""Short runs of the trainer harness for the fault-injection tests: the config they share, a
+runner that collects the run's messages, and metrics without their timings."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+from debate_core.plugins import Registry
+from debate_core.training.loop import RunOutcome, run_training
+from debate_core.training.progress import Progress
+from debate_core.training.run_dir import RunDirectory
+from tests.training.trainer_harness import make_config
+
+RUN = (
+    "training.num_iterations=3",
+    "training.save_every=1",
+    "evaluation.num_problems=1",
+    "training.eval_every=2",
+    "logging.num_groups_to_log=1",
+)
+
+
+def stable(path: Path) -> list[dict[str, Any]]:
+    records = [json.loads(line) for line in path.read_text().splitlines()]
+    return [{k: v for k, v in r.items() if not k.startswith(("time/", "throughput/"))} for r in records]
+
+
+def train(registry: Registry, run: Path, *, resume: bool = False, messages: list[str] | None = None) -> RunOutcome:
+    progress = Progress("off")
+    if messages is not None:
+        progress.message = messages.append  # type: ignore[method-assign]
+    return asyncio.run(
+        run_training(
+            make_config(*RUN), registry, RunDirectory(run), resume=resume, progress=progress, handle_signals=False
+        )
+    )
