@@ -77,7 +77,7 @@ from debate_core.training.resume import choose_resume_point
 from debate_core.training.reward_sidecars import reward_summary, write_sidecar
 from debate_core.training.rollouts import DebateJob, run_debates, sampled_tokens
 from debate_core.training.run_components import RunComponents, build_run_components
-from debate_core.training.run_dir import RunDirectory
+from debate_core.training.run_dir import RunDirectory, RunOutputError
 from debate_core.training.schedule import learning_rate_at
 from debate_core.training.seeding import batch_indices, derive_seed
 from debate_core.training.signals import StopRequest, stop_on_signals
@@ -159,6 +159,9 @@ class Trainer:
         except (ComponentFailure, BackendError) as exc:
             await self._checkpoint_before_exit(exc)
             raise
+        except OSError as exc:  # a run output could not be written: a full disk, a lost mount
+            await self._checkpoint_before_exit(exc)
+            raise RunOutputError(self._output_failure(exc)) from exc
         if self.stop.requested and self.last_checkpoint != self.step:
             await self._checkpoint(f"stopped by {self.stop.name}", keep=True)
         return self._outcome()
@@ -188,8 +191,17 @@ class Trainer:
             return
         try:
             await self._checkpoint(f"failure: {type(error).__name__}", keep=True)
-        except DebateError as exc:  # the backend may be the thing that failed
+        except (DebateError, OSError) as exc:  # the backend or the disk may be the thing that failed
             self.progress.message(f"debate: could not checkpoint before exiting: {exc}")
+
+    def _output_failure(self, error: OSError) -> str:
+        """One line for a file the run could not write (or read), with where the run stands."""
+        what = str(error.filename) if error.filename else "a file of the run"
+        last = f"step {self.last_checkpoint}" if self.last_checkpoint is not None else "none yet"
+        return (
+            f"{what}: {error.strerror or error}; the run stopped after step {self.step} (last checkpoint: {last}); "
+            f"make room, then continue with `debate train --resume {self.run_dir.root}`"
+        )
 
     # ------------------------------------------------------------------ warm-start
     async def _warmstart(self, pending_eval: dict[str, float]) -> None:
@@ -350,9 +362,10 @@ class Trainer:
         scored = time.perf_counter()
 
         lr = learning_rate_at(training.learning_rate, training.lr_schedule, iteration, self.components.total_iterations)
+        # logged before the update: a failure to write them leaves the weights of the last step
+        self._log_transcripts(step, records, results, advantages)
         update = await self._update(trainable, training.loss_fn, training.loss_fn_config, lr, training.num_substeps)
         trained = time.perf_counter()
-        self._log_transcripts(step, records, results, advantages)
 
         metrics: dict[str, MetricValue] = {"phase": "rl", "iteration": iteration, "stage": stage_index, "optim/lr": lr}
         returns = [total_returns(r, res) for r, res in zip(records, results, strict=True)]

@@ -34,6 +34,10 @@ class RunDirectoryError(DebateError):
     """The run directory cannot be used as asked."""
 
 
+class RunOutputError(DebateError):
+    """A file of the run (a transcript, a metrics record, an evaluation) could not be written."""
+
+
 @attrs.frozen
 class RunDirectory:
     """Paths inside one run directory."""
