@@ -28,12 +28,25 @@ def stable(path: Path) -> list[dict[str, Any]]:
     return [{k: v for k, v in r.items() if not k.startswith(("time/", "throughput/"))} for r in records]
 
 
-def train(registry: Registry, run: Path, *, resume: bool = False, messages: list[str] | None = None) -> RunOutcome:
+def train(
+    registry: Registry,
+    run: Path,
+    *,
+    resume: bool = False,
+    messages: list[str] | None = None,
+    extra: tuple[str, ...] = (),
+) -> RunOutcome:
+    """Run (or resume) ``RUN`` plus ``extra`` overrides, collecting the run's messages in ``messages``."""
     progress = Progress("off")
     if messages is not None:
         progress.message = messages.append  # type: ignore[method-assign]
     return asyncio.run(
         run_training(
-            make_config(*RUN), registry, RunDirectory(run), resume=resume, progress=progress, handle_signals=False
+            make_config(*RUN, *extra),
+            registry,
+            RunDirectory(run),
+            resume=resume,
+            progress=progress,
+            handle_signals=False,
         )
     )

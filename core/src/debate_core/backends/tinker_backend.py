@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 from attrs import validators as v
 
+from debate_core.backends.off_thread import OffThread
 from debate_core.errors import ConfigError, PluginError
 
 if TYPE_CHECKING:
@@ -95,7 +96,9 @@ def credential_problem(api_key: str | None, api_key_env: str) -> str | None:
 
 
 class TinkerService:
-    """``tinker.ServiceClient`` with early checks; every other attribute is the SDK client's."""
+    """``tinker.ServiceClient`` with early checks; every other attribute is the SDK client's. Its
+    ``create_*`` calls run on a daemon thread when awaited (:mod:`debate_core.backends.off_thread`):
+    the SDK opens its session with the service inside them, which blocks while the service is down."""
 
     def __init__(self, client: Any, options: TinkerOptions | None = None, api_key: str | None = None) -> None:
         self.client = client
@@ -144,30 +147,26 @@ class TinkerService:
             raise ConfigError(
                 f"model.lora_rank: the tinker backend trains LoRA adapters and needs a rank >= 1, got {rank}"
             )
-        future: APIFutureLike[TrainingClientLike] = self.client.create_lora_training_client(
-            base_model, rank, seed, train_mlp, train_attn, train_unembed
+        return OffThread(
+            lambda: self.client.create_lora_training_client(
+                base_model, rank, seed, train_mlp, train_attn, train_unembed
+            )
         )
-        return future
 
     def create_training_client_from_state(
         self, path: str, base_model: str | None = None
     ) -> APIFutureLike[TrainingClientLike]:
-        future: APIFutureLike[TrainingClientLike] = self.client.create_training_client_from_state(path, base_model)
-        return future
+        return OffThread(lambda: self.client.create_training_client_from_state(path, base_model))
 
     def create_training_client_from_state_with_optimizer(
         self, path: str, base_model: str | None = None
     ) -> APIFutureLike[TrainingClientLike]:
-        future: APIFutureLike[TrainingClientLike] = self.client.create_training_client_from_state_with_optimizer(
-            path, base_model
-        )
-        return future
+        return OffThread(lambda: self.client.create_training_client_from_state_with_optimizer(path, base_model))
 
     def create_sampling_client(
         self, model_path: str | None = None, base_model: str | None = None
     ) -> APIFutureLike[SamplingClientLike]:
-        future: APIFutureLike[SamplingClientLike] = self.client.create_sampling_client(model_path, base_model)
-        return future
+        return OffThread(lambda: self.client.create_sampling_client(model_path, base_model))
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.client, name)

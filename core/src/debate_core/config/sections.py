@@ -165,6 +165,10 @@ class TrainingSettings:
     """Attempts for a backend call that fails with a transient error (connection, timeout, rate limit)."""
     backend_retry_delay_s: float = attrs.field(default=1.0, validator=v.ge(0.0))
     """Wait before the first retry; doubled after each further failure (at most 30 s)."""
+    backend_timeout_s: float = attrs.field(default=600.0, validator=v.ge(0.0))
+    """Give up on a backend call that has not answered after this many seconds, its retries
+    included (the command stops with one line); 0: wait as long as it takes. A wait is announced
+    after 10 s and every minute after that."""
 
 
 @attrs.frozen(kw_only=True)

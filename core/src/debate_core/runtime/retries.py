@@ -1,6 +1,8 @@
 """Retrying backend calls: transient errors (the network, timeouts, rate limits, server
 errors) are retried with exponential backoff; anything else, or a call that keeps failing,
-becomes one ``BackendError`` naming the backend and the operation.
+becomes one ``BackendError`` naming the backend and the operation. Every call is watched
+(:func:`watched`): a wait is announced once it lasts, and a call that has not answered within
+``training.backend_timeout_s`` (retries included) becomes a :class:`BackendTimeout`.
 
 Every backend call the trainer makes goes through :func:`with_retries`, the sampling calls of
 the debates through :class:`RetryingSamplingClient` (which uses it).
@@ -10,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Awaitable, Callable, Generator
 from typing import Any, TypeVar
 
@@ -28,6 +31,17 @@ class BackendError(DebateError):
     """A backend call failed for good (after retries, or with a non-transient error)."""
 
 
+class BackendTimeout(BackendError):
+    """A backend call did not answer within ``training.backend_timeout_s``: the backend is down or
+    unreachable, so nothing more is asked of it (no checkpoint is attempted)."""
+
+
+NOTICE_AFTER_S = 10.0
+"""A backend wait is announced once it has lasted this long, ..."""
+NOTICE_EVERY_S = 60.0
+"""... and again every this many seconds."""
+
+
 @attrs.frozen
 class RetryPolicy:
     """How often and how patiently a failed backend call is retried."""
@@ -36,6 +50,8 @@ class RetryPolicy:
     initial_delay_s: float = 1.0
     backoff_factor: float = 2.0
     max_delay_s: float = 30.0
+    timeout_s: float | None = None
+    """Give up on a call (retries included) after this many seconds; ``None``: never."""
 
     def delay(self, attempt: int) -> float:
         """Seconds to wait after failed attempt ``attempt`` (1-based)."""
@@ -43,8 +59,51 @@ class RetryPolicy:
 
 
 def retry_policy(training: TrainingSettings) -> RetryPolicy:
-    """The retry policy a run file sets (``training.backend_retries``, ``training.backend_retry_delay_s``)."""
-    return RetryPolicy(max_attempts=training.backend_retries, initial_delay_s=training.backend_retry_delay_s)
+    """The retry policy a run file sets (``training.backend_retries``, ``training.backend_retry_delay_s``,
+    ``training.backend_timeout_s``)."""
+    return RetryPolicy(
+        max_attempts=training.backend_retries,
+        initial_delay_s=training.backend_retry_delay_s,
+        timeout_s=training.backend_timeout_s or None,
+    )
+
+
+async def watched(what: str, call: Awaitable[T], timeout_s: float | None, backend_name: str = "backend") -> T:
+    """Await ``call``, saying what is waited for once the wait lasts (a log line on stderr after
+    :data:`NOTICE_AFTER_S`, then every :data:`NOTICE_EVERY_S`) and giving up after ``timeout_s``.
+
+    Raises:
+        BackendTimeout: no answer within ``timeout_s``; the call is cancelled.
+    """
+    task = asyncio.ensure_future(call)
+    started = time.monotonic()
+    notice = NOTICE_AFTER_S
+    limit = f"gives up after {timeout_s:g} s" if timeout_s else "no time limit"
+    try:
+        while True:
+            elapsed = time.monotonic() - started
+            until = notice if timeout_s is None else min(notice, timeout_s)
+            done, _ = await asyncio.wait({task}, timeout=max(until - elapsed, 0.0))
+            if done:
+                return task.result()
+            elapsed = time.monotonic() - started
+            if timeout_s is not None and elapsed >= timeout_s:
+                raise BackendTimeout(
+                    f"backend '{backend_name}': {what}: no answer after {elapsed:.0f} s; gave up "
+                    f"(training.backend_timeout_s = {timeout_s:g}); is the backend reachable and up?"
+                )
+            if elapsed >= notice:
+                logger.warning(
+                    "debate: waiting for backend '%s': %s (%.0f s; %s, training.backend_timeout_s; Ctrl-C stops)",
+                    backend_name,
+                    what,
+                    elapsed,
+                    limit,
+                )
+                notice += NOTICE_EVERY_S
+    finally:
+        if not task.done():
+            task.cancel()
 
 
 def is_transient(error: BaseException) -> bool:
@@ -68,12 +127,18 @@ def is_transient(error: BaseException) -> bool:
 async def with_retries(
     what: str, call: Callable[[], Awaitable[T]], policy: RetryPolicy, backend_name: str = "backend"
 ) -> T:
-    """Run ``call`` until it succeeds, retrying transient errors with backoff.
+    """Run ``call`` until it succeeds, retrying transient errors with backoff, the whole watched
+    (:func:`watched`, ``policy.timeout_s``).
 
     Raises:
         BackendError: naming the backend and the operation, once retries are spent or on a
             non-transient error.
+        BackendTimeout: no answer within ``policy.timeout_s``.
     """
+    return await watched(what, _retried(what, call, policy, backend_name), policy.timeout_s, backend_name)
+
+
+async def _retried(what: str, call: Callable[[], Awaitable[T]], policy: RetryPolicy, backend_name: str) -> T:
     attempt = 0
     while True:
         attempt += 1

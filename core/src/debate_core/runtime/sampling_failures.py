@@ -33,7 +33,8 @@ def raise_backend_failure(
         None,
     )
     suffix = f" (debate '{where}')" if where else ""
-    raise BackendError(f"{first}{suffix}") from first
+    kind = type(first) if isinstance(first, BackendError) else BackendError  # a timeout stays one
+    raise kind(f"{first}{suffix}") from first
 
 
 def raise_evaluation_failure(

@@ -24,12 +24,19 @@ from debate_core.backends.contract import (
     SupportsStateDirectory,
     TrainingClientLike,
 )
+from debate_core.backends.off_thread import run_off_thread
 from debate_core.components import ComponentBuilder
 from debate_core.config.choices import ComponentChoice
 from debate_core.config.sections import RunConfig
 from debate_core.errors import DebateError, PluginError
 from debate_core.runtime.manifests import resolve_state_path
-from debate_core.runtime.retries import BackendError, RetryingSamplingClient, RetryPolicy, with_retries
+from debate_core.runtime.retries import (
+    BackendError,
+    RetryingSamplingClient,
+    RetryPolicy,
+    retry_policy,
+    with_retries,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -219,8 +226,9 @@ async def open_session_async(
             it with ``create_sampling_client`` (``debate eval --checkpoint``, ``debate run --checkpoint``).
         with_optimizer: restore the optimizer state too (resume); ``False`` for weights only.
         state_directory: where local backends keep saved states (see ``SupportsStateDirectory``).
+        retry: retries and give-up time of backend calls; unset: the config's ``training.backend_*``.
     """
-    policy = retry or RetryPolicy()
+    policy = retry or retry_policy(config.training)
     if state_path is not None:
         state_path = resolve_state_path(state_path)
     service = build_service_client(config.backend, registry, state_directory)
@@ -263,7 +271,13 @@ async def open_session_async(
     ttl = service.checkpoint_ttl_seconds if isinstance(service, SupportsCheckpointTTL) else None
     context = None
     if isinstance(service, SupportsContextLength):
-        context = await asyncio.to_thread(service.max_context_length, model.base_model)
+        base_model = model.base_model
+        context = await with_retries(
+            "read the model's context length",
+            lambda: run_off_thread(lambda: service.max_context_length(base_model)),
+            policy,
+            name,
+        )
     return BackendSession(
         name,
         model.base_model,

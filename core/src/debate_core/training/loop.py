@@ -47,7 +47,7 @@ from debate_core.runtime.manifests import (
     restore_rng_state,
     write_checkpoint,
 )
-from debate_core.runtime.retries import BackendError, RetryingSamplingClient, retry_policy
+from debate_core.runtime.retries import BackendError, BackendTimeout, RetryingSamplingClient, retry_policy, watched
 from debate_core.runtime.sampling_failures import raise_backend_failure, raise_evaluation_failure
 from debate_core.runtime.session import SAMPLER_SUFFIX, BackendSession, open_session_async
 from debate_core.stats import mean
@@ -188,6 +188,12 @@ class Trainer:
             )
             return
         if self.last_checkpoint == self.step:
+            return
+        if isinstance(error, BackendTimeout):
+            where = f"step {self.last_checkpoint}" if self.last_checkpoint is not None else "none yet"
+            self.progress.message(
+                f"debate: the backend does not answer: no checkpoint attempted; last checkpoint: {where}"
+            )
             return
         try:
             await self._checkpoint(f"failure: {type(error).__name__}", keep=True)
@@ -511,14 +517,19 @@ class Trainer:
         if not datums:
             return UpdateResult((), ())
         self._uncommitted = True
-        update = await pipelined_update(
-            self.session.require_training_client(),
-            datums,
-            loss_fn=loss_fn,
-            loss_fn_config=loss_config,
-            adam_params=adam,
-            num_substeps=substeps,
-            backend_name=self.session.backend_name,
+        update = await watched(
+            f"the update of step {self.step + 1} (forward_backward, optim_step)",
+            pipelined_update(
+                self.session.require_training_client(),
+                datums,
+                loss_fn=loss_fn,
+                loss_fn_config=loss_config,
+                adam_params=adam,
+                num_substeps=substeps,
+                backend_name=self.session.backend_name,
+            ),
+            self.session.retry.timeout_s,
+            self.session.backend_name,
         )
         problems = update.non_finite()
         if problems:

@@ -1,0 +1,121 @@
+"""Watched backend waits (docs/training.md, "A backend that is down"): a wait is announced once
+it lasts, a call past ``training.backend_timeout_s`` ends in ``BackendTimeout`` and is cancelled,
+and a hanging training update stops the run without asking the dead backend for a checkpoint."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from pathlib import Path
+
+import pytest
+
+import debate_core.runtime.retries as retries
+from debate_core.plugins import Registry
+from debate_core.runtime.manifests import latest_checkpoint
+from debate_core.runtime.retries import BackendTimeout, RetryPolicy, watched, with_retries
+from debate_core.testing.scripted_backend import ScriptedTrainingClient
+from tests.training.fault_runs import train
+from tests.training.trainer_harness import harness_registry
+
+
+def test_a_call_past_its_time_is_cancelled_and_named(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setattr(retries, "NOTICE_AFTER_S", 0.1)
+    cancelled = []
+
+    async def forever() -> None:
+        try:
+            await asyncio.sleep(3600)
+        except asyncio.CancelledError:
+            cancelled.append(True)
+            raise
+
+    started = time.monotonic()
+    with caplog.at_level(logging.WARNING), pytest.raises(BackendTimeout) as raised:
+        asyncio.run(watched("sample", forever(), 0.5, "tinker"))
+    assert time.monotonic() - started < 2
+    assert "backend 'tinker': sample: no answer after" in str(raised.value)
+    assert "training.backend_timeout_s = 0.5" in str(raised.value)
+    assert cancelled == [True]
+    assert any("waiting for backend 'tinker': sample" in r.getMessage() for r in caplog.records)
+
+
+def test_a_call_that_answers_in_time_is_passed_through() -> None:
+    async def quick() -> int:
+        await asyncio.sleep(0.01)
+        return 7
+
+    assert asyncio.run(watched("sample", quick(), 5.0, "tinker")) == 7
+    assert asyncio.run(watched("sample", quick(), None, "tinker")) == 7
+
+
+def test_retries_count_inside_the_time_limit() -> None:
+    attempts = []
+
+    async def refused() -> None:
+        attempts.append(time.monotonic())
+        raise ConnectionError("refused")
+
+    policy = RetryPolicy(max_attempts=1000, initial_delay_s=0.05, backoff_factor=1.0, timeout_s=0.4)
+    with pytest.raises(BackendTimeout):
+        asyncio.run(with_retries("create_sampling_client", refused, policy, "tinker"))
+    assert 2 < len(attempts) < 20
+
+
+def test_a_hanging_update_stops_the_run_without_a_checkpoint_attempt(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real = ScriptedTrainingClient.forward_backward
+    calls = [0]
+
+    def forward_backward(self: ScriptedTrainingClient, *args: object, **kwargs: object) -> object:
+        calls[0] += 1
+        if calls[0] == 2:  # the second update never answers
+
+            async def never() -> None:
+                await asyncio.sleep(3600)
+
+            return never()
+        return real(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(ScriptedTrainingClient, "forward_backward", forward_backward)
+    monkeypatch.setattr(retries, "NOTICE_AFTER_S", 0.2)
+    messages: list[str] = []
+    run = tmp_path / "run"
+    registry: Registry
+    with harness_registry() as registry, pytest.raises(BackendTimeout, match="the update of step 2"):
+        train(registry, run, messages=messages, extra=("training.backend_timeout_s=1",))
+    assert "debate: step 2 failed before it was recorded; last checkpoint: step 1" in messages
+    checkpoint = latest_checkpoint(run / "checkpoints")
+    assert checkpoint is not None and checkpoint.step == 1
+
+
+def test_a_hanging_sampler_stops_the_run_without_asking_the_backend_for_a_checkpoint(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from debate_core.testing.scripted_backend import ScriptedSamplingClient
+
+    real = ScriptedSamplingClient.sample
+    samples = [0]
+
+    def sample(self: ScriptedSamplingClient, *args: object, **kwargs: object) -> object:
+        samples[0] += 1
+        if samples[0] > 40:  # after the first iteration's debates, the service stops answering
+
+            async def never() -> None:
+                await asyncio.sleep(3600)
+
+            return never()
+        return real(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(ScriptedSamplingClient, "sample", sample)
+    messages: list[str] = []
+    run = tmp_path / "run"
+    started = time.monotonic()
+    with harness_registry() as registry, pytest.raises(BackendTimeout, match="no answer after"):
+        train(registry, run, messages=messages, extra=("training.backend_timeout_s=1", "training.save_every=0"))
+    assert time.monotonic() - started < 10  # one give-up time, not one more for a checkpoint
+    assert any("the backend does not answer: no checkpoint attempted" in m for m in messages), messages

@@ -1,0 +1,191 @@
+"""A backend that is down (docs/training.md, "A backend that is down"): with the Tinker SDK
+pointed at a port where nothing listens, at a server that accepts and never answers, and at one
+that answers 500 to everything, every command says what it waits for, gives up after
+``training.backend_timeout_s`` with one line and a non-zero status, and Ctrl-C stops it at once."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+TIMEOUT_S = 2
+
+
+@contextmanager
+def nothing_listening() -> Iterator[str]:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    yield f"http://127.0.0.1:{port}"
+
+
+@contextmanager
+def silent_server() -> Iterator[str]:
+    """Accepts connections and reads requests, never answers."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(64)
+    held: list[socket.socket] = []
+    stop = threading.Event()
+
+    def accept() -> None:
+        listener.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                connection, _ = listener.accept()
+            except OSError:
+                continue
+            held.append(connection)
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{listener.getsockname()[1]}"
+    finally:
+        stop.set()
+        thread.join()
+        for connection in held:
+            connection.close()
+        listener.close()
+
+
+class _Failing(BaseHTTPRequestHandler):
+    def _fail(self) -> None:
+        length = int(self.headers.get("content-length") or 0)
+        self.rfile.read(length)
+        body = b'{"error": "internal"}'
+        self.send_response(500)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    do_GET = do_POST = do_PUT = do_DELETE = _fail
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+@contextmanager
+def failing_server() -> Iterator[str]:
+    """Answers every request with HTTP 500."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Failing)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+SERVERS = {"nothing listening": nothing_listening, "silent": silent_server, "HTTP 500": failing_server}
+COMMANDS = {
+    "run": ["run", "{config}", "--question", "What is 1 + 2?"],
+    "eval": ["eval", "{config}", "evaluation.num_problems=2"],
+    "train": ["train", "{config}", "--run-dir", "{tmp}/run"],
+}
+
+
+def run_file(tmp_path: Path) -> Path:
+    path = tmp_path / "run.toml"
+    path.write_text(
+        '[backend]\nname = "tinker"\n[model]\nbase_model = "Qwen/Qwen3-8B"\nlora_rank = 8\n'
+        f"[training]\nnum_iterations = 1\nbackend_timeout_s = {TIMEOUT_S}\nbackend_retry_delay_s = 0.1\n"
+        "[warmstart]\nenabled = false\n",
+        encoding="utf-8",
+    )
+    return path
+
+
+def environment(url: str, tmp_path: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("TINKER_", "DEBATE_"))}
+    env.update(
+        TINKER_BASE_URL=url,
+        TINKER_API_KEY="tml-down-test-key",
+        TINKER_TELEMETRY="0",
+        HOME=str(tmp_path / "home"),
+        HF_HUB_OFFLINE="1",
+        PYTHONWARNINGS="ignore",
+    )
+    return env
+
+
+def command(name: str, config: Path, tmp_path: Path) -> list[str]:
+    args = [a.format(config=config, tmp=tmp_path) for a in COMMANDS[name]]
+    return [sys.executable, "-m", "debate_core.cli", *args]
+
+
+@pytest.mark.parametrize("server", sorted(SERVERS))
+def test_every_command_gives_up_in_one_line(server: str, tmp_path: Path) -> None:
+    config = run_file(tmp_path)
+    with SERVERS[server]() as url:
+
+        def attempt(name: str) -> tuple[str, int, str, float]:
+            started = time.monotonic()
+            done = subprocess.run(
+                command(name, config, tmp_path / name),
+                env=environment(url, tmp_path),
+                capture_output=True,
+                text=True,
+                timeout=60,
+            )
+            return name, done.returncode, done.stderr, time.monotonic() - started
+
+        with ThreadPoolExecutor(len(COMMANDS)) as pool:
+            results = list(pool.map(attempt, sorted(COMMANDS)))
+    for name, code, err, took in results:
+        lines = [line for line in err.splitlines() if line.strip()]
+        assert code == 1, (name, err)
+        assert "Traceback" not in err, (name, err)
+        assert lines[-1].startswith("debate: error: backend 'tinker': "), (name, err)
+        said = lines[-1]
+        assert f"no answer after {TIMEOUT_S} s" in said or "failed after" in said, (name, said)
+        assert took < TIMEOUT_S + 45, (name, took)  # start-up included, on a loaded 2-core machine
+
+
+def test_a_long_wait_says_what_it_waits_for(tmp_path: Path) -> None:
+    config = run_file(tmp_path)
+    config.write_text(config.read_text().replace(f"backend_timeout_s = {TIMEOUT_S}", "backend_timeout_s = 12"))
+    with silent_server() as url:
+        done = subprocess.run(
+            command("run", config, tmp_path), env=environment(url, tmp_path), capture_output=True, text=True, timeout=60
+        )
+    assert done.returncode == 1
+    assert "debate: waiting for backend 'tinker': create_sampling_client (10 s; gives up after 12 s" in done.stderr
+    assert "Ctrl-C stops" in done.stderr
+
+
+@pytest.mark.parametrize("name", ["run", "train"])
+def test_ctrl_c_while_the_backend_hangs_stops_at_once(name: str, tmp_path: Path) -> None:
+    config = run_file(tmp_path)
+    config.write_text(config.read_text().replace(f"backend_timeout_s = {TIMEOUT_S}", "backend_timeout_s = 0"))
+    with silent_server() as url:
+        child = subprocess.Popen(
+            command(name, config, tmp_path),
+            env=environment(url, tmp_path),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        time.sleep(4)  # started, and waiting on the silent service
+        assert child.poll() is None
+        sent = time.monotonic()
+        child.send_signal(signal.SIGINT)
+        _, err = child.communicate(timeout=30)
+        took = time.monotonic() - sent
+    assert took < 3, took
+    assert child.returncode != 0 and "Traceback" not in err
+    assert err.strip().splitlines()[-1].startswith("debate: ")
