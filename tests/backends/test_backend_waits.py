@@ -12,7 +12,6 @@ from pathlib import Path
 import pytest
 
 import debate_core.runtime.retries as retries
-from debate_core.plugins import Registry
 from debate_core.runtime.manifests import latest_checkpoint
 from debate_core.runtime.retries import BackendTimeout, RetryPolicy, watched, with_retries
 from debate_core.testing.scripted_backend import ScriptedTrainingClient
@@ -65,27 +64,27 @@ def test_retries_count_inside_the_time_limit() -> None:
     assert 2 < len(attempts) < 20
 
 
+def hang_after(monkeypatch: pytest.MonkeyPatch, owner: type, method: str, answered: int) -> None:
+    """``owner.method`` answers its first ``answered`` calls, then never again (a service gone silent)."""
+    real = getattr(owner, method)
+    calls = [0]
+
+    def patched(self: object, *args: object, **kwargs: object) -> object:
+        calls[0] += 1
+        if calls[0] > answered:
+            return asyncio.sleep(3600)
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(owner, method, patched)
+
+
 def test_a_hanging_update_stops_the_run_without_a_checkpoint_attempt(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    real = ScriptedTrainingClient.forward_backward
-    calls = [0]
-
-    def forward_backward(self: ScriptedTrainingClient, *args: object, **kwargs: object) -> object:
-        calls[0] += 1
-        if calls[0] == 2:  # the second update never answers
-
-            async def never() -> None:
-                await asyncio.sleep(3600)
-
-            return never()
-        return real(self, *args, **kwargs)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(ScriptedTrainingClient, "forward_backward", forward_backward)
+    hang_after(monkeypatch, ScriptedTrainingClient, "forward_backward", 1)  # the second update never answers
     monkeypatch.setattr(retries, "NOTICE_AFTER_S", 0.2)
     messages: list[str] = []
     run = tmp_path / "run"
-    registry: Registry
     with harness_registry() as registry, pytest.raises(BackendTimeout, match="the update of step 2"):
         train(registry, run, messages=messages, extra=("training.backend_timeout_s=1",))
     assert "debate: step 2 failed before it was recorded; last checkpoint: step 1" in messages
@@ -98,20 +97,7 @@ def test_a_hanging_sampler_stops_the_run_without_asking_the_backend_for_a_checkp
 ) -> None:
     from debate_core.testing.scripted_backend import ScriptedSamplingClient
 
-    real = ScriptedSamplingClient.sample
-    samples = [0]
-
-    def sample(self: ScriptedSamplingClient, *args: object, **kwargs: object) -> object:
-        samples[0] += 1
-        if samples[0] > 40:  # after the first iteration's debates, the service stops answering
-
-            async def never() -> None:
-                await asyncio.sleep(3600)
-
-            return never()
-        return real(self, *args, **kwargs)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(ScriptedSamplingClient, "sample", sample)
+    hang_after(monkeypatch, ScriptedSamplingClient, "sample", 40)  # silent after the first iteration's debates
     messages: list[str] = []
     run = tmp_path / "run"
     started = time.monotonic()
