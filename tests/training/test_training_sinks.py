@@ -17,7 +17,6 @@ from debate_core.builtin.metric_sinks import (
     build_wandb,
 )
 from debate_core.errors import PluginError
-from debate_core.training.run_dir import RunDirectory
 
 
 def test_jsonl_writes_one_line_per_step_and_nulls_non_finite(tmp_path: Path) -> None:
@@ -30,13 +29,6 @@ def test_jsonl_writes_one_line_per_step_and_nulls_non_finite(tmp_path: Path) -> 
         {"step": 0, "phase": "rl", "loss": 1.5, "kl": None},
         {"step": 1, "phase": "rl", "loss": 0.5, "kl": None},
     ]
-
-
-def test_truncating_keeps_earlier_steps_and_drops_torn_lines(tmp_path: Path) -> None:
-    run = RunDirectory(tmp_path)
-    run.metrics_path.write_text('{"step": 0}\n{"step": 1}\n{"step": 2}\n{"step": 3, "lo')
-    assert run.truncate_metrics(2) == 2
-    assert run.metrics_path.read_text() == '{"step": 0}\n{"step": 1}\n'
 
 
 @pytest.mark.skipif(importlib.util.find_spec("wandb") is not None, reason="wandb is installed")

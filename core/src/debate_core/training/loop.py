@@ -702,7 +702,8 @@ async def run_training(
         write_resolved_config(config, run_dir.config_path, registry)
         run_dir.write_plugins(installed_distributions())
     run_dir.create()
-    run_dir.truncate_metrics((start.step if start else 0) + 1)
+    for line in run_dir.repair_metrics(start.step if start else 0).messages():
+        progress.message(line)
     session = await open_session_async(
         config,
         registry,

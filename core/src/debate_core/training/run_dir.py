@@ -5,7 +5,8 @@
     RUN_DIR/
       config.toml        the resolved run file (every default filled in)
       plugins.json       the installed plugin distributions with their versions
-      metrics.jsonl      one JSON object per step (warm-start steps, then RL iterations, from 1)
+      metrics.jsonl      one JSON object per step (warm-start steps, then RL iterations, from 1);
+                         metrics.jsonl.damaged-N: an original that resuming found damaged
       transcripts/       step_NNNNNN/debate_KK.json: num_groups_to_log debates per iteration,
                          each with debate_KK.rewards.json (its rewards and advantages) beside it
       checkpoints/       step_NNNNNN.json manifests; backend/ holds local backends' states
@@ -18,7 +19,6 @@ Step ``s`` is the state after ``s`` updates; every file about it carries that nu
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -26,7 +26,8 @@ from typing import Any
 import attrs
 
 from debate_core.errors import DebateError
-from debate_core.files import atomic_write_json, atomic_write_text
+from debate_core.files import atomic_write_json
+from debate_core.training.metrics_file import MetricsRepair, repair_metrics
 
 
 class RunDirectoryError(DebateError):
@@ -93,24 +94,10 @@ class RunDirectory:
     def write_summary(self, summary: Mapping[str, Any]) -> None:
         atomic_write_json(self.summary_path, dict(summary))
 
-    def truncate_metrics(self, before_step: int) -> int:
-        """Keep the metric records of steps before ``before_step`` (resuming redoes the rest).
-
-        A torn last line (a crash mid-write) is dropped too. Returns the records kept.
-        """
-        path = self.metrics_path
-        if not path.exists():
-            return 0
-        kept: list[str] = []
-        for line in path.read_text(encoding="utf-8").splitlines():
-            try:
-                record = json.loads(line)
-            except ValueError:
-                continue
-            if isinstance(record, dict) and int(record.get("step", before_step)) < before_step:
-                kept.append(line)
-        atomic_write_text(path, "".join(line + "\n" for line in kept))
-        return len(kept)
+    def repair_metrics(self, up_to_step: int) -> MetricsRepair:
+        """Keep the metric records of steps ``1..up_to_step`` (the checkpoint a resumed run starts
+        from; it redoes the rest), setting damaged lines aside (``training.metrics_file``)."""
+        return repair_metrics(self.metrics_path, up_to_step)
 
 
 def default_run_directory(name: str, base: Path = Path("runs")) -> RunDirectory:
