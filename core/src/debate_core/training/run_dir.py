@@ -26,7 +26,7 @@ from typing import Any
 import attrs
 
 from debate_core.errors import DebateError
-from debate_core.files import atomic_write_json
+from debate_core.files import atomic_write_json, output_write_errors
 from debate_core.training.metrics_file import MetricsRepair, repair_metrics
 
 
@@ -79,7 +79,8 @@ class RunDirectory:
     def create(self) -> None:
         """Make the folders."""
         for folder in (self.root, self.transcripts, self.checkpoints, self.evaluations):
-            folder.mkdir(parents=True, exist_ok=True)
+            with output_write_errors(folder):
+                folder.mkdir(parents=True, exist_ok=True)
 
     def write_plugins(self, distributions: list[dict[str, str]]) -> None:
         """Record the plugin distributions this run used."""
