@@ -146,6 +146,28 @@ def test_damaged_metrics_lines_are_reported_and_skipped(finished_run: Path, tmp_
     assert data.notes == log.damaged
 
 
+def test_the_damage_resuming_repairs_does_not_stop_a_report(finished_run: Path, tmp_path: Path) -> None:
+    # bytes that are not UTF-8, a step that is not an integer, a repeated step: each a note, none fatal
+    run = tmp_path / "damaged"
+    shutil.copytree(finished_run, run)
+    lines = (run / "metrics.jsonl").read_bytes().splitlines(keepends=True)
+    lines.insert(1, b'{"step": 2, "x": "\xff\xfe"}\n')
+    lines.insert(2, b'{"step": "x", "loss": 1}\n')
+    lines.insert(3, b'{"step": true}\n')
+    lines.append(lines[0])  # step 1 again
+    (run / "metrics.jsonl").write_bytes(b"".join(lines))
+    log = read_metrics_log(run / "metrics.jsonl")
+    assert [r["step"] for r in log.records] == [1, 2, 3]
+    assert log.damaged == (
+        "metrics.jsonl line 2: not UTF-8 (byte 19); skipped",
+        "metrics.jsonl line 3: 'step' is \"x\", not an integer; skipped",
+        "metrics.jsonl line 4: 'step' is true, not an integer; skipped",
+        "metrics.jsonl line 7: step 1 again; skipped",
+    )
+    assert main(["report", str(run), "--out", str(tmp_path / "r.html")]) == 0
+    assert "metrics.jsonl line 7: step 1 again" in (tmp_path / "r.html").read_text(encoding="utf-8")
+
+
 def test_a_running_run_and_a_stopped_one_give_a_report(finished_run: Path, tmp_path: Path) -> None:
     running = tmp_path / "running"
     shutil.copytree(finished_run, running)

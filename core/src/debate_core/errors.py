@@ -12,6 +12,7 @@ __all__ = [
     "ConflictingPluginsError",
     "DebateError",
     "LimitExceeded",
+    "OutputWriteError",
     "PluginError",
     "TranscriptError",
     "UnknownComponentError",
@@ -49,3 +50,9 @@ class ComponentFailure(DebateError):
 class LimitExceeded(DebateError):
     """An input is past one of the documented limits (docs/limits.md); the message names the
     limit and the environment variable that raises it."""
+
+
+class OutputWriteError(DebateError):
+    """A file could not be written: a full disk, a quota, a read-only or forbidden folder. The
+    message names the file and the system's reason (``cannot write PATH: No space left on
+    device``); the file is left as it was."""

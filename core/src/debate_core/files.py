@@ -5,6 +5,11 @@ files, saved states of the test backend) goes through :func:`atomic_file`: the c
 written to a temporary file in the same folder, flushed to disk, then renamed over the
 target, so the target is always either the old file or the whole new one. Folders written as
 one (the local backend's saved states) go through :func:`atomic_directory` the same way.
+
+A write that the system refuses (a full disk, a quota, a read-only or forbidden folder) raises
+:class:`~debate_core.errors.OutputWriteError` naming the target and the reason, never a bare
+``OSError``: the CLI prints it as one line, and the trainer stops as on a failed component
+(docs/training.md#a-full-disk).
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any, Literal
 
-from debate_core.errors import DebateError, LimitExceeded
+from debate_core.errors import DebateError, LimitExceeded, OutputWriteError
 from debate_core.limits import loads_json, read_limited_text
 
 
@@ -39,8 +44,26 @@ __all__ = [
     "atomic_file",
     "atomic_write_json",
     "atomic_write_text",
+    "output_write_errors",
     "read_jsonl",
+    "write_failure",
 ]
+
+
+def write_failure(path: Path, error: OSError) -> OutputWriteError:
+    """The error for ``error`` met while writing ``path``: ``cannot write PATH: REASON``."""
+    reason = error.strerror or (os.strerror(error.errno) if error.errno else "") or str(error)
+    return OutputWriteError(f"cannot write {path}: {reason or type(error).__name__}")
+
+
+@contextmanager
+def output_write_errors(path: Path) -> Iterator[None]:
+    """Turn an ``OSError`` raised in the block into :class:`OutputWriteError` naming ``path``
+    (the file the block writes), so that it ends a command or a run with one line."""
+    try:
+        yield
+    except OSError as exc:
+        raise write_failure(path, exc) from exc
 
 
 @contextmanager
@@ -48,46 +71,50 @@ def atomic_file(path: Path, mode: Literal["w", "wb"] = "w") -> Iterator[IO[Any]]
     """A handle to write ``path`` through a temporary file, renamed into place when the block ends.
 
     The folder is created when missing; if the block raises, the temporary file is removed and
-    ``path`` is left as it was.
+    ``path`` is left as it was. An ``OSError`` (the block's included) becomes
+    :class:`OutputWriteError` naming ``path``.
     """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        os.fchmod(fd, FILE_MODE)
-        encoding = None if "b" in mode else "utf-8"
-        with open(fd, mode, encoding=encoding) as handle:
-            yield handle
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+    with output_write_errors(path):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        try:
+            os.fchmod(fd, FILE_MODE)
+            encoding = None if "b" in mode else "utf-8"
+            with open(fd, mode, encoding=encoding) as handle:
+                yield handle
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.replace(temporary, path)
+        except BaseException:
+            Path(temporary).unlink(missing_ok=True)
+            raise
 
 
 @contextmanager
 def atomic_directory(path: Path) -> Iterator[Path]:
     """A staging folder to fill, renamed over ``path`` when the block ends (a folder ``path``
     already there is replaced); if the block raises, the staging folder is removed and ``path``
-    is left as it was."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp"))
-    try:
-        staging.chmod(FOLDER_MODE)
-        yield staging
-        for file in staging.iterdir():
-            with open(file, "rb") as handle:
-                os.fsync(handle.fileno())
-        if path.exists():
-            retired = path.parent / f".{path.name}.old-{os.getpid()}"
-            os.replace(path, retired)
-            os.replace(staging, path)
-            shutil.rmtree(retired, ignore_errors=True)
-        else:
-            os.replace(staging, path)
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
+    is left as it was. An ``OSError`` (the block's included) becomes :class:`OutputWriteError`
+    naming ``path``."""
+    with output_write_errors(path):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp"))
+        try:
+            staging.chmod(FOLDER_MODE)
+            yield staging
+            for file in staging.iterdir():
+                with open(file, "rb") as handle:
+                    os.fsync(handle.fileno())
+            if path.exists():
+                retired = path.parent / f".{path.name}.old-{os.getpid()}"
+                os.replace(path, retired)
+                os.replace(staging, path)
+                shutil.rmtree(retired, ignore_errors=True)
+            else:
+                os.replace(staging, path)
+        except BaseException:
+            shutil.rmtree(staging, ignore_errors=True)
+            raise
 
 
 def atomic_write_text(path: Path, text: str) -> None:

@@ -6,6 +6,7 @@ imported inside the factory, so listing plugins never imports them.
 
 from __future__ import annotations
 
+import errno
 import importlib
 import importlib.util
 import json
@@ -19,6 +20,7 @@ import attrs
 
 from debate_core.components import MetricSinkSpec
 from debate_core.errors import PluginError
+from debate_core.files import output_write_errors
 from debate_core.hookspecs import hookimpl
 from debate_core.records import MetricSink, MetricValue
 
@@ -32,19 +34,27 @@ def _json_safe(value: MetricValue) -> MetricValue | None:
 
 
 class JsonlSink:
-    """Appends ``{"step": step, ...metrics}`` as one line, flushed and fsynced, so a crash loses
-    at most the line being written (resuming drops a torn line)."""
+    """Appends ``{"step": step, ...metrics}`` as one line, written unbuffered and fsynced, so a
+    crash or a full disk loses at most the line being written (resuming drops a torn last line).
+    A write the system refuses raises ``OutputWriteError`` naming the file; nothing is kept
+    buffered to fail again on ``close``."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._handle = path.open("a", encoding="utf-8")
+        with output_write_errors(path):
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self._handle = path.open("ab", buffering=0)
 
     def write(self, step: int, metrics: Mapping[str, MetricValue]) -> None:
         record = {"step": step, **{k: _json_safe(v) for k, v in metrics.items()}}
-        self._handle.write(json.dumps(record, sort_keys=False) + "\n")
-        self._handle.flush()
-        os.fsync(self._handle.fileno())
+        data = memoryview((json.dumps(record, sort_keys=False) + "\n").encode("utf-8"))
+        with output_write_errors(self.path):
+            while data:
+                written = self._handle.write(data)
+                if not written:  # a regular file takes at least a byte or raises; never spin
+                    raise OSError(errno.EIO, "the file took no more bytes")
+                data = data[written:]
+            os.fsync(self._handle.fileno())
 
     def close(self) -> None:
         self._handle.close()

@@ -10,7 +10,7 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-from debate_core.errors import DebateError
+from debate_core.errors import DebateError, OutputWriteError
 
 HEADLINE = (
     "format",
@@ -132,7 +132,15 @@ def run(args: argparse.Namespace) -> int:
         run_dir = default_run_directory(config.run.name)
     progress = Progress(config.logging.progress)
     progress.message(f"run directory: {run_dir.root}")
-    outcome = asyncio.run(run_training(config, registry, run_dir, resume=args.resume is not None, progress=progress))
+    try:
+        outcome = asyncio.run(
+            run_training(config, registry, run_dir, resume=args.resume is not None, progress=progress)
+        )
+    except DebateError as exc:  # a file that cannot be written (a full disk): how to go on once it can
+        if not (_caused_by_an_unwritable_file(exc) and run_dir.holds_run()):
+            raise
+        hint = f"; once it can be written, continue with: debate train --resume {run_dir.root}"
+        raise OutputWriteError(f"{exc}{hint}") from exc
     print(f"run directory: {outcome.run_dir}")
     print(f"steps done: {outcome.step} (warm-start {outcome.warmstart_steps}, RL iterations {outcome.iterations})")
     if outcome.evaluations:
@@ -151,3 +159,12 @@ def run(args: argparse.Namespace) -> int:
         )
         return 128 + int(signal.Signals[outcome.stopped_by])
     return 0
+
+
+def _caused_by_an_unwritable_file(error: BaseException | None) -> bool:
+    """True when ``error`` is, or was raised from, a file the run could not write."""
+    while error is not None:
+        if isinstance(error, OutputWriteError):
+            return True
+        error = error.__cause__
+    return False

@@ -16,6 +16,7 @@ from debate_core.errors import DebateError
 from debate_core.records import DebateRecord
 from debate_core.runtime.manifests import Checkpoint, list_checkpoints
 from debate_core.training.evaluation_records import read_evaluation_records
+from debate_core.training.metrics_file import metrics_lines
 from debate_core.training.reward_sidecars import SIDECAR_SUFFIX, read_sidecar
 from debate_core.training.run_dir import RunDirectory
 
@@ -46,29 +47,30 @@ class MetricsLog:
 
 
 def read_metrics_log(path: Path) -> MetricsLog:
-    """Read ``metrics.jsonl``: a line that is not a JSON object with an integer ``step`` is
-    reported (``metrics.jsonl line 7: ...``) and skipped."""
+    """Read ``metrics.jsonl``: a line that is not an intact record (UTF-8, a JSON object with an
+    integer ``step``; ``training.metrics_file``), or that repeats an earlier step, is reported
+    (``metrics.jsonl line 7: ...``) and skipped."""
     records: list[dict[str, Any]] = []
     damaged: list[str] = []
     try:
-        text = path.read_text(encoding="utf-8", errors="replace")
+        data = path.read_bytes()
     except FileNotFoundError:
         return MetricsLog((), ())
     except OSError as exc:
         return MetricsLog((), (f"{path.name}: cannot be read: {exc.strerror or exc}",))
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
+    seen: set[int] = set()
+    for line in metrics_lines(data):
+        if line.blank:
             continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            damaged.append(f"{path.name} line {number}: not valid JSON ({exc.msg}); skipped")
+        if line.record is None:
+            damaged.append(f"{path.name} line {line.number}: {line.problem}; skipped")
             continue
-        step = record.get("step") if isinstance(record, dict) else None
-        if not isinstance(step, int) or isinstance(step, bool):
-            damaged.append(f"{path.name} line {number}: not a metrics record (no integer 'step'); skipped")
+        step = int(line.record["step"])
+        if step in seen:
+            damaged.append(f"{path.name} line {line.number}: step {step} again; skipped")
             continue
-        records.append(record)
+        seen.add(step)
+        records.append(line.record)
     return MetricsLog(tuple(sorted(records, key=lambda r: int(r["step"]))), tuple(damaged))
 
 

@@ -6,10 +6,12 @@ One RL iteration:
 2. run one self-play debate per problem, at most ``max_debates_in_flight`` at once, every agent
    sampling from the sampling client of the current weights;
 3. score each debate with the reward plugin and turn rewards into per-token advantages
-   (``rewards.advantages``), then trajectories into Datums (``training.datum``);
+   (``rewards.advantages``), then trajectories into Datums (``training.datum``); write the
+   logged debates' transcripts (before the update, so that a full disk there stops the run with
+   the weights of a finished step, which it checkpoints);
 4. ``forward_backward`` + ``optim_step`` per substep, pipelined (``training.update``);
 5. a fresh sampling client of the new weights; evaluation every ``eval_every``; one metrics
-   record; transcripts; a checkpoint every ``save_every``.
+   record; a checkpoint every ``save_every``.
 
 Steps count updates, warm-start steps first, then RL iterations, from 1: step ``s`` is the
 state after ``s`` updates, and everything the run leaves about it carries that number (its
@@ -32,8 +34,8 @@ from tinker import types
 
 from debate_core.backends.contract import SamplingClientLike
 from debate_core.config import RunConfig, resolved_config_dict, write_resolved_config
-from debate_core.errors import ComponentFailure, DebateError
-from debate_core.files import atomic_write_json
+from debate_core.errors import ComponentFailure, DebateError, OutputWriteError
+from debate_core.files import atomic_write_json, output_write_errors
 from debate_core.plugins import Registry, installed_distributions
 from debate_core.records import DebateEpisode, DebateRecord, Problem, RewardResult, Tokenizer
 from debate_core.records.metrics import MetricSink, MetricValue
@@ -77,7 +79,7 @@ from debate_core.training.resume import choose_resume_point
 from debate_core.training.reward_sidecars import reward_summary, write_sidecar
 from debate_core.training.rollouts import DebateJob, run_debates, sampled_tokens
 from debate_core.training.run_components import RunComponents, build_run_components
-from debate_core.training.run_dir import RunDirectory, RunOutputError
+from debate_core.training.run_dir import RunDirectory
 from debate_core.training.schedule import learning_rate_at
 from debate_core.training.seeding import batch_indices, derive_seed
 from debate_core.training.signals import StopRequest, stop_on_signals
@@ -156,12 +158,9 @@ class Trainer:
             await self._reinforce(pending_eval)
         except _Abandoned:
             pass
-        except (ComponentFailure, BackendError) as exc:
+        except (ComponentFailure, BackendError, OutputWriteError) as exc:
             await self._checkpoint_before_exit(exc)
             raise
-        except OSError as exc:  # a run output could not be written: a full disk, a lost mount
-            await self._checkpoint_before_exit(exc)
-            raise RunOutputError(self._output_failure(exc)) from exc
         if self.stop.requested and self.last_checkpoint != self.step:
             await self._checkpoint(f"stopped by {self.stop.name}", keep=True)
         return self._outcome()
@@ -181,8 +180,8 @@ class Trainer:
 
     async def _checkpoint_before_exit(self, error: BaseException) -> None:
         """Checkpoint when the weights are those of a finished step, then let the error go."""
+        where = f"step {self.last_checkpoint}" if self.last_checkpoint is not None else "no checkpoint yet"
         if self._uncommitted:
-            where = f"step {self.last_checkpoint}" if self.last_checkpoint is not None else "no checkpoint yet"
             self.progress.message(
                 f"debate: step {self.step + 1} failed before it was recorded; last checkpoint: {where}"
             )
@@ -190,24 +189,14 @@ class Trainer:
         if self.last_checkpoint == self.step:
             return
         if isinstance(error, BackendTimeout):
-            where = f"step {self.last_checkpoint}" if self.last_checkpoint is not None else "none yet"
             self.progress.message(
                 f"debate: the backend does not answer: no checkpoint attempted; last checkpoint: {where}"
             )
             return
         try:
             await self._checkpoint(f"failure: {type(error).__name__}", keep=True)
-        except (DebateError, OSError) as exc:  # the backend or the disk may be the thing that failed
-            self.progress.message(f"debate: could not checkpoint before exiting: {exc}")
-
-    def _output_failure(self, error: OSError) -> str:
-        """One line for a file the run could not write (or read), with where the run stands."""
-        what = str(error.filename) if error.filename else "a file of the run"
-        last = f"step {self.last_checkpoint}" if self.last_checkpoint is not None else "none yet"
-        return (
-            f"{what}: {error.strerror or error}; the run stopped after step {self.step} (last checkpoint: {last}); "
-            f"make room, then continue with `debate train --resume {self.run_dir.root}`"
-        )
+        except (DebateError, OSError) as exc:  # the backend, or the disk, may be the thing that failed
+            self.progress.message(f"debate: could not checkpoint before exiting: {exc}; last checkpoint: {where}")
 
     # ------------------------------------------------------------------ warm-start
     async def _warmstart(self, pending_eval: dict[str, float]) -> None:
@@ -365,11 +354,11 @@ class Trainer:
             for d in trajectory_datums(trajectory, advantage, debate_index=index)
         ]
         trainable = [d for d in datums if d.has_signal()] if training.skip_zero_advantage_updates else datums
+        # before the update: a transcript that cannot be written leaves the weights of a finished step
+        self._log_transcripts(step, records, results, advantages)
         scored = time.perf_counter()
 
         lr = learning_rate_at(training.learning_rate, training.lr_schedule, iteration, self.components.total_iterations)
-        # logged before the update: a failure to write them leaves the weights of the last step
-        self._log_transcripts(step, records, results, advantages)
         update = await self._update(trainable, training.loss_fn, training.loss_fn_config, lr, training.num_substeps)
         trained = time.perf_counter()
 
@@ -612,8 +601,8 @@ class Trainer:
     # ------------------------------------------------------------------ side outputs
     def _write(self, metrics: dict[str, MetricValue]) -> None:
         """The metrics record of the step just done (steps count from 1)."""
+        self.sink.write(self.step + 1, metrics)
         self.step += 1
-        self.sink.write(self.step, metrics)
         self._uncommitted = False
 
     def _log_transcripts(
@@ -627,8 +616,9 @@ class Trainer:
         logged = zip(records, results, advantages, strict=True)
         for index, (record, result, advantage) in enumerate(list(logged)[: self.config.logging.num_groups_to_log]):
             path = self.run_dir.transcript_path(step, index)
-            path.parent.mkdir(parents=True, exist_ok=True)
-            self.components.write_transcript(record, path)
+            with output_write_errors(path):
+                path.parent.mkdir(parents=True, exist_ok=True)
+                self.components.write_transcript(record, path)
             write_sidecar(path, reward_summary(self.components.reward_name, record, result, advantage))
 
     async def _evaluate(self, label: str, step: int) -> dict[str, float]:
@@ -700,6 +690,8 @@ async def run_training(
         ComponentFailure: a plugin raised; the message names it and the debate, and the run
             was checkpointed first (when its weights were those of a finished step).
         BackendError: the backend failed for good (after retries).
+        OutputWriteError: a file of the run could not be written (a full disk); the message names
+            it, and the run was checkpointed first as for a ComponentFailure, where it could be.
     """
     progress = progress or Progress(config.logging.progress)
     stop = stop or StopRequest()

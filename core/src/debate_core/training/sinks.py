@@ -2,27 +2,49 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from debate_core.components import ComponentBuilder, build_choice
 from debate_core.config.sections import LoggingSettings
+from debate_core.errors import OutputWriteError
+from debate_core.files import write_failure
 from debate_core.records.metrics import MetricSink, MetricValue
 
 
 class MultiSink:
-    """Writes every record to several sinks."""
+    """Writes every record to several sinks. An ``OSError`` a sink lets out (a full disk under a
+    plugin's own files) becomes ``OutputWriteError`` naming the sink, so the run stops with one
+    line as for any output it cannot write."""
 
-    def __init__(self, sinks: list[MetricSink]) -> None:
+    def __init__(self, sinks: list[MetricSink], names: Sequence[str] = ()) -> None:
         self.sinks = sinks
+        self.names = list(names) or [f"logging.sinks[{index}]" for index in range(len(sinks))]
 
     def write(self, step: int, metrics: Mapping[str, MetricValue]) -> None:
-        for sink in self.sinks:
-            sink.write(step, metrics)
+        for sink, name in zip(self.sinks, self.names, strict=True):
+            try:
+                sink.write(step, metrics)
+            except OSError as exc:
+                raise self._failure(name, exc) from exc
 
     def close(self) -> None:
-        for sink in self.sinks:
-            sink.close()
+        """Close every sink, even after one fails; then raise the first failure."""
+        first: OutputWriteError | None = None
+        for sink, name in zip(self.sinks, self.names, strict=True):
+            try:
+                sink.close()
+            except OutputWriteError as exc:
+                first = first or exc
+            except OSError as exc:
+                first = first or self._failure(name, exc)
+        if first is not None:
+            raise first
+
+    @staticmethod
+    def _failure(name: str, error: OSError) -> OutputWriteError:
+        where = Path(error.filename) if isinstance(error.filename, str) else Path(f"metric sink '{name}'")
+        return write_failure(where, error)
 
 
 def open_sinks(logging: LoggingSettings, registry: ComponentBuilder, run_dir: Path) -> MultiSink:
@@ -31,4 +53,4 @@ def open_sinks(logging: LoggingSettings, registry: ComponentBuilder, run_dir: Pa
     for index, choice in enumerate(logging.sinks):
         factory = build_choice(registry, "metric_sink", choice, f"logging.sinks[{index}]")
         sinks.append(factory(run_dir))
-    return MultiSink(sinks)
+    return MultiSink(sinks, [choice.name for choice in logging.sinks])
