@@ -105,3 +105,22 @@ def test_a_hanging_sampler_stops_the_run_without_asking_the_backend_for_a_checkp
         train(registry, run, messages=messages, extra=("training.backend_timeout_s=1", "training.save_every=0"))
     assert time.monotonic() - started < 10  # one give-up time, not one more for a checkpoint
     assert any("the backend does not answer: no checkpoint attempted" in m for m in messages), messages
+
+
+def test_a_backend_that_runs_in_process_is_not_given_up_on() -> None:
+    """The local backend's calls are this machine's own work (a large update on a CPU may take
+    long): no give-up time applies to them."""
+    from debate_core.backends.contract import RunsInProcess
+    from debate_core.backends.local.service import LocalServiceClient
+
+    assert isinstance(LocalServiceClient, type) and LocalServiceClient.runs_in_process is True
+    assert isinstance(LocalServiceClient.__new__(LocalServiceClient), RunsInProcess)
+
+    async def slow() -> str:
+        await asyncio.sleep(0.3)
+        return "done"
+
+    unwatched = RetryPolicy(timeout_s=None, watched=False)
+    assert asyncio.run(with_retries("the update", slow, unwatched, "local")) == "done"
+    with pytest.raises(BackendTimeout):
+        asyncio.run(with_retries("the update", slow, RetryPolicy(timeout_s=0.1), "tinker"))

@@ -29,9 +29,16 @@ def _best_time(work: Callable[[], object], repeats: int = 5) -> float:
     return best
 
 
-def _ratio(make: Callable[[int], object], run: Callable[[object], object], n: int) -> float:
+def _ratio(make: Callable[[int], object], run: Callable[[object], object], n: int, rounds: int = 3) -> float:
+    """The smallest of up to ``rounds`` measured ratios: a burst of other load during one round
+    can only raise it, while quadratic work raises every round's."""
     small, large = make(n), make(GROWTH * n)
-    return _best_time(lambda: run(large)) / max(_best_time(lambda: run(small)), 1e-6)
+    best = float("inf")
+    for _ in range(rounds):
+        best = min(best, _best_time(lambda: run(large)) / max(_best_time(lambda: run(small)), 1e-6))
+        if best < MOST_RATIO:
+            break
+    return best
 
 
 ADVERSARIAL_RESPONSES: dict[str, Callable[[int], str]] = {

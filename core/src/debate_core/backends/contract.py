@@ -150,6 +150,18 @@ class SupportsContextLength(Protocol):
     def max_context_length(self, base_model: str) -> int | None: ...
 
 
+@runtime_checkable
+class RunsInProcess(Protocol):
+    """Optional: a backend that computes in this process (not part of the SDK).
+
+    ``runs_in_process = True`` means its calls are this machine's own work, not waits on a
+    service: they are neither announced nor given up on (``training.backend_timeout_s`` is for
+    services that may be down), since a large model's update on a CPU may rightly take longer.
+    """
+
+    runs_in_process: bool
+
+
 CONTRACT_METHODS: Mapping[str, tuple[str, ...]] = {
     "ServiceClient": (
         "create_lora_training_client",

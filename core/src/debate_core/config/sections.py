@@ -168,7 +168,8 @@ class TrainingSettings:
     backend_timeout_s: float = attrs.field(default=600.0, validator=v.ge(0.0))
     """Give up on a backend call that has not answered after this many seconds, its retries
     included (the command stops with one line); 0: wait as long as it takes. A wait is announced
-    after 10 s and every minute after that."""
+    after 10 s and every minute after that. Not applied to backends that compute in this process
+    (``local``)."""
 
 
 @attrs.frozen(kw_only=True)

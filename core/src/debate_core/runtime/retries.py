@@ -52,6 +52,8 @@ class RetryPolicy:
     max_delay_s: float = 30.0
     timeout_s: float | None = None
     """Give up on a call (retries included) after this many seconds; ``None``: never."""
+    watched: bool = True
+    """Announce long waits and apply ``timeout_s`` (``False`` for backends that run in process)."""
 
     def delay(self, attempt: int) -> float:
         """Seconds to wait after failed attempt ``attempt`` (1-based)."""
@@ -135,6 +137,8 @@ async def with_retries(
             non-transient error.
         BackendTimeout: no answer within ``policy.timeout_s``.
     """
+    if not policy.watched:
+        return await _retried(what, call, policy, backend_name)
     return await watched(what, _retried(what, call, policy, backend_name), policy.timeout_s, backend_name)
 
 

@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 import attrs
 
 from debate_core.backends.contract import (
+    RunsInProcess,
     SamplingClientLike,
     ServiceClientLike,
     SupportsCheckpointTTL,
@@ -232,6 +233,8 @@ async def open_session_async(
     if state_path is not None:
         state_path = resolve_state_path(state_path)
     service = build_service_client(config.backend, registry, state_directory)
+    if isinstance(service, RunsInProcess) and service.runs_in_process:
+        policy = attrs.evolve(policy, timeout_s=None, watched=False)  # its own work, not a wait
     name = config.backend.name
     model = config.model
     training_client: TrainingClientLike | None = None

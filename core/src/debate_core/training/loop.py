@@ -506,19 +506,19 @@ class Trainer:
         if not datums:
             return UpdateResult((), ())
         self._uncommitted = True
-        update = await watched(
-            f"the update of step {self.step + 1} (forward_backward, optim_step)",
-            pipelined_update(
-                self.session.require_training_client(),
-                datums,
-                loss_fn=loss_fn,
-                loss_fn_config=loss_config,
-                adam_params=adam,
-                num_substeps=substeps,
-                backend_name=self.session.backend_name,
-            ),
-            self.session.retry.timeout_s,
-            self.session.backend_name,
+        retry = self.session.retry
+        update_call = pipelined_update(
+            self.session.require_training_client(),
+            datums,
+            loss_fn=loss_fn,
+            loss_fn_config=loss_config,
+            adam_params=adam,
+            num_substeps=substeps,
+            backend_name=self.session.backend_name,
+        )
+        what = f"the update of step {self.step + 1} (forward_backward, optim_step)"
+        update = await (
+            watched(what, update_call, retry.timeout_s, self.session.backend_name) if retry.watched else update_call
         )
         problems = update.non_finite()
         if problems:

@@ -39,6 +39,9 @@ from debate_core.errors import ConfigError
 class LocalServiceClient:
     """Entry point of the local backend, with the ``tinker.ServiceClient`` methods the trainer uses."""
 
+    runs_in_process = True
+    """Its calls are this machine's work: no give-up time applies (``backends.contract.RunsInProcess``)."""
+
     def __init__(self, settings: LocalBackendOptions | None = None, **overrides: Any) -> None:
         self.settings = attrs.evolve(settings or LocalBackendOptions(), **overrides)
         self.threads = configure_torch(self.settings.num_threads)
