@@ -25,3 +25,14 @@ def uninterrupted(tmp_path_factory: pytest.TempPathFactory) -> Path:
     with harness_registry() as registry:
         train(registry, run)
     return run
+
+
+@pytest.fixture(scope="session")
+def straight_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An uninterrupted 4-iteration run with the default harness config."""
+    from tests.training.trainer_harness import make_config, train_quietly
+
+    run = tmp_path_factory.mktemp("straight") / "run"
+    with harness_registry() as registry:
+        assert train_quietly(make_config(), registry, run, handle_signals=False).iterations == 4
+    return run

@@ -7,39 +7,20 @@ import asyncio
 import io
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from debate_core.plugins import Registry
-from debate_core.training.loop import RunOutcome, run_training
+from debate_core.training.loop import run_training
 from debate_core.training.metrics_file import MetricsRepair, repair_metrics
 from debate_core.training.progress import Progress
 from debate_core.training.run_dir import RunDirectory
-from tests.training.trainer_harness import harness_registry, make_config, read_metrics
+from tests.training.trainer_harness import make_config, read_metrics, train_quietly, without_timings
 
-VOLATILE = ("time/", "throughput/")
-
-
-def train(config: Any, registry: Registry, run_dir: Path, resume: bool = False, **kw: Any) -> RunOutcome:
-    return asyncio.run(
-        run_training(config, registry, RunDirectory(run_dir), resume=resume, progress=Progress("off"), **kw)
-    )
-
-
-def stable(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [{k: v for k, v in r.items() if not k.startswith(VOLATILE)} for r in records]
-
-
-@pytest.fixture(scope="module")
-def straight_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """An uninterrupted 4-iteration run with the default harness config."""
-    run = tmp_path_factory.mktemp("straight") / "run"
-    with harness_registry() as registry:
-        assert train(make_config(), registry, run, handle_signals=False).iterations == 4
-    return run
+train = train_quietly
+stable = without_timings
 
 
 def record(step: int, **extra: object) -> bytes:

@@ -16,22 +16,20 @@ from debate_core.errors import ComponentFailure
 from debate_core.plugins import Registry
 from debate_core.runtime.manifests import latest_checkpoint
 from debate_core.runtime.retries import BackendError
-from debate_core.training.loop import RunOutcome, run_training
+from debate_core.training.loop import run_training
 from debate_core.training.progress import Progress
 from debate_core.training.run_dir import RunDirectory
-from tests.training.trainer_harness import SERVICES, make_config, read_metrics, service_setup
+from tests.training.trainer_harness import (
+    SERVICES,
+    make_config,
+    read_metrics,
+    service_setup,
+    train_quietly,
+    without_timings,
+)
 
-VOLATILE = ("time/", "throughput/")
-
-
-def train(config: Any, registry: Registry, run_dir: Path, resume: bool = False, **kw: Any) -> RunOutcome:
-    return asyncio.run(
-        run_training(config, registry, RunDirectory(run_dir), resume=resume, progress=Progress("off"), **kw)
-    )
-
-
-def stable(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [{k: v for k, v in r.items() if not k.startswith(VOLATILE)} for r in records]
+train = train_quietly
+stable = without_timings
 
 
 def final_weights(run_dir: Path) -> np.ndarray:
@@ -39,17 +37,6 @@ def final_weights(run_dir: Path) -> np.ndarray:
     assert checkpoint is not None
     with np.load(checkpoint.backend_state) as state:
         return state["weights"].copy()
-
-
-@pytest.fixture(scope="module")
-def straight_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """An uninterrupted 4-iteration run with the default harness config."""
-    from tests.training.trainer_harness import harness_registry
-
-    run = tmp_path_factory.mktemp("straight") / "run"
-    with harness_registry() as registry:
-        assert train(make_config(), registry, run, handle_signals=False).iterations == 4
-    return run
 
 
 def test_two_plus_resumed_two_equals_four_metric_for_metric(

@@ -230,3 +230,25 @@ def read_metrics(path: Path) -> list[dict[str, Any]]:
     import json
 
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+VOLATILE = ("time/", "throughput/")
+"""Metric name prefixes that vary from run to run (timings)."""
+
+
+def train_quietly(config: RunConfig, registry: Registry, run_dir: Path, resume: bool = False, **kw: Any) -> Any:
+    """``run_training`` on ``run_dir`` with the progress line off; returns its ``RunOutcome``."""
+    import asyncio
+
+    from debate_core.training.loop import run_training
+    from debate_core.training.progress import Progress
+    from debate_core.training.run_dir import RunDirectory
+
+    return asyncio.run(
+        run_training(config, registry, RunDirectory(run_dir), resume=resume, progress=Progress("off"), **kw)
+    )
+
+
+def without_timings(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The metric records without the metrics that vary from run to run."""
+    return [{k: v for k, v in r.items() if not k.startswith(VOLATILE)} for r in records]
