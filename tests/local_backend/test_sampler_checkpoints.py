@@ -13,6 +13,7 @@ import pytest
 from debate_core.backends.local.service import LocalServiceClient
 from debate_core.cli import main
 from debate_core.runtime.manifests import read_checkpoint
+from tests.training.trainer_harness import read_metrics, without_timings
 
 OVERRIDES = [
     "backend.name=local",
@@ -119,8 +120,7 @@ def test_a_bit_flip_in_saved_weights_is_caught_and_the_run_resumes_from_an_intac
     assert f"{weights}: damaged" in err and "resuming from the newest intact checkpoint, step 1" in err
 
     def stable(run: Path) -> list[dict[str, Any]]:
-        lines = (run / "metrics.jsonl").read_text().splitlines()
-        return [{k: v for k, v in json.loads(x).items() if not k.startswith(("time/", "throughput/"))} for x in lines]
+        return without_timings(read_metrics(run / "metrics.jsonl"))
 
     assert stable(damaged) == stable(straight)
     redone = read_checkpoint(damaged / "checkpoints" / "step_000002.json")

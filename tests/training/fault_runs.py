@@ -4,7 +4,6 @@ runner that collects the run's messages, and metrics without their timings."""
 from __future__ import annotations
 
 import asyncio
-import json
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +11,7 @@ from debate_core.plugins import Registry
 from debate_core.training.loop import RunOutcome, run_training
 from debate_core.training.progress import Progress
 from debate_core.training.run_dir import RunDirectory
-from tests.training.trainer_harness import make_config
+from tests.training.trainer_harness import make_config, read_metrics, without_timings
 
 RUN = (
     "training.num_iterations=3",
@@ -24,8 +23,8 @@ RUN = (
 
 
 def stable(path: Path) -> list[dict[str, Any]]:
-    records = [json.loads(line) for line in path.read_text().splitlines()]
-    return [{k: v for k, v in r.items() if not k.startswith(("time/", "throughput/"))} for r in records]
+    """The metric records of a ``metrics.jsonl`` without their timings."""
+    return without_timings(read_metrics(path))
 
 
 def train(

@@ -269,7 +269,7 @@ def write_checkpoint(directory: Path, checkpoint: Checkpoint) -> Path:
 def list_checkpoints(directory: Path) -> list[Checkpoint]:
     """Every readable manifest in ``directory``, oldest step first."""
     found: list[Checkpoint] = []
-    for path in sorted(directory.glob(f"{MANIFEST_PREFIX}*.json")) if directory.is_dir() else []:
+    for path in manifest_paths(directory):
         try:
             found.append(read_checkpoint(path))
         except CheckpointError:
