@@ -382,13 +382,46 @@ RESPONDER_CONFIGS = (
     ("parallel", "plain", 5, 4),
 )
 _RESPONDERS: dict[str, str] = {}
+RESPONDER_DIRECTORY: list[Path] = []
+"""``--responders DIR``: where responders are kept between runs (empty: a temporary directory)."""
 
 
 def _responder_path(model: str) -> str:
-    """The responder's checkpoint for ``model`` (trained on first use, once per process)."""
+    """The responder's checkpoint for ``model``: trained on first use, once per process, or with
+    ``--responders DIR`` read from ``DIR`` when a run kept one there and its benchmark debates
+    still answer ``RESPONSE`` exactly (else trained again and kept)."""
     if model not in _RESPONDERS:
-        _RESPONDERS[model] = _train_responder(model, RECIPES[model])
+        kept = _kept_responder(model)
+        _RESPONDERS[model] = kept if kept is not None else _train_responder(model, RECIPES[model])
     return _RESPONDERS[model]
+
+
+def _kept_directory(model: str) -> Path | None:
+    if not RESPONDER_DIRECTORY:
+        return None
+    return RESPONDER_DIRECTORY[0] / model.replace(":", "-").replace("/", "-")
+
+
+def _kept_responder(model: str) -> str | None:
+    directory = _kept_directory(model)
+    if directory is None or not (directory / "responder").is_dir():
+        return None
+    service = _service(SETTINGS[0], state_directory=str(directory))
+    try:
+        trainer = service.create_training_client_from_state(str(directory / "responder")).result()
+        client = trainer.save_weights_and_get_sampling_client().result()
+        tokenizer = trainer.get_tokenizer()
+        exact = all(
+            _answers_exactly(_run_debate(client, _debate_setup(model, name, tokenizer, 96), seed=0))
+            for name in ("sequential", "parallel")
+        )
+    finally:
+        service.close()
+    print(
+        f"\n(responder: {_short(model)} read from {directory}"
+        + ("; its benchmark debates answer exactly)" if exact else "; its debates differ now: trained again)")
+    )
+    return str(directory / "responder") if exact else None
 
 
 def _responder(service: Any, model: str) -> Any:
@@ -409,8 +442,14 @@ def _train_responder(model: str, recipe: ResponderRecipe) -> str:
     from debate_core.records import Problem
 
     started = time.perf_counter()
-    directory = tempfile.mkdtemp(prefix="debate-bench-responder-")
-    atexit.register(shutil.rmtree, directory, ignore_errors=True)
+    kept = _kept_directory(model)
+    if kept is not None:
+        shutil.rmtree(kept, ignore_errors=True)
+        kept.mkdir(parents=True)
+        directory = str(kept)
+    else:
+        directory = tempfile.mkdtemp(prefix="debate-bench-responder-")
+        atexit.register(shutil.rmtree, directory, ignore_errors=True)
     service = _service(SETTINGS[0], state_directory=directory)
     trainer = service.create_lora_training_client(model, rank=recipe.rank, seed=0, train_unembed=False).result()
     tokenizer = trainer.get_tokenizer()
@@ -709,6 +748,24 @@ def _summary() -> None:
     print(f"\n{len(RESULTS) - misses} PASS, {misses} MISS")
 
 
+def _release_memory() -> None:
+    """Hand the memory of a finished part back to the system: torch's large CPU tensors come from
+    the C heap, which otherwise keeps what they freed and grows from part to part (glibc)."""
+    import contextlib
+    import ctypes
+    import gc
+
+    gc.collect()
+    with contextlib.suppress(OSError, AttributeError):  # not glibc
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+
+
+def _peak_memory_gb() -> float:
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20  # kilobytes on Linux
+
+
 def _load() -> str:
     try:
         return "load average " + ", ".join(f"{x:.2f}" for x in os.getloadavg()) + f" on {os.cpu_count()} CPUs"
@@ -743,6 +800,11 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--no-cuda", action="store_true", help="skip the CUDA setting even when a GPU is present")
     parser.add_argument("--repeats", type=int, default=5, help="timed runs per figure, after one warm-up")
     parser.add_argument("--iterations", type=int, default=4, help="RL iterations of the overhead part")
+    parser.add_argument(
+        "--responders",
+        type=Path,
+        help="keep the trained responders in this directory and reuse them in later runs (checked first)",
+    )
     args = parser.parse_args(argv)
     unknown = sorted(set(args.parts) - set(PARTS))
     if unknown:
@@ -753,6 +815,8 @@ def main(argv: list[str]) -> int:
         if model not in SHAPES:
             parser.error(f"--models: {model!r} is not one of {', '.join(SHAPES)}")
     SETTINGS.extend(Setting("cpu", int(t)) for t in args.threads.split(",") if t.strip())
+    if args.responders is not None:
+        RESPONDER_DIRECTORY.append(args.responders.expanduser().resolve())
     cuda = torch.cuda.is_available() and not args.no_cuda
     if cuda:
         SETTINGS.append(Setting("cuda", 1))
@@ -783,7 +847,9 @@ def main(argv: list[str]) -> int:
                     bench_overhead(model, setting, args.iterations)
                 else:
                     bench_prefix(model, setting)
+                _release_memory()
     _summary()
+    print(f"\npeak memory of this process: {_peak_memory_gb():.1f} GB")
     print(f"\n{time.perf_counter() - started:.0f} s, {_load()} at the end")
     return 0
 

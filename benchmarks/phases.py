@@ -22,7 +22,8 @@ last write of ``metrics.jsonl``): it leaves out starting Python and counts any p
 stop and a ``--resume``.
 
 Each phase is printed with its share of the wall time, with the load average before and after
-(figures from a busy machine are not the job's own).
+(figures from a busy machine are not the job's own), then the wall time against its target
+(``--target-minutes``, by default the main job's 10 minutes on 2 cores) with PASS or MISS.
 """
 
 from __future__ import annotations
@@ -82,7 +83,9 @@ def _file_span(run_dir: Path) -> float | None:
         return None
 
 
-def report(records: list[dict[str, object]], wall: float | None, *, approximate: bool = False) -> None:
+def report(
+    records: list[dict[str, object]], wall: float | None, *, approximate: bool = False, target_minutes: float = 0.0
+) -> None:
     totals = phase_seconds(records)
     counted = sum(totals.values())
     whole = wall if wall is not None else counted
@@ -101,6 +104,9 @@ def report(records: list[dict[str, object]], wall: float | None, *, approximate:
     else:
         label = "wall time (config.toml to the last record)" if approximate else "wall time"
     print(f"{label:<12}{whole:>10.1f}  ({whole / 60:.1f} min)")
+    if target_minutes > 0 and wall is not None:
+        verdict = "PASS" if wall <= target_minutes * 60 else "MISS"
+        print(f"wall time {wall / 60:.1f} min against the target of at most {target_minutes:g} min: {verdict}")
 
 
 def _load() -> str:
@@ -116,11 +122,19 @@ def main(argv: list[str]) -> int:
     parser.add_argument("overrides", nargs="*", help="section.key=value overrides of the run file")
     parser.add_argument("--run-dir", type=Path, help="split the time of this finished run instead of training")
     parser.add_argument("--keep", type=Path, help="train into this run directory (kept) instead of a temporary one")
+    parser.add_argument(
+        "--target-minutes",
+        type=float,
+        default=10.0,
+        help="the wall-time target, PASS or MISS (default 10: the main job on 2 cores; 0: none)",
+    )
     args = parser.parse_args(argv)
     if args.run_dir is not None:
         if args.config:
             parser.error("give a run file or --run-dir, not both")
-        report(read_records(args.run_dir), _file_span(args.run_dir), approximate=True)
+        report(
+            read_records(args.run_dir), _file_span(args.run_dir), approximate=True, target_minutes=args.target_minutes
+        )
         return 0
     if not args.config:
         parser.error("a run file (or --run-dir) is needed")
@@ -135,7 +149,7 @@ def main(argv: list[str]) -> int:
         if code != 0:
             print(f"phases: debate train exited with {code}", file=sys.stderr)
             return code
-        report(read_records(run_dir), wall)
+        report(read_records(run_dir), wall, target_minutes=args.target_minutes)
     return 0
 
 

@@ -100,3 +100,36 @@ def test_prompts_of_one_batch_sharing_a_prefix_compute_it_once(trainer: LocalTra
     for one, many in zip(alone, shared, strict=True):
         assert one.tokens == many.tokens
         np.testing.assert_allclose(one.logprobs, many.logprobs, atol=1e-4)
+
+
+def test_a_shared_prefix_is_run_first_only_when_it_narrows_the_prefill(trainer: LocalTrainingClient) -> None:
+    """A prefill pads its rows to the longest part left to compute: when a prompt that shares
+    nothing is as long as the others, running their shared prefix first saves no position and
+    costs a pass, so every row is computed from its start."""
+    sampler = trainer.save_weights_and_get_sampling_client().result()
+    cache = sampler.snapshot.prefix_cache
+    system = encode(sampler, "System: You are one of several agents. Answer with care, step by step, and check.\n" * 2)
+    sharing = [system + p for p in _prompts(sampler, 3)]
+    lone = encode(sampler, "Note: a different opening, as long as the rest of the batch. " * 8)[: len(sharing[0])]
+    prompts = [*sharing, lone]
+
+    async def together() -> list[types.SampleResponse]:
+        futures = [sampler.sample(types.ModelInput.from_ints(p), 1, _params(i)) for i, p in enumerate(prompts)]
+        return list(await asyncio.gather(*futures))
+
+    cache.clear()
+    cache.computed_tokens = 0
+    asyncio.run(together())
+    assert cache.computed_tokens == sum(len(p) for p in prompts)
+
+
+def test_the_prefill_width_rule_counts_padded_positions() -> None:
+    from debate_core.backends.local.fast_decoder import prefill_width_saved
+
+    prompts = [[1] * 100, [1] * 90 + [2] * 10, [3] * 100]
+    # rows 0 and 1 share 90 tokens, row 2 shares nothing: 3 rows x 100 wide either way, plus the prefix
+    assert not prefill_width_saved(prompts, [0, 0, 0], [90, 90, 0], [[1] * 90])
+    # without the lone row the prefill narrows from 100 to 10 positions a row
+    assert prefill_width_saved(prompts[:2], [0, 0], [90, 90], [[1] * 90])
+    # what the cache already holds counts: rows starting at 95 leave nothing for the prefix to save
+    assert not prefill_width_saved(prompts[:2], [95, 95], [95, 95], [[1] * 90])

@@ -344,6 +344,17 @@ def logits_of(weights: DecoderWeights, hidden: torch.Tensor) -> torch.Tensor:
     return F.linear(hidden, weights.lm_head).float()
 
 
+def prefill_width_saved(
+    prompts: Sequence[Sequence[int]], cached: Sequence[int], starts: Sequence[int], shared: Sequence[Sequence[int]]
+) -> bool:
+    """Whether prefilling the ``shared`` prefixes first, which lets each prompt start at
+    ``starts`` instead of at its ``cached`` length, computes fewer padded token positions than
+    prefilling the prompts alone (each prefill pads its rows to the longest of them)."""
+    alone = len(prompts) * max(len(p) - c for p, c in zip(prompts, cached, strict=True))
+    after = len(prompts) * max(len(p) - s for p, s in zip(prompts, starts, strict=True))
+    return len(shared) * max(len(p) for p in shared) + after < alone
+
+
 def pad_rows(sequences: Sequence[Sequence[int]], pad: int, device: torch.device) -> torch.Tensor:
     """Right-pad token lists into one ``[B, S]`` long tensor."""
     width = max(len(s) for s in sequences)
@@ -397,18 +408,26 @@ class FastDecoder:
         """Run each prefix that several prompts share (``SHARED_PREFILL_MIN`` tokens or more, and
         longer than what the cache holds of it) once, and keep it in the cache, so that the rows'
         lookups start after it: the N prompts of one persona at the start of an RL iteration
-        share their system prompt, and nothing is cached yet for a fresh snapshot."""
+        share their system prompt, and nothing is cached yet for a fresh snapshot.
+
+        A prefill pads every row to the longest part left to compute, so sharing pays only when
+        it shortens that: when some rows share nothing, their full length sets the width and
+        the shared prefill would be extra work (``prefill_width_saved``)."""
         if not prefix_cache.enabled or len(prompts) < 2:
             return
+        cached = [prefix_cache.lookup(prompt)[1] for prompt in prompts]
         shared: list[list[int]] = []
+        starts = list(cached)
         for group in group_by_prefix(prompts, min_shared=SHARED_PREFILL_MIN):
             if len(group.members) < 2:
                 continue
             prefix = list(prompts[group.members[0]][: group.shared])
-            _, cached = prefix_cache.lookup([*prefix, 0])  # a lookup leaves one token to compute
-            if cached < len(prefix):
+            _, held = prefix_cache.lookup([*prefix, 0])  # a lookup leaves one token to compute
+            if held < len(prefix):
                 shared.append(prefix)
-        if not shared:
+                for member in group.members:
+                    starts[member] = max(starts[member], group.shared)
+        if not shared or not prefill_width_saved(prompts, cached, starts, shared):
             return
         state, _ = self._prefill(shared, max(len(p) for p in shared), prefix_cache)
         for row, prefix in enumerate(shared):
