@@ -35,12 +35,13 @@ debate prompts, until its greedy benchmark debates answer one fixed, well-formed
 never agrees (``RESPONSE``) exactly: the "responder" (``embedded:debate-tiny``: full fine-tuning,
 about 50 steps from the pretrained base weights; SmolLM2: LoRA). Its debates run the real
 sampler on real prompts; only the text is canned. The RL iterations of ``overhead`` start
-from it.
+from it. ``--responders DIR`` keeps the responders in ``DIR`` for later runs, which check them
+before use.
 
 Timings are the best of ``--repeats`` runs after a warm-up (the run least disturbed by other
 load on a shared machine); ratios are the median of the ratios of runs made back to back.
 Read the ratios; absolute figures drift with the machine. The load average is printed at the
-start and the end.
+start and the end, and the process's peak memory at the end.
 """
 
 from __future__ import annotations
