@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 from pathlib import Path
+
+from debate_core.runtime.interrupts import run_interruptibly
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -45,7 +46,7 @@ def run(args: argparse.Namespace) -> int:
     check_context(config, get_registry())
     weights = resolve_policy_weights(args.checkpoint, "--checkpoint") if args.checkpoint else None
     progress = Progress(config.logging.progress)
-    metrics = asyncio.run(evaluate_policy(config, get_registry(), weights=weights, progress=progress))
+    metrics = run_interruptibly(evaluate_policy(config, get_registry(), weights=weights, progress=progress))
     report = {"checkpoint": weights.path if weights else None, "metrics": metrics}
     if args.out is not None:
         args.out.parent.mkdir(parents=True, exist_ok=True)

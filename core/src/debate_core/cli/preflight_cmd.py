@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 from pathlib import Path
+
+from debate_core.runtime.interrupts import run_interruptibly
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -48,7 +49,7 @@ def run(args: argparse.Namespace) -> int:
     if settings.num_problems < 1:
         raise ConfigError("evaluation.num_problems: preflight needs at least 1 problem (or pass --num-problems)")
     progress = Progress(config.logging.progress)
-    metrics = asyncio.run(evaluate_policy(config, get_registry(), settings=settings, progress=progress))
+    metrics = run_interruptibly(evaluate_policy(config, get_registry(), settings=settings, progress=progress))
     results = run_checklist(metrics, config.dataset.name, config.debate.num_agents)
     if args.json:
         print(json.dumps({"checks": [attrs.asdict(r) for r in results], "metrics": metrics}, indent=2))

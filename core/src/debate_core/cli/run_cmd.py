@@ -177,13 +177,12 @@ def _debate_each(
     args: argparse.Namespace, config: RunConfig, registry: Registry, session: BackendSession, problems: list[Any]
 ) -> list[Any]:
     """Debate each problem on the open session, printing each transcript and outcome."""
-    import asyncio
-
     import attrs
 
     from debate_core.debate.episode import build_debate_setup, run_debate
     from debate_core.debate.final_answer import final_answer
     from debate_core.debate.sampling_policy import SamplingClientPolicy
+    from debate_core.runtime.interrupts import run_interruptibly
     from debate_core.runtime.retries import RetryingSamplingClient
     from debate_core.runtime.sampling_failures import raise_backend_failure
 
@@ -200,7 +199,7 @@ def _debate_each(
 
     records = []
     for index, problem in enumerate(problems):
-        episode = asyncio.run(
+        episode = run_interruptibly(
             run_debate(
                 problem,
                 setup,

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import math
 import signal
 import sys
@@ -11,6 +10,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from debate_core.errors import DebateError, OutputWriteError
+from debate_core.runtime.interrupts import run_interruptibly
 
 HEADLINE = (
     "format",
@@ -133,7 +133,7 @@ def run(args: argparse.Namespace) -> int:
     progress = Progress(config.logging.progress)
     progress.message(f"run directory: {run_dir.root}")
     try:
-        outcome = asyncio.run(
+        outcome = run_interruptibly(
             run_training(config, registry, run_dir, resume=args.resume is not None, progress=progress)
         )
     except DebateError as exc:  # a file that cannot be written (a full disk): how to go on once it can

@@ -30,6 +30,7 @@ from debate_core.components import ComponentBuilder
 from debate_core.config.choices import ComponentChoice
 from debate_core.config.sections import RunConfig
 from debate_core.errors import DebateError, PluginError
+from debate_core.runtime.interrupts import run_interruptibly
 from debate_core.runtime.manifests import resolve_state_path
 from debate_core.runtime.retries import (
     BackendError,
@@ -309,7 +310,7 @@ def open_session(
     try:
         asyncio.get_running_loop()
     except RuntimeError:
-        return asyncio.run(
+        return run_interruptibly(
             open_session_async(
                 config,
                 registry,
