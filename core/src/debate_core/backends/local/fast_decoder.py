@@ -415,19 +415,22 @@ class FastDecoder:
         the shared prefill would be extra work (``prefill_width_saved``)."""
         if not prefix_cache.enabled or len(prompts) < 2:
             return
-        cached = [prefix_cache.lookup(prompt)[1] for prompt in prompts]
-        shared: list[list[int]] = []
-        starts = list(cached)
+        groups = []
         for group in group_by_prefix(prompts, min_shared=SHARED_PREFILL_MIN):
             if len(group.members) < 2:
                 continue
-            prefix = list(prompts[group.members[0]][: group.shared])
-            _, held = prefix_cache.lookup([*prefix, 0])  # a lookup leaves one token to compute
-            if held < len(prefix):
-                shared.append(prefix)
-                for member in group.members:
-                    starts[member] = max(starts[member], group.shared)
-        if not shared or not prefill_width_saved(prompts, cached, starts, shared):
+            _, held = prefix_cache.lookup([*prompts[group.members[0]][: group.shared], 0])  # leaves one to compute
+            if held < group.shared:
+                groups.append(group)
+        if not groups:
+            return
+        cached = [prefix_cache.lookup(prompt)[1] for prompt in prompts]
+        starts = list(cached)
+        for group in groups:
+            for member in group.members:
+                starts[member] = max(starts[member], group.shared)
+        shared = [list(prompts[group.members[0]][: group.shared]) for group in groups]
+        if not prefill_width_saved(prompts, cached, starts, shared):
             return
         state, _ = self._prefill(shared, max(len(p) for p in shared), prefix_cache)
         for row, prefix in enumerate(shared):
