@@ -410,12 +410,7 @@ def _kept_responder(model: str) -> str | None:
     service = _service(SETTINGS[0], state_directory=str(directory))
     try:
         trainer = service.create_training_client_from_state(str(directory / "responder")).result()
-        client = trainer.save_weights_and_get_sampling_client().result()
-        tokenizer = trainer.get_tokenizer()
-        exact = all(
-            _answers_exactly(_run_debate(client, _debate_setup(model, name, tokenizer, 96), seed=0))
-            for name in ("sequential", "parallel")
-        )
+        exact = _benchmark_debates_exact(trainer, model)
     finally:
         service.close()
     print(
@@ -480,11 +475,7 @@ def _train_responder(model: str, recipe: ResponderRecipe) -> str:
             trainer.forward_backward(chosen, "cross_entropy")
             trainer.optim_step(types.AdamParams(learning_rate=recipe.learning_rate)).result()
             steps += 1
-        client = trainer.save_weights_and_get_sampling_client().result()
-        exact = all(
-            _answers_exactly(_run_debate(client, _debate_setup(model, name, tokenizer, 96), seed=0))
-            for name in ("sequential", "parallel")
-        )
+        exact = _benchmark_debates_exact(trainer, model)
     path = trainer.save_state("responder").result().path
     service.close()
     how = "full fine-tuning" if recipe.rank == 0 else f"LoRA rank {recipe.rank}"
@@ -494,6 +485,17 @@ def _train_responder(model: str, recipe: ResponderRecipe) -> str:
         + ("its benchmark debates answer it exactly)" if exact else "WARNING: its benchmark debates still differ)")
     )
     return str(path)
+
+
+def _benchmark_debates_exact(trainer: Any, model: str) -> bool:
+    """Whether ``trainer``'s weights answer ``RESPONSE`` exactly in the benchmark's sequential and
+    parallel debates, played greedily: what makes them a responder."""
+    client = trainer.save_weights_and_get_sampling_client().result()
+    tokenizer = trainer.get_tokenizer()
+    return all(
+        _answers_exactly(_run_debate(client, _debate_setup(model, name, tokenizer, 96), seed=0))
+        for name in ("sequential", "parallel")
+    )
 
 
 def _answers_exactly(episode: Any) -> bool:
