@@ -15,8 +15,12 @@ from debate_core.testing.scripted_debate import ScriptedPolicy, run_sync, script
 from .helpers import response
 
 
-def round_two_prompts(*, blind: bool = False, show_answers: bool = False, grader: bool = True) -> list[str]:
-    setup = attrs.evolve(scripted_setup(3, 2, protocol="parallel", blind_review=blind), show_answers=show_answers)
+def round_two_prompts(
+    *, blind: bool = False, show_answers: bool = False, grader: bool = True, recap: bool = False
+) -> list[str]:
+    setup = attrs.evolve(
+        scripted_setup(3, 2, protocol="parallel", blind_review=blind), show_answers=show_answers, recap=recap
+    )
     texts = [
         response(f"so \\boxed{{{40 + agent}}}", ["Agent 1 > Agent 2"] if agent == 0 else [], reason=f"why {agent}")
         for agent in range(3)
@@ -51,3 +55,27 @@ def test_the_brief_persona_and_contract() -> None:
     assert "never Agent 1" in brief.instructions_for(1)
     assert len(brief.instructions_for(1)) < len(XmlParser().contract.instructions_for(1)) / 3
     assert brief.render is XmlParser().contract.render  # the same format, stated in one sentence
+
+
+def test_the_recap_ends_later_prompts_with_the_question_and_the_stated_answers() -> None:
+    shown = round_two_prompts(show_answers=True, recap=True)[0]
+    assert shown.rstrip().endswith(
+        "Question: What is 6 * 7?\nStated answers: Agent 1 says 41. Agent 2 says 42.\n\nAssistant:"
+    )
+    assert shown.count("Question:") == 2  # the first message's question stays where it was
+    without_answers = round_two_prompts(recap=True)[0]
+    assert "Stated answers" not in without_answers
+    assert without_answers.rstrip().endswith("Question: What is 6 * 7?\n\nAssistant:")
+    assert "Stated answers" not in round_two_prompts(show_answers=True)[0]
+
+
+def test_the_recap_names_an_answer_the_grader_cannot_read() -> None:
+    from debate_core.debate.observations import recap
+    from debate_core.records import HistoryEntry
+
+    entries = [
+        HistoryEntry(1, 1, "so 41", "", None, None, answer=None),
+        HistoryEntry(1, 2, "so \\boxed{42}", "", None, None, answer="42"),
+        HistoryEntry(2, 2, "so \\boxed{43}", "", None, None, answer="43"),
+    ]
+    assert recap("Q?", entries) == "Question: Q?\nStated answers: Agent 1 says no answer. Agent 2 says 43."

@@ -391,3 +391,12 @@ def test_each_turn_shows_its_steps_generator_and_judge_rewards_and_advantages(tm
             assert f'<span class="stream">{stream}</span> r {shown(reward)} A {shown(advantage)}' in page, stream
             checked += 1
     assert checked >= 2
+
+
+def test_the_page_names_where_every_evaluation_debate_is_saved(finished_run: Path) -> None:
+    page = report_html(read_run(finished_run))
+    folders = sorted(p for p in (finished_run / "eval").iterdir() if p.is_dir())
+    assert folders
+    for folder in folders:
+        count = len([p for p in folder.glob("*.json") if not p.name.endswith(".rewards.json")])
+        assert f"<code>eval/{folder.name}/</code> ({count} debates)" in page

@@ -64,14 +64,19 @@ def test_one_step_numbering_for_records_transcripts_evaluations_and_checkpoints(
     # steps 1-2 are the warm-start, 3-4 the RL iterations
     assert [r["step"] for r in read_metrics(run / "metrics.jsonl")] == [1, 2, 3, 4]
     assert sorted(p.name for p in (run / "transcripts").iterdir()) == ["step_000003", "step_000004"]
-    assert sorted(p.name for p in (run / "eval").iterdir()) == [
-        "step_000000_start.json",
-        "step_000002_warmstart.json",
-        "step_000003_iteration_1.json",
-        "step_000004_final.json",
-    ]
-    for path in (run / "eval").iterdir():
+    labels = ["step_000000_start", "step_000002_warmstart", "step_000003_iteration_1", "step_000004_final"]
+    assert sorted(p.name for p in (run / "eval").glob("*.json")) == [f"{label}.json" for label in labels]
+    for path in (run / "eval").glob("*.json"):
         assert json.loads(path.read_text())["step"] == int(path.name[5:11])
+    # every evaluation debate is saved beside its record, with its rewards, and reads back
+    assert sorted(p.name for p in (run / "eval").iterdir() if p.is_dir()) == labels
+    for label in labels:
+        saved = sorted((run / "eval" / label).glob("eval-*.json"))
+        transcripts = [p for p in saved if not p.name.endswith(".rewards.json")]
+        assert transcripts and len(saved) == 2 * len(transcripts)
+        record = load_transcript(transcripts[0])
+        assert record.debate_id == transcripts[0].stem and all(t.grade is not None for t in record.turns)
+        assert json.loads(transcripts[0].with_name(transcripts[0].stem + ".rewards.json").read_text())["rewards"]
     assert [c.step for c in list_checkpoints(run / "checkpoints")] == [1, 2, 3, 4]
     transcript = load_transcript(run / "transcripts" / "step_000004" / "debate_00.json")
     assert transcript.debate_id == "step4-debate0"

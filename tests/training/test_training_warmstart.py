@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import re
 from pathlib import Path
 
+import attrs
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from debate_core.config.sections import WarmstartSettings
 from debate_core.debate.episode import run_debate
@@ -25,6 +29,7 @@ from debate_core.training.warmstart import (
     ReferenceAgent,
     WarmstartData,
     WarmstartError,
+    answer_check,
     reference_solution,
     warmstart_datums,
 )
@@ -275,3 +280,33 @@ def test_evaluation_records_keep_per_problem_outcomes_and_paired_changes(registr
         sum(last["per_problem"][gap]) / 3 - sum(first["per_problem"][gap]) / 3
     )
     assert f"{gap}_change_se" in last["metrics"]
+
+
+@given(
+    st.text(alphabet="0123456789-/.", min_size=1, max_size=6), st.text(alphabet="0123456789-/.", min_size=1, max_size=6)
+)
+def test_an_answer_check_sets_each_character_beside_its_own_and_ends_in_the_verdict(stated: str, own: str) -> None:
+    steps, verdict = answer_check(stated, own).split(": ")
+    assert verdict == ("right" if stated == own else "wrong")
+    width = max(len(stated), len(own))
+    pairs = steps.split(", ")
+    assert len(pairs) == width
+    for step, a, b in zip(pairs, stated.rjust(width, "_"), own.rjust(width, "_"), strict=True):
+        assert step == f"{a}-{b} {'same' if a == b else 'differ'}"
+
+
+def test_the_check_form_of_the_reference_evaluation() -> None:
+    data = prepare(batch_size=8, dataset=arithmetic())
+    data.settings = attrs.evolve(data.settings, evaluation_form="check")
+    episodes, _ = run_reference(data, "parallel", steps=2)
+    round2 = [t for e in episodes for t in e.record.turns if t.round == 2]
+    assert round2
+    for turn in round2:
+        own = re.search(r"\\boxed\{(\d+)\}", turn.response.solution)
+        assert own is not None
+        assert turn.response.evaluation.startswith(f"I say {own.group(1)}. ")
+        clauses = re.findall(r"Agent (\d) says (\d+): [^:]*: (right|wrong)\.", turn.response.evaluation)
+        assert len(clauses) == 2
+        for _agent, stated, verdict in clauses:
+            assert verdict == ("right" if stated == own.group(1) else "wrong")
+        assert [int(c[0]) for c in clauses] == [a for a in range(3) if a != turn.agent]

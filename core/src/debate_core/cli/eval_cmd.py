@@ -1,4 +1,4 @@
-"""``debate eval CONFIG [section.key=value ...] [--checkpoint PATH] [--json] [--out FILE]``."""
+"""``debate eval CONFIG [section.key=value ...] [--checkpoint PATH] [--mode MODE ...] [--json] [--out FILE]``."""
 
 from __future__ import annotations
 
@@ -17,7 +17,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
             "Evaluate a policy as the run file's [evaluation] section says: direct answers, self-play "
             "debates and, with evaluation.role_averaged = true, debates against a fixed opponent "
             "(evaluation.opponent: the base model or a checkpoint) in every role. "
-            "Reports format, correct, pass@k, avg@k, cons@k and judge accuracy."
+            "Reports format, correct, pass@k, avg@k, cons@k and judge accuracy; --mode judge runs the judge "
+            "benchmark (docs/training.md#the-judge-benchmark)."
         ),
     )
     parser.add_argument("config", type=Path, help="the run file (TOML)")
@@ -28,6 +29,13 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="a checkpoint manifest (checkpoints/step_*.json), a run directory (its latest checkpoint), "
         "or a backend path such as tinker://...; its weights saved for sampling are opened (no training "
         "model is started); without it the base model is evaluated",
+    )
+    parser.add_argument(
+        "--mode",
+        action="append",
+        choices=("direct", "debate", "judge"),
+        help="an evaluation mode to run instead of evaluation.modes (repeat for several): direct, debate, "
+        "or judge (the judge benchmark)",
     )
     parser.add_argument("--json", action="store_true", help="print the metrics as JSON")
     parser.add_argument("--out", type=Path, metavar="FILE", help="also write the metrics as JSON to FILE")
@@ -42,7 +50,10 @@ def run(args: argparse.Namespace) -> int:
     from debate_core.training.policy_weights import resolve_policy_weights
     from debate_core.training.progress import Progress
 
-    config = load_run_config(args.config, args.overrides, registry=get_registry())
+    overrides = list(args.overrides)
+    if args.mode:
+        overrides.append("evaluation.modes=" + json.dumps(list(dict.fromkeys(args.mode))))
+    config = load_run_config(args.config, overrides, registry=get_registry())
     check_context(config, get_registry())
     weights = resolve_policy_weights(args.checkpoint, "--checkpoint") if args.checkpoint else None
     progress = Progress(config.logging.progress)

@@ -99,6 +99,10 @@ class DebateSettings:
     """State in each history entry the final answer the run's grader reads in that solution
     (``Answer: 65``), so that judging an answer does not first need finding it inside the
     solution (docs/protocol.md#what-an-agent-sees)."""
+    recap: bool = False
+    """End every prompt after an agent's first with two lines: the question, and each other agent's
+    latest stated answer (``Stated answers: Agent 1 says 27.``, with ``show_answers``), next to
+    where the agent writes (docs/protocol.md#what-an-agent-sees)."""
     coordinator: ComponentChoice = attrs.field(factory=lambda: ComponentChoice(name="sequential"))
     """Turn protocol: ``sequential`` turns or ``parallel`` rounds (docs/protocol.md#turn-protocols)."""
     parser: ComponentChoice = attrs.field(factory=lambda: ComponentChoice(name="xml"))
@@ -172,6 +176,10 @@ class TrainingSettings:
     (``local``)."""
 
 
+EvaluationForm = Literal["verdict", "check"]
+"""How a warm-start reference response judges another agent (``warmstart.evaluation_form``)."""
+
+
 @attrs.frozen(kw_only=True)
 class WarmstartSettings:
     """Supervised warm-start on reference debates (docs/training.md#warm-start).
@@ -202,6 +210,11 @@ class WarmstartSettings:
     agents to judge (0: every agent is right and nobody ever disagrees)."""
     train_on_flawed: bool = False
     """Also train on the flawed first answers (off: they are only what the other agents judge)."""
+    evaluation_form: EvaluationForm = "verdict"
+    """How the reference responses judge another agent (docs/training.md#warm-start): ``verdict``
+    says right, or wrong and why (``Agent 1: 27 is wrong, the answer is 28.``); ``check`` sets the
+    stated answer beside the judge's own and compares them character by character before the
+    verdict (``Agent 1: 27 vs 28: 2-2 same, 7-8 differ: wrong.``)."""
 
 
 @attrs.frozen(kw_only=True)
@@ -243,8 +256,10 @@ class EvaluationSettings:
     """Problems of ``split`` evaluated on (the first ones, the same every time)."""
     split: str = "test"
     """The dataset split evaluated on."""
-    modes: tuple[Literal["direct", "debate"], ...] = ("direct", "debate")
-    """``direct``: one answer per sample, no debate; ``debate``: a self-play debate per problem."""
+    modes: tuple[Literal["direct", "debate", "judge"], ...] = ("direct", "debate")
+    """``direct``: one answer per sample, no debate; ``debate``: a self-play debate per problem;
+    ``judge``: the judge benchmark, the policy judging a correct and a plausibly wrong solution of
+    each problem in both orders (docs/training.md#the-judge-benchmark)."""
     num_samples: int = attrs.field(default=0, validator=v.ge(0))
     """Direct answers per problem, the ``k`` of direct pass@k (0: the number of agents)."""
     role_averaged: bool = False

@@ -80,6 +80,8 @@ class DebateSetup:
     """Which YES answers end a debate early (``debate.stop_on_consensus``)."""
     show_answers: bool = False
     """State in each history entry the answer the grader reads in its solution (``debate.show_answers``)."""
+    recap: bool = False
+    """End each later prompt with the question and the stated answers (``debate.recap``)."""
     stop_after_round: int | None = attrs.field(
         default=None, validator=attrs.validators.optional(attrs.validators.ge(1))
     )
@@ -147,6 +149,7 @@ def build_debate_setup(debate: DebateSettings, registry: ComponentBuilder, token
         renderer=renderer,
         consensus_rule=debate.stop_on_consensus,
         show_answers=debate.show_answers,
+        recap=debate.recap,
     )
 
 
@@ -283,6 +286,7 @@ class _Debate:
             turn_indices=[index_of.get((e.round, e.agent), len(ticket.visible)) for e in entries],
             own_turns=own_turns,
             instructions=instructions,
+            with_recap=setup.recap,
         )
         prompt = _call_component("renderer", lambda: list(setup.renderer.build_prompt(messages)))
         view = TurnView(

@@ -49,7 +49,32 @@ def format_entry(entry: HistoryEntry) -> str:
     return "\n".join(lines)
 
 
-def _user_message(question: str | None, others: Sequence[HistoryEntry], instructions: str) -> Message:
+def recap(question: str, others: Sequence[HistoryEntry]) -> str:
+    """The question and each other agent's latest stated answer in two lines, for the end of a
+    prompt (``debate.recap``, docs/protocol.md#what-an-agent-sees)::
+
+        Question: What is 21+7?
+        Stated answers: Agent 1 says 27. Agent 2 says 28.
+
+    A small model copies what it needs from a few tokens back far more reliably than from a few
+    hundred: the question for its own solution, the stated answers for its judgement.
+    """
+    latest: dict[int, HistoryEntry] = {}
+    for entry in others:
+        latest[entry.agent] = entry
+    stated = " ".join(
+        f"Agent {agent} says {'no answer' if entry.answer is None else entry.answer}."
+        for agent, entry in sorted(latest.items())
+    )
+    lines = [f"Question: {question}"]
+    if stated and any(e.answer is not None for e in latest.values()):
+        lines.append(f"Stated answers: {stated}")
+    return "\n".join(lines)
+
+
+def _user_message(
+    question: str | None, others: Sequence[HistoryEntry], instructions: str, recap_of: str | None = None
+) -> Message:
     parts: list[str] = []
     if others:
         heading = "Responses of the other agents:" if question is not None else "New responses since your last turn:"
@@ -57,6 +82,8 @@ def _user_message(question: str | None, others: Sequence[HistoryEntry], instruct
     parts.append(instructions)
     if question is not None:
         parts.append(f"Question:\n{question}")
+    elif recap_of is not None:
+        parts.append(recap(recap_of, others))
     return Message("user", "\n\n".join(parts))
 
 
@@ -69,6 +96,7 @@ def build_messages(
     turn_indices: Sequence[int],
     own_turns: Mapping[int, OwnTurn],
     instructions: str,
+    with_recap: bool = False,
 ) -> list[Message]:
     """The messages of one turn's prompt.
 
@@ -85,6 +113,8 @@ def build_messages(
         turn_indices: the commit-order index of the turn behind each entry.
         own_turns: round -> the agent's own earlier turn.
         instructions: this turn's instructions (``turn_instructions``).
+        with_recap: end every user message after the first (which already ends with the
+            question) with the :func:`recap` of the question and the answers it shows.
     """
     shown_own = sorted(
         {e.round for e in entries if e.agent == agent and e.round in own_turns},
@@ -101,8 +131,12 @@ def build_messages(
     first = True
     for r in shown_own:
         own = own_turns[r]
-        messages.append(_user_message(question if first else None, before_own[r], own.instructions))
+        messages.append(
+            _user_message(
+                question if first else None, before_own[r], own.instructions, question if with_recap else None
+            )
+        )
         messages.append(Message("assistant", own.text))
         first = False
-    messages.append(_user_message(question if first else None, current, instructions))
+    messages.append(_user_message(question if first else None, current, instructions, question if with_recap else None))
     return messages

@@ -22,6 +22,12 @@ EVALUATION_ROWS: tuple[tuple[str, str], ...] = (
     ("debate/judge_accuracy", "judge accuracy (decidable votes)"),
     ("debate/judge_decidable_votes", "decidable votes"),
     ("debate/judge_ties", "ties on decidable pairs"),
+    ("judge/accuracy", "judge benchmark: strict accuracy on controlled pairs"),
+    ("judge/consistency", "judge benchmark: same verdict in both orders"),
+    ("judge/tie_rate", "judge benchmark: ties"),
+    ("judge/accuracy_own_right", "judge benchmark: accuracy when its own answer is right"),
+    ("judge/accuracy_own_wrong", "judge benchmark: accuracy when its own answer is wrong"),
+    ("debate/consensus_accuracy", "consensus YES/NO right (informed turns)"),
     ("debate/comparison_rate", "comparison rate"),
     ("debate/rounds_played", "rounds played"),
     ("debate/ended_by_consensus", "ended by consensus"),
@@ -40,7 +46,15 @@ EVALUATION_ROWS: tuple[tuple[str, str], ...] = (
 ``@k`` stands for any k), with a label."""
 
 COUNT_METRICS: frozenset[str] = frozenset(
-    {"debate/judge_decidable_votes", "debate/judge_ties", "role_averaged/judge_decidable_votes"}
+    {
+        "debate/judge_decidable_votes",
+        "debate/judge_ties",
+        "role_averaged/judge_decidable_votes",
+        "debate/consensus_turns",
+        "judge/num_pairs",
+        "judge/own_right_judgements",
+        "judge/own_wrong_judgements",
+    }
 )
 """Evaluation metrics that are counts, not rates: shown as whole numbers, their change without colour."""
 
@@ -279,6 +293,14 @@ def charts(run: RunData) -> str:
             True,
         ),
         (
+            "Judge benchmark (held-out)",
+            [
+                _eval_series(ev, "judge/accuracy", "strict accuracy"),
+                _eval_series(ev, "judge/consistency", "consistency"),
+            ],
+            False,
+        ),
+        (
             "Comparison rate",
             [Series("training", m.series(comparison)), _eval_series(ev, "debate/comparison_rate", "held-out")],
             True,
@@ -332,6 +354,25 @@ def _checkpoints(run: RunData) -> str:
     )
 
 
+def _evaluation_debates(run: RunData) -> str:
+    """Where each evaluation's saved debates are (``eval/step_NNNNNN_<label>/``): named, not
+    linked, since the page loads nothing from anywhere."""
+    folders = (
+        sorted(p for p in run.evaluations_dir.glob("step_*") if p.is_dir()) if run.evaluations_dir.is_dir() else []
+    )
+    if not folders:
+        return ""
+    links = ", ".join(
+        f"<code>eval/{escape(p.name)}/</code> "
+        f"({sum(1 for f in p.glob('*.json') if not f.name.endswith('.rewards.json'))} debates)"
+        for p in folders
+    )
+    return (
+        f'<p class="note">Every evaluation debate, with its grades and rewards: {links}. '
+        "Read one with <code>debate show FILE</code>.</p>"
+    )
+
+
 def report_html(run: RunData, generated: float | None = None) -> str:
     """The whole report page."""
     now = generated or time.time()
@@ -351,7 +392,7 @@ def report_html(run: RunData, generated: float | None = None) -> str:
 <body><header><h1>debate run <code>{escape(run.root.name)}</code></h1>
 <div class="status">{escape(run.status(now))} · {len(run.metrics.records)} metrics records · report made {stamp}
 · <code>{escape(str(run.root))}</code></div></header><main>{notes}
-<h2 id="evaluation">Held-out evaluation</h2>{evaluation_table(run.evaluations)}
+<h2 id="evaluation">Held-out evaluation</h2>{evaluation_table(run.evaluations)}{_evaluation_debates(run)}
 <h2 id="curves">Curves over steps</h2>{charts(run)}
 <h2 id="debates">Sampled debates ({shown} of {run.debates_logged} logged)</h2>
 <p class="note">Sections are marked by the parser's spans; dimmed text lies outside every section. Per step:

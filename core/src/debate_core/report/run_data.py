@@ -138,6 +138,11 @@ class RunData:
     notes: tuple[str, ...]
 
     @property
+    def evaluations_dir(self) -> Path:
+        """``RUN_DIR/eval``: the evaluation records and each evaluation's saved debates."""
+        return RunDirectory(self.root).evaluations
+
+    @property
     def finished(self) -> bool:
         """True when the trainer wrote its summary (the run ended, by completing or by a stop)."""
         return self.summary is not None

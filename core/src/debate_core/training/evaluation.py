@@ -10,6 +10,9 @@ a fixed opponent (docs/training.md#evaluation).
   the agents' final answers, ``cons@k`` (the debate's own final answer), judge accuracy,
   answer changes, and the debate diagnostics (``parse_error``, ``rounds_played``,
   ``comparison_rate``, ...).
+* ``judge``: the judge benchmark (``training.judge_benchmark``): the policy, in the debate's
+  round-2 prompt, judges a correct and a plausibly wrong solution of each problem in both
+  orders: strict accuracy, position consistency, tie rate, accuracy by its own answer.
 * with both: ``debate_minus_direct``, the paired difference per problem between the debate's
   final answer and the mean direct answer, with its standard error (kept per problem too, so
   its change between evaluations is paired).
@@ -35,11 +38,21 @@ from debate_core.config.sections import EvaluationSettings, RunConfig
 from debate_core.debate.coordinators import ParallelCoordinator
 from debate_core.debate.episode import DebateSetup
 from debate_core.errors import DebateError
-from debate_core.records import AgentPolicy, DebateEpisode, Problem
+from debate_core.records import AgentPolicy, DebateEpisode, Problem, SampledAction
 from debate_core.runtime.retries import RetryingSamplingClient, retry_policy
 from debate_core.runtime.session import open_session_async
 from debate_core.stats import mean, paired_difference
+from debate_core.tasks.flaws import AnswerFlaws
 from debate_core.training.grading import JudgeTally, grade_debate, grade_samples, verifiable_metrics
+from debate_core.training.judge_benchmark import (
+    Judgement,
+    benchmark_jobs,
+    benchmark_lessons,
+    benchmark_metrics,
+    benchmark_setup,
+    judge_cases,
+    judgements_of,
+)
 from debate_core.training.metrics import debate_metrics, turn_metrics
 from debate_core.training.policy_weights import PolicyWeights, opponent_client, resolve_opponent
 from debate_core.training.progress import Progress
@@ -86,6 +99,8 @@ class Evaluator:
     progress: Progress | None = None
     episodes: list[DebateEpisode] = attrs.field(factory=list)
     """Every debate of the last :meth:`evaluate` (to name the one a failure came from)."""
+    problems_of_episodes: list[Problem] = attrs.field(factory=list)
+    """The problem of each of ``episodes`` (to score and save them)."""
     per_problem: dict[str, list[float]] = attrs.field(factory=dict)
     """Per-problem outcomes of the last ``evaluate`` (metric name -> one value per problem, in
     problem order), for paired comparisons between evaluations."""
@@ -103,6 +118,7 @@ class Evaluator:
         """Every configured mode on the evaluation problems; ``{}`` when there are none.
         ``opponent_client`` opens the fixed opponent of role-averaged debates."""
         self.episodes = []
+        self.problems_of_episodes = []
         problems = evaluation_problems(self.parts, self.settings.split, self.settings.num_problems)
         if not problems:
             return {}
@@ -113,6 +129,8 @@ class Evaluator:
             metrics.update(await self._direct(problems, policy, label))
         if "debate" in self.settings.modes:
             metrics.update(await self._debate(problems, policy, label))
+        if "judge" in self.settings.modes:
+            metrics.update(await self._judge(problems, policy, label))
         direct = self.per_problem.get(f"{self.prefix}/direct/correct")
         debate = self.per_problem.get(f"{self.prefix}/debate/cons@{self.parts.setup.num_agents}")
         if direct is not None and debate is not None and len(direct) == len(debate):
@@ -144,6 +162,7 @@ class Evaluator:
             (lambda e: progress.debate_done(sampled_tokens(e))) if progress is not None else None,
         )
         self.episodes.extend(episodes)
+        self.problems_of_episodes.extend(job.problem for job in jobs)
         return episodes
 
     @functools.cached_property
@@ -216,6 +235,39 @@ class Evaluator:
             self.per_problem[f"{prefix}/correct"] = [d.avg_at_k for d in graded]
             self.per_problem[f"{prefix}/cons@{n}"] = [d.cons_at_k for d in graded]
         return out
+
+    @functools.cached_property
+    def _judge_setup(self) -> DebateSetup:
+        return benchmark_setup(self._debate_setup)
+
+    async def _judge(self, problems: list[Problem], policy: AgentPolicy, label: str) -> dict[str, float]:
+        """The judge benchmark (``training.judge_benchmark``): each pair in both orders, the
+        judge's round 1 shared between them."""
+        grader, tokenizer = self.parts.grader, self.parts.tokenizer
+        if grader is None or tokenizer is None:
+            raise EvaluationError("evaluation mode 'judge' needs a grader and the policy's tokenizer")
+        lessons = benchmark_lessons(problems, self.parts.eval_dataset, grader, self.parts.solution_template)
+        cases = judge_cases(lessons, AnswerFlaws(tuple(sorted({p.answer for p in problems if p.answer}))), self.seed)
+        if not cases:
+            raise EvaluationError(
+                f"evaluation mode 'judge' found no problem of dataset '{self.parts.eval_dataset.name}' with a "
+                "reference solution and a plausibly wrong one; remove 'judge' from evaluation.modes"
+            )
+        setup = self._judge_setup
+        first_turns: list[list[SampledAction]] = [[] for _ in cases]
+        both: list[list[Judgement]] = []
+        for order in (0, 1):
+            jobs = benchmark_jobs(cases, policy, first_turns, order, self.seed, tokenizer, setup)
+            episodes = await self._run(setup, jobs, f"{label} judge {'ab'[order]}")
+            both.append(judgements_of(episodes, cases, order, grader))
+        pairs = list(zip(both[0], both[1], strict=True))
+        prefix = f"{self.prefix}/judge"
+        by_index = {index: pair for (index, _), pair in zip(cases, pairs, strict=True)}
+        self.per_problem[f"{prefix}/accuracy"] = [
+            mean([float(j.verdict == "correct") for j in by_index[i]]) if i in by_index else 0.0
+            for i in range(len(problems))
+        ]
+        return benchmark_metrics(pairs, prefix)
 
     async def _role_averaged(
         self, problems: list[Problem], policy: AgentPolicy, opponent: AgentPolicy, label: str

@@ -14,6 +14,9 @@ latest turn that followed the output contract (``DebateRecord.final_turn``). The
   wrong judgement, counted in ``judge_decidable_votes`` and ``judge_ties``;
 * answer changes from each agent's first to its last response: ``wrong_to_right`` and
   ``right_to_wrong``, as shares of the agents that answered more than once;
+* ``consensus_accuracy``: among informed turns that followed the contract, the share whose
+  ``YES``/``NO`` is right: YES exactly when every final answer the turn saw equals its own
+  (``consensus_turns`` counts them);
 * ``round1_disagreement``: share of debates whose round-1 answers differ, and
   ``round1_disagreement_continued``: the share of those that went on to round 2.
 
@@ -51,6 +54,37 @@ class JudgeTally:
 
 
 @attrs.frozen
+class ConsensusTally:
+    """Informed turns that followed the contract, and how many said YES exactly when every final
+    answer they saw equals their own (docs/protocol.md#when-a-debate-ends)."""
+
+    turns: int = 0
+    right: int = 0
+
+    def __add__(self, other: ConsensusTally) -> ConsensusTally:
+        return ConsensusTally(self.turns + other.turns, self.right + other.right)
+
+
+def consensus_tally(record: DebateRecord, grades: Sequence[Grade]) -> ConsensusTally:
+    """Whether each informed turn's YES or NO matches the answers it saw (an unreadable answer,
+    its own or another's, agrees with nothing)."""
+    turns = right = 0
+    for position, turn in enumerate(record.turns):
+        if not turn.informed or turn.failed:
+            continue
+        own = grades[position].extracted if grades[position].formatted else None
+        seen = [
+            grades[p].extracted if grades[p].formatted else None
+            for agent, p in record.visible_responses(turn).items()
+            if agent != turn.agent
+        ]
+        agree = own is not None and all(answer == own for answer in seen)
+        turns += 1
+        right += int(turn.response.consensus == agree)
+    return ConsensusTally(turns, right)
+
+
+@attrs.frozen
 class AnswerChanges:
     """First-to-last answer changes of the agents that answered more than once."""
 
@@ -81,6 +115,7 @@ class GradedDebate:
     """The agents' round-1 answers differ (an unreadable answer counts as different)."""
     continued: bool = False
     """The debate played a round 2."""
+    consensus: ConsensusTally = ConsensusTally()
 
     @property
     def pass_at_k(self) -> float:
@@ -164,6 +199,7 @@ def grade_debate(record: DebateRecord, grader: Grader, answer: str | None = None
         answer_changes(record, turn_grades),
         round1_disagreement=len(first_round) > 1 and (None in first_round or len(set(first_round)) > 1),
         continued=record.rounds_played >= 2,
+        consensus=consensus_tally(record, turn_grades),
     )
 
 
@@ -200,9 +236,11 @@ def verifiable_metrics(graded: Sequence[GradedDebate], prefix: str, k: int) -> d
     responses = [g for d in graded for g in d.turn_grades]
     judge = JudgeTally()
     changes = AnswerChanges()
+    consensus_votes = ConsensusTally()
     for d in graded:
         judge = judge + d.judge
         changes = changes + d.changes
+        consensus_votes = consensus_votes + d.consensus
     per_problem = [d.avg_at_k for d in graded]
     consensus = [d.cons_at_k for d in graded]
     out = {
@@ -221,6 +259,11 @@ def verifiable_metrics(graded: Sequence[GradedDebate], prefix: str, k: int) -> d
         accuracy = judge.agreed / judge.decidable
         out[f"{prefix}/judge_accuracy"] = accuracy
         out[f"{prefix}/judge_accuracy_se"] = math.sqrt(accuracy * (1.0 - accuracy) / judge.decidable)
+    if consensus_votes.turns:
+        share = consensus_votes.right / consensus_votes.turns
+        out[f"{prefix}/consensus_accuracy"] = share
+        out[f"{prefix}/consensus_accuracy_se"] = math.sqrt(share * (1.0 - share) / consensus_votes.turns)
+        out[f"{prefix}/consensus_turns"] = float(consensus_votes.turns)
     disagreed = [d for d in graded if d.round1_disagreement]
     out[f"{prefix}/round1_disagreement"] = len(disagreed) / len(graded)
     if disagreed:

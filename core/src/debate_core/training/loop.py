@@ -621,6 +621,21 @@ class Trainer:
                 self.components.write_transcript(record, path)
             write_sidecar(path, reward_summary(self.components.reward_name, record, result, advantage))
 
+    def _save_evaluation_debates(self, evaluator: Evaluator, step: int, label: str) -> None:
+        """Every debate of an evaluation under ``eval/step_NNNNNN_<label>/``, named by its debate
+        id, with its rewards beside it (``debate show`` reads them), so each judgement can be traced
+        to the prompt it answered."""
+        folder = self.run_dir.evaluation_debates(step, label)
+        with output_write_errors(folder):
+            folder.mkdir(parents=True, exist_ok=True)
+        for episode, problem in zip(evaluator.episodes, evaluator.problems_of_episodes, strict=True):
+            record = episode.record
+            path = folder / f"{record.debate_id}.json"
+            with output_write_errors(path):
+                self.components.write_transcript(record, path)
+            result = self.components.score(record, problem)
+            write_sidecar(path, reward_summary(self.components.reward_name, record, result, None))
+
     async def _evaluate(self, label: str, step: int) -> dict[str, float]:
         """Evaluate the current weights, the state after ``step`` updates."""
         if self.config.evaluation.num_problems == 0:
@@ -649,6 +664,7 @@ class Trainer:
             "per_problem": evaluator.per_problem,
             "baseline": None if baseline is None else baseline.get("label"),
         }
+        self._save_evaluation_debates(evaluator, step, label)
         atomic_write_json(self.run_dir.evaluation_path(step, label), record)
         shown = {
             k.split("/", 1)[1]: v

@@ -19,7 +19,7 @@ import attrs
 
 from debate_core.backends.contract import SamplingClientLike
 from debate_core.components import ComponentBuilder, build_choice
-from debate_core.config.sections import RunConfig
+from debate_core.config.sections import RunConfig, WarmstartSettings
 from debate_core.debate.episode import DebateSetup, build_debate_setup, run_debate
 from debate_core.debate.sampling_policy import SamplingClientPolicy
 from debate_core.debate.transcripts import save_transcript
@@ -120,6 +120,10 @@ class RunComponents:
     """The external judge of ``[judge]`` (docs/rewards.md#a-stronger-judge-phased-out), if any."""
     renderer_for: Callable[[Tokenizer], Renderer] | None = None
     """The run's renderer for another tokenizer (a model judge samples another model)."""
+    tokenizer: Tokenizer | None = None
+    """The policy's tokenizer (reference agents encode their responses with it)."""
+    solution_template: str = WarmstartSettings().solution_template
+    """``warmstart.solution_template``: reference solutions of problems without a worked one."""
     _runners: dict[int, tuple[DebateSetup, DebateRunner]] = attrs.field(factory=dict)
 
     def runner(self, setup: DebateSetup | None = None) -> DebateRunner:
@@ -223,4 +227,6 @@ def build_run_components(config: RunConfig, registry: ComponentBuilder, tokenize
         write_transcript=save_transcript,
         judge=judge,
         renderer_for=build_choice(registry, "renderer", config.debate.renderer, "debate.renderer"),
+        tokenizer=tokenizer,
+        solution_template=config.warmstart.solution_template,
     )

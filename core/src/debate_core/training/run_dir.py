@@ -92,6 +92,10 @@ class RunDirectory:
     def evaluation_path(self, step: int, label: str) -> Path:
         return self.evaluations / f"step_{step:06d}_{label}.json"
 
+    def evaluation_debates(self, step: int, label: str) -> Path:
+        """The folder of one evaluation's debates (a transcript and its rewards per debate)."""
+        return self.evaluations / f"step_{step:06d}_{label}"
+
     def write_summary(self, summary: Mapping[str, Any]) -> None:
         atomic_write_json(self.summary_path, dict(summary))
 

@@ -31,7 +31,7 @@ from collections.abc import Callable, Sequence
 
 import attrs
 
-from debate_core.config.sections import WarmstartSettings
+from debate_core.config.sections import EvaluationForm, WarmstartSettings
 from debate_core.errors import DebateError
 from debate_core.records import (
     AgentTrajectory,
@@ -102,12 +102,38 @@ class Lesson:
         return SeenAnswer(entry.agent, grade, critique)
 
 
-def evaluation_text(seen: Sequence[SeenAnswer], answer: str) -> str:
-    """One clause per judged agent: right, wrong and why, or no answer ("" with nobody to judge)."""
-    clauses = []
+def answer_check(stated: str, own: str) -> str:
+    """A stated answer's characters checked against one's own, right-aligned, the way the worked
+    solutions add columns: ``7-7 same, 4-3 differ: wrong`` (stated ``74``, own ``73``).
+
+    Each step sets two characters side by side and says ``same`` or ``differ`` right after them,
+    so the verdict never needs an equality across a long stretch of text; a missing character is
+    ``_`` (``93`` against ``103``: ``_-1 differ, 9-0 differ, 3-3 same: wrong``).
+
+        >>> answer_check("28", "28")
+        '2-2 same, 8-8 same: right'
+    """
+    width = max(len(stated), len(own))
+    pairs = zip(stated.rjust(width, "_"), own.rjust(width, "_"), strict=True)
+    steps = ", ".join(f"{a}-{b} {'same' if a == b else 'differ'}" for a, b in pairs)
+    return f"{steps}: {'right' if stated == own else 'wrong'}"
+
+
+def evaluation_text(seen: Sequence[SeenAnswer], answer: str, form: EvaluationForm = "verdict") -> str:
+    """One clause per judged agent ("" with nobody to judge); an agent without an answer "gives
+    no answer".
+
+    ``form="verdict"``: right, or wrong and why (``Agent 1: 74 is wrong, the answer is 73.``).
+    ``form="check"``: the judge's own answer first, then each stated answer in the words of the
+    prompt's recap (``Agent 1 says 74``, docs/protocol.md#what-an-agent-sees) checked against it by
+    :func:`answer_check`: ``I say 73. Agent 1 says 74: 7-7 same, 4-3 differ: wrong.``
+    """
+    clauses = [f"I say {answer}."] if form == "check" and seen else []
     for s in seen:
         if not s.grade.formatted or s.grade.extracted is None:
             clauses.append(f"Agent {s.agent} gives no answer.")
+        elif form == "check":
+            clauses.append(f"Agent {s.agent} says {s.grade.extracted}: {answer_check(s.grade.extracted, answer)}.")
         elif s.grade.correct:
             clauses.append(f"Agent {s.agent}: {s.grade.extracted} is right.")
         else:
@@ -141,6 +167,33 @@ def consensus_of(seen: Sequence[SeenAnswer], own_answer: str, informed: bool) ->
     return True, f"All say {own_answer}."
 
 
+def plausibly_wrong(lesson: Lesson, answer_flaws: AnswerFlaws, rng: random.Random) -> FlawedSolution | None:
+    """A plausibly wrong solution of the lesson's problem: the dataset's own slip where it has
+    one (a dropped carry, a digit slip, an off-by-one), else the reference solution with a wrong
+    final answer of the same form; None when neither can be made."""
+    flawed = lesson.flaws.flawed_solution(lesson.problem, rng) if lesson.flaws is not None else None
+    return flawed or answer_flaws.flawed_solution(lesson.problem, rng, lesson.solution)
+
+
+def lessons_of(
+    problems: Sequence[Problem], dataset: NamedDataset, grader: Grader, template: str
+) -> tuple[list[Lesson], int]:
+    """The lessons of the problems that have an answer and a reference solution the grader
+    accepts, and how many reference solutions the grader rejected."""
+    flaws = dataset.dataset if isinstance(dataset.dataset, SolutionFlaws) else None
+    lessons: list[Lesson] = []
+    rejected = 0
+    for problem in problems:
+        if problem.answer is None:
+            continue
+        solution = reference_solution(problem, template, grader)
+        if solution is None or not grader.grade(solution, problem.answer).correct:
+            rejected += 1
+            continue
+        lessons.append(Lesson(problem, solution, problem.answer, grader, flaws))
+    return lessons, rejected
+
+
 @attrs.define
 class ReferenceAgent:
     """A ``ViewingPolicy`` that writes the reference response of its turn instead of sampling."""
@@ -152,6 +205,7 @@ class ReferenceAgent:
     tokenizer: Tokenizer
     contract: OutputContract
     train_on_flawed: bool = False
+    evaluation_form: EvaluationForm = "verdict"
     weights: list[float] = attrs.field(factory=list)
     """The training weight of each of this agent's turns, in order."""
     truncated: int = 0
@@ -196,7 +250,7 @@ class ReferenceAgent:
         consensus, reason = consensus_of(seen, own_answer, view.informed)
         return ResponseContent(
             solution=solution,
-            evaluation=evaluation_text(seen, lesson.answer),
+            evaluation=evaluation_text(seen, lesson.answer, self.evaluation_form),
             comparisons=reference_comparisons(seen),
             consensus=consensus,
             consensus_reason=reason,
@@ -236,18 +290,8 @@ class WarmstartData:
             raise WarmstartError(
                 f"warm-start on dataset '{dataset.name}' needs a grader to judge solutions; set [grader]"
             )
-        flaws = dataset.dataset if isinstance(dataset.dataset, SolutionFlaws) else None
         problems = dataset.problems("train")
-        lessons: list[Lesson] = []
-        rejected = 0
-        for problem in problems:
-            if problem.answer is None:
-                continue
-            solution = reference_solution(problem, settings.solution_template, grader)
-            if solution is None or not grader.grade(solution, problem.answer).correct:
-                rejected += 1
-                continue
-            lessons.append(Lesson(problem, solution, problem.answer, grader, flaws))
+        lessons, rejected = lessons_of(problems, dataset, grader, settings.solution_template)
         if not lessons:
             why = (
                 f"the grader rejected all {rejected} reference solutions; check warmstart.solution_template"
@@ -261,8 +305,7 @@ class WarmstartData:
     def _first_answer(self, lesson: Lesson, rng: random.Random) -> FlawedSolution | None:
         if self.num_agents < 2 or rng.random() >= self.settings.flawed_share:
             return None
-        flawed = lesson.flaws.flawed_solution(lesson.problem, rng) if lesson.flaws is not None else None
-        return flawed or self.answer_flaws.flawed_solution(lesson.problem, rng, lesson.solution)
+        return plausibly_wrong(lesson, self.answer_flaws, rng)
 
     def jobs(self, step: int) -> list[DebateJob]:
         """The reference debates of warm-start step ``step`` (each job's policies are its agents)."""
@@ -280,6 +323,7 @@ class WarmstartData:
                     self.tokenizer,
                     self.contract,
                     self.settings.train_on_flawed,
+                    self.settings.evaluation_form,
                 )
                 for a in range(self.num_agents)
             )
