@@ -114,6 +114,67 @@ def test_round_one_bootstrapping_follows_whom_the_agent_sees() -> None:
     assert "Round 1 of 3. You are Agent 3." in third
 
 
+@pytest.mark.parametrize(
+    ("agent", "round", "now", "earlier", "expected"),
+    [
+        (0, 1, [], [], "Round 1 of 3. You are Agent 0. Solve it in <solution>, N/A in <evaluation> and <comparison>."),
+        (1, 1, [0], [], "check Agent 0 in <evaluation>, N/A in <comparison>."),
+        (
+            3,
+            1,
+            [0, 1, 2],
+            [],
+            "check Agent 0, Agent 1 and Agent 2 in <evaluation>, compare them in <comparison>, never",
+        ),
+        (
+            1,
+            2,
+            [0],
+            [0, 1, 2],
+            "check Agent 0 and Agent 2 in <evaluation>, compare them in <comparison>, never yourself.",
+        ),
+        (0, 2, [], [0, 1], "check Agent 1 in <evaluation>, N/A in <comparison>."),
+    ],
+)
+def test_brief_instructions_keep_the_rules_in_a_sentence(
+    agent: int, round: int, now: list[int], earlier: list[int], expected: str
+) -> None:
+    full = instructions(agent, round, now, earlier)
+    brief = turn_instructions(
+        agent=agent,
+        round=round,
+        max_rounds=3,
+        answered_this_round=now,
+        seen_in_earlier_rounds=earlier,
+        contract=XML_CONTRACT,
+        brief=True,
+    )
+    assert expected in brief
+    assert len(brief) < len(full) * 0.7
+    informed = turn_instructions(
+        agent=agent,
+        round=round,
+        max_rounds=3,
+        answered_this_round=now,
+        seen_in_earlier_rounds=earlier,
+        contract=XML_CONTRACT,
+        brief=True,
+        informed=True,
+    )
+    uninformed = turn_instructions(
+        agent=agent,
+        round=round,
+        max_rounds=3,
+        answered_this_round=now,
+        seen_in_earlier_rounds=earlier,
+        contract=XML_CONTRACT,
+        brief=True,
+        informed=False,
+    )
+    assert informed.endswith("YES in <consensus> only if all answers agree with yours.")
+    assert uninformed.endswith("NO in <consensus>.")
+
+
 def test_later_rounds_ask_for_meta_judging() -> None:
     text = instructions(1, 2, [0], [0, 1, 2])
     assert "also their evaluations and comparisons" in text

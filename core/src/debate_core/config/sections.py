@@ -99,6 +99,10 @@ class DebateSettings:
     """State in each history entry the final answer the run's grader reads in that solution
     (``Answer: 65``), so that judging an answer does not first need finding it inside the
     solution (docs/protocol.md#what-an-agent-sees)."""
+    instructions: Literal["full", "brief"] = "full"
+    """Each turn's instructions (docs/protocol.md#what-an-agent-sees): ``full`` states the protocol's
+    rules in a paragraph; ``brief`` states the same rules in a sentence or two, for small models
+    that learn the debate in a warm-start (every prompt token is computed many times)."""
     recap: bool = False
     """End every prompt after an agent's first with two lines: the question, and each other agent's
     latest stated answer (``Stated answers: Agent 1 says 27.``, with ``show_answers``), next to

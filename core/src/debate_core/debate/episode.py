@@ -82,6 +82,8 @@ class DebateSetup:
     """State in each history entry the answer the grader reads in its solution (``debate.show_answers``)."""
     recap: bool = False
     """End each later prompt with the question and the stated answers (``debate.recap``)."""
+    brief_instructions: bool = False
+    """State each turn's instructions in a sentence or two (``debate.instructions = "brief"``)."""
     stop_after_round: int | None = attrs.field(
         default=None, validator=attrs.validators.optional(attrs.validators.ge(1))
     )
@@ -150,6 +152,7 @@ def build_debate_setup(debate: DebateSettings, registry: ComponentBuilder, token
         consensus_rule=debate.stop_on_consensus,
         show_answers=debate.show_answers,
         recap=debate.recap,
+        brief_instructions=debate.instructions == "brief",
     )
 
 
@@ -276,6 +279,7 @@ class _Debate:
             seen_in_earlier_rounds=[e.agent for e in entries if e.round < ticket.round],
             contract=setup.parser.contract,
             informed=informed,
+            brief=setup.brief_instructions,
         )
         index_of = {(t.round, t.agent): t.turn_index for t in ticket.visible}
         messages = build_messages(

@@ -41,6 +41,7 @@ def turn_instructions(
     seen_in_earlier_rounds: Iterable[int],
     contract: OutputContract,
     informed: bool = True,
+    brief: bool = False,
 ) -> str:
     """The instructions for one turn.
 
@@ -53,7 +54,13 @@ def turn_instructions(
         contract: the output contract, for the names of its sections and its empty marker.
         informed: whether the prompt shows the latest solution of every other agent; the
             consensus sentence says that a YES counts only then (docs/protocol.md#when-a-debate-ends).
+        brief: the same instructions in a sentence or two (``debate.instructions = "brief"``),
+            for small models that learn the debate in a warm-start.
     """
+    if brief:
+        return _brief_instructions(
+            agent, round, max_rounds, answered_this_round, seen_in_earlier_rounds, contract, informed
+        )
     solution, evaluation, comparison, agree = (
         contract.label(s) for s in ("solution", "evaluation", "comparison", "consensus")
     )
@@ -95,3 +102,29 @@ def turn_instructions(
         f"the others showed you a mistake. In {evaluation}, judge the other agents' solutions and also their "
         "evaluations and comparisons: say which judgments you agree with and why. " + comparing + consensus
     )
+
+
+def _brief_instructions(
+    agent: int,
+    round: int,
+    max_rounds: int,
+    answered_this_round: Iterable[int],
+    seen_in_earlier_rounds: Iterable[int],
+    contract: OutputContract,
+    informed: bool,
+) -> str:
+    """The brief instructions: the same rules (round-1 bootstrapping, whom to compare, when to say
+    YES) in about a third of the tokens."""
+    solution, evaluation, comparison, agree = (
+        contract.label(s) for s in ("solution", "evaluation", "comparison", "consensus")
+    )
+    na = contract.empty_marker
+    header = f"Round {round} of {max_rounds}. You are Agent {agent}."
+    consensus = f" YES in {agree} only if all answers agree with yours." if informed else f" NO in {agree}."
+    others = sorted({a for a in (*answered_this_round, *seen_in_earlier_rounds) if a != agent})
+    if not others:
+        return f"{header} Solve it in {solution}, {na} in {evaluation} and {comparison}." + consensus
+    checks = f"{header} Solve it in {solution}, check {_agents(others)} in {evaluation}"
+    if len(others) < 2:
+        return f"{checks}, {na} in {comparison}." + consensus
+    return f"{checks}, compare them in {comparison}, never yourself." + consensus
