@@ -27,3 +27,23 @@ def finished_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
         )
         asyncio.run(run_training(config, registry, RunDirectory(root), progress=Progress("off"), handle_signals=False))
     return root
+
+
+@pytest.fixture(scope="session")
+def resumed_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A run of 2 iterations (reward win_rate), resumed to 4 iterations with another reward (flat):
+    two segments, each ending with a 'final' evaluation."""
+    root = tmp_path_factory.mktemp("resumed") / "run"
+    common = ("training.eval_every=1", "training.save_every=1", "evaluation.at_start=true")
+    with harness_registry() as registry:
+        for resume, overrides in (
+            (False, ("training.num_iterations=2",)),
+            (True, ("training.num_iterations=4", "reward=flat")),
+        ):
+            config = make_config(*overrides, *common)
+            asyncio.run(
+                run_training(
+                    config, registry, RunDirectory(root), resume=resume, progress=Progress("off"), handle_signals=False
+                )
+            )
+    return root

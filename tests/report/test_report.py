@@ -37,8 +37,11 @@ def test_the_page_shows_config_evaluations_curves_and_debates(finished_run: Path
     heads = re.findall(r"<th>(\w+)<br><small>step", page)
     assert heads[:4] == ["start", "iteration_1", "iteration_2", "final"]  # in the order they were made
     final = json.loads(next((finished_run / "eval").glob("*_final.json")).read_text())["metrics"]
-    value, error = final["eval_tiny_sums/direct/correct"], final["eval_tiny_sums/direct/correct_se"]
-    assert f'{value:.3f} <span class="se">± {error:.3f}</span>' in page
+    # two evaluation problems: too few for a standard error, so the value shows its count instead
+    assert final["eval_tiny_sums/num_problems"] == 2
+    value = final["eval_tiny_sums/direct/correct"]
+    assert f'{value:.3f} <span class="se">(n=2)</span>' in page
+    assert "too few for an SE" in page and " SE, paired)" not in page
     assert "change since start" in page
     # curves: SVG charts with lines for the metrics the run wrote
     assert page.count('<svg class="chart"') >= 7
@@ -222,7 +225,7 @@ def test_ticks_cover_the_range_and_charts_escape_labels() -> None:
 
 
 def test_evaluations_without_metrics_and_odd_values_do_not_break_the_page(finished_run: Path, tmp_path: Path) -> None:
-    from debate_core.report.page import evaluation_table
+    from debate_core.report.evaluation_table import evaluation_table
 
     assert "hold no" in evaluation_table([{"label": "x", "step": 0, "metrics": {"time/eval": 1.0}}])
     odd = [
@@ -237,7 +240,7 @@ def test_the_evaluation_table_shows_the_debate_measurements_with_their_errors_an
     """Debate accuracy, debate minus direct with its SE, judge accuracy and comparison rate are headline
     rows; a recorded paired change is shown as paired, else the change's SE treats the two as independent;
     counts are whole numbers whose change is not coloured."""
-    from debate_core.report.page import evaluation_table
+    from debate_core.report.evaluation_table import evaluation_table
 
     first = {
         "eval_d/direct/correct": 0.5,
@@ -248,7 +251,7 @@ def test_the_evaluation_table_shows_the_debate_measurements_with_their_errors_an
         "eval_d/debate_minus_direct_se": 0.05,
         "eval_d/debate/judge_accuracy": 0.4,
         "eval_d/debate/judge_accuracy_se": 0.1,
-        "eval_d/debate/judge_decidable_votes": 10.0,
+        "eval_d/debate/judge_decidable_votes": 30.0,
         "eval_d/debate/comparison_rate": 0.9,
     }
     last = {
@@ -260,7 +263,7 @@ def test_the_evaluation_table_shows_the_debate_measurements_with_their_errors_an
         "eval_d/debate_minus_direct_change": 0.1,
         "eval_d/debate_minus_direct_change_se": 0.04,
         "eval_d/debate/judge_accuracy": 0.7,
-        "eval_d/debate/judge_decidable_votes": 4.0,
+        "eval_d/debate/judge_decidable_votes": 40.0,
         "eval_d/debate/comparison_rate": 0.95,
     }
     table = evaluation_table(
@@ -278,20 +281,64 @@ def test_the_evaluation_table_shows_the_debate_measurements_with_their_errors_an
     ]
     assert (
         rows["debate_minus_direct"][2]
-        == '<span class="up">+0.100</span> <span class="se">± 0.040 (+2.5 SE, paired)</span>'
+        == '<span class="better">+0.100</span> <span class="se">± 0.040 (+2.5 SE, paired)</span>'
     )
     assert rows["direct/correct"][2].endswith("± 0.050 (+4.0 SE, paired)</span>")
-    # judge accuracy has no paired change (its votes differ): sqrt(0.1² + 0.1²) = 0.141
+    # judge accuracy, a proportion of decidable votes: its Wilson interval (12 of 30: [0.246, 0.577]) and count
+    assert rows["debate/judge_accuracy"][0] == '0.400 <span class="se">[0.246, 0.577] (n=30)</span>'
+    # it has no paired change (its votes differ): sqrt(0.1² + 0.1²) = 0.141
     assert rows["debate/judge_accuracy"][2].endswith("± 0.141 (+2.1 SE, independent)</span>")
-    assert rows["debate/judge_decidable_votes"] == ["10", "4", "-6"]
-    assert rows["debate/comparison_rate"][2] == '<span class="up">+0.050</span>'
+    assert rows["debate/judge_decidable_votes"] == ["30", "40", "+10"]  # a count: whole, not coloured
+    assert rows["debate/comparison_rate"][2] == '<span class="better">+0.050</span>'
     assert "<th>change since start</th>" in table and "paired per problem" in table
+
+
+def test_too_few_observations_give_a_count_and_no_verdict_and_colours_follow_the_direction() -> None:
+    """Judge accuracy from 4 decidable votes is not '1 ± 0.000' with a '+13.3 SE' change in green: it shows
+    its Wilson interval and count, and its change has no SE and no colour. Parse errors going up is worse,
+    right → wrong going down is better, and a metric without a declared direction is not coloured."""
+    from debate_core.report.evaluation_table import evaluation_table
+
+    first = {
+        "eval_d/num_problems": 200.0,
+        "eval_d/debate/judge_accuracy": 0.36,
+        "eval_d/debate/judge_accuracy_se": 0.048,
+        "eval_d/debate/judge_decidable_votes": 100.0,
+        "eval_d/debate/parse_error": 0.010,
+        "eval_d/debate/right_to_wrong": 0.305,
+        "eval_d/debate/agents_answering_twice": 600.0,
+        "eval_d/debate/rounds_played": 1.5,
+        "eval_d/debate/mystery": 0.1,
+    }
+    last = {
+        **first,
+        "eval_d/debate/judge_accuracy": 1.0,
+        "eval_d/debate/judge_accuracy_se": 0.0,
+        "eval_d/debate/judge_decidable_votes": 4.0,
+        "eval_d/debate/parse_error": 0.012,
+        "eval_d/debate/right_to_wrong": 0.137,
+        "eval_d/debate/rounds_played": 1.9,
+        "eval_d/debate/mystery": 0.3,
+    }
+    table = evaluation_table([{"label": "a", "step": 0, "metrics": first}, {"label": "b", "step": 9, "metrics": last}])
+    rows = {
+        m.group(1): re.findall(r"<td>(.*?)</td>", m.group(2))
+        for m in re.finditer(r'<tr><td class="label">[^<]*<code>([^<]+)</code></td>(.*?)</tr>', table)
+    }
+    assert rows["debate/judge_accuracy"][1] == '1.000 <span class="se">[0.510, 1.000] (n=4)</span>'
+    assert rows["debate/judge_accuracy"][2] == '+0.640 <span class="se">(n=4: too few for an SE)</span>'
+    assert "± 0.000" not in table and "13.3 SE" not in table
+    assert rows["debate/parse_error"][2] == '<span class="worse">+0.002</span>'
+    assert rows["debate/right_to_wrong"][1] == '0.137 <span class="se">[0.112, 0.167] (n=600)</span>'
+    assert rows["debate/right_to_wrong"][2] == '<span class="better">-0.168</span>'
+    assert rows["debate/rounds_played"][2] == "+0.400"  # no declared direction: no colour
+    assert rows["debate/mystery"][2] == "+0.200"
 
 
 def test_a_record_without_its_paired_changes_gets_them_from_its_per_problem_values() -> None:
     """A run made before a metric's change was recorded (debate minus direct, kept per problem later)
     still shows paired changes, from both records' per-problem values; a recorded change wins."""
-    from debate_core.report.page import evaluation_table, with_paired_changes
+    from debate_core.report.evaluation_table import evaluation_table, with_paired_changes
 
     direct_before, debate_before = [1.0, 0.0, 1.0, 0.0], [1.0, 1.0, 0.0, 0.0]
     direct_after, debate_after = [1.0, 1.0, 1.0, 0.0], [1.0, 1.0, 1.0, 1.0]
@@ -316,7 +363,7 @@ def test_a_record_without_its_paired_changes_gets_them_from_its_per_problem_valu
     assert completed["eval_d/direct/correct_change"] == 0.125
     assert "eval_d/debate_minus_direct_change" not in last["metrics"]  # the record itself is untouched
     table = evaluation_table([first, last])
-    assert '<span class="up">+0.250</span> <span class="se">± 0.479 (+0.5 SE, paired)</span>' in table
+    assert '<span class="better">+0.250</span> <span class="se">± 0.479 (+0.5 SE, paired)</span>' in table
     # without per-problem values the change stays an independent one
     bare = [{k: v for k, v in r.items() if k != "per_problem"} for r in (first, last)]
     assert "eval_d/debate_minus_direct_change" not in with_paired_changes(bare)[-1]["metrics"]
@@ -341,7 +388,8 @@ def test_the_curves_show_debate_accuracy_and_debate_minus_direct_with_error_bars
     assert held_out.group(0).count("<polyline") == 3
     gap = re.search(r'aria-label="Debate − direct, held-out \(± SE\)".*?</svg>', page, re.S)
     assert gap is not None and gap.group(0).count("<circle") == 4  # one point per evaluation
-    assert 'class="whisker"' in held_out.group(0) + gap.group(0)
+    # two evaluation problems: too few for a standard error, so no error bar is drawn
+    assert 'class="whisker"' not in held_out.group(0) + gap.group(0)
 
 
 def test_error_bars_widen_the_axis_and_zero_is_marked() -> None:
@@ -400,3 +448,55 @@ def test_the_page_names_where_every_evaluation_debate_is_saved(finished_run: Pat
     for folder in folders:
         count = len([p for p in folder.glob("*.json") if not p.name.endswith(".rewards.json")])
         assert f"<code>eval/{folder.name}/</code> ({count} debates)" in page
+
+
+def test_a_resume_with_another_config_names_each_segment_and_marks_the_change(
+    resumed_run: Path, finished_run: Path
+) -> None:
+    """A resume that changed the reward: each evaluation column names its segment (the two 'final'
+    columns are told apart), the segments are listed with the keys that changed, and every drawn
+    chart has a dashed marker between the last step before the resume and the first after it."""
+    run = read_run(resumed_run)
+    assert [(s.number, s.after, s.config_file) for s in run.segments] == [
+        (1, 0, "config.toml"),
+        (2, 2, "config.resumed_step_000002.toml"),
+    ]
+    assert run.segments[1].changed == ("reward.name", "training.num_iterations")
+    page = report_html(run)
+    heads = re.findall(r"<th>(\w+)<br><small>step (\d+) · segment (\d)</small></th>", page)
+    assert heads[:5] == [
+        ("start", "0", "1"),
+        ("iteration_1", "1", "1"),
+        ("final", "2", "1"),
+        ("iteration_3", "3", "2"),
+        ("final", "4", "2"),
+    ]
+    assert "segment 2: resumed after step 2, config.resumed_step_000002.toml; changed: reward.name" in page
+    drawn = [c for c in re.findall(r'<svg class="chart".*?</svg>', page, re.S) if "<polyline" in c]
+    assert drawn and all('class="marker"' in c and "segment 2" in c for c in drawn)
+    # the marker lies between step 2 and step 3 of the x axis: after the point of step 2, before that of 3
+    svg = re.search(r'aria-label="Reward per stream \(training\)".*?</svg>', page, re.S)
+    assert svg is not None
+    marker_x = float(re.search(r'<g class="marker">.*?<line x1="([\d.]+)"', svg.group(0)).group(1))  # type: ignore[union-attr]
+    xs = {
+        step: float(x)
+        for x, step in re.findall(r'<circle cx="([\d.]+)"[^>]*><title>configured reward: step (\d)', svg.group(0))
+    }
+    assert xs["2"] < marker_x < xs["3"]
+    # a run never resumed with another config has one segment: no segment names, no markers
+    plain = report_html(read_run(finished_run))
+    assert "· segment" not in plain and 'class="marker"' not in plain
+
+
+def test_mid_run_the_panels_without_data_go_below_the_live_curves(finished_run: Path, tmp_path: Path) -> None:
+    running = tmp_path / "running"
+    running.mkdir()
+    (running / "config.toml").write_text((finished_run / "config.toml").read_text())
+    first = (finished_run / "metrics.jsonl").read_text().splitlines()[0]
+    record = {k: v for k, v in json.loads(first).items() if not k.startswith("eval_")}
+    (running / "metrics.jsonl").write_text(json.dumps(record) + "\n")
+    page = report_html(read_run(running))
+    charts = re.findall(r'<svg class="chart".*?</svg>', page, re.S)
+    live = ["<polyline" in c or "<circle" in c for c in charts]
+    assert any(live) and not all(live)
+    assert live == sorted(live, reverse=True)  # every live chart before every empty one

@@ -7,7 +7,9 @@ Skipped, with the reason, where no Chromium is installed; ``.ci/run`` installs D
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
 import struct
 from pathlib import Path
 
@@ -146,3 +148,43 @@ def test_console_errors_and_requests_are_caught(tmp_path: Path) -> None:
     assert any("console.error: boom" in e for e in visited.console_errors)
     assert any("undefinedFunction" in e for e in visited.console_errors)
     assert any(url.endswith("missing.png") for url in visited.requests)
+
+
+SEGMENTS_PROBE = """(() => {
+  const colour = sel => [...document.querySelectorAll(sel)].map(e => getComputedStyle(e).color);
+  const markers = [...document.querySelectorAll('svg.chart g.marker line')].map(l => l.getBoundingClientRect().height);
+  const charts = [...document.querySelectorAll('svg.chart')].map(c => !!c.querySelector('polyline, circle'));
+  return {
+    markers, charts,
+    labels: [...document.querySelectorAll('svg.chart g.marker text')].map(t => t.textContent),
+    segments: [...document.querySelectorAll('li.segment')].map(li => li.textContent),
+    heads: [...document.querySelectorAll('table.evaluation th small')].map(s => s.textContent),
+    better: colour('span.better'), worse: colour('span.worse'),
+  };
+})()"""
+
+
+def test_a_resumed_run_shows_its_segments_markers_and_coloured_changes(resumed_run: Path, tmp_path: Path) -> None:
+    """The resume marker is drawn on every live chart, the segments are listed and named in the
+    column heads; a change is green when better and red when worse by the metric's direction."""
+    run = tmp_path / "run"
+    shutil.copytree(resumed_run, run)
+    # two evaluations of 200 problems (the harness evaluates 2, too few for any verdict)
+    first = {"eval_d/num_problems": 200.0, "eval_d/debate/parse_error": 0.010, "eval_d/debate/comparison_rate": 0.9}
+    last = {**first, "eval_d/debate/parse_error": 0.012, "eval_d/debate/comparison_rate": 0.95}
+    for name in ("step_000000_start.json", "step_000004_final.json"):
+        record = json.loads((run / "eval" / name).read_text())
+        record["metrics"].update(first if "start" in name else last)
+        (run / "eval" / name).write_text(json.dumps(record))
+    path, _ = write_report(run, tmp_path / "report.html")
+    page = visit(path, script=SEGMENTS_PROBE, width=1400, height=900)
+    assert page.console_errors == ()
+    probe = page.value
+    live = [drawn for drawn in probe["charts"] if drawn]
+    assert len(probe["markers"]) == len(live) and all(h > 100 for h in probe["markers"])  # full-height lines
+    assert set(probe["labels"]) == {"segment 2"}
+    assert len(probe["segments"]) == 2 and "changed: reward.name" in probe["segments"][1]
+    assert "step 4 · segment 2" in probe["heads"] and "step 2 · segment 1" in probe["heads"]
+    assert probe["charts"] == sorted(probe["charts"], reverse=True)  # no empty panel above a live one
+    assert probe["better"] and set(probe["better"]) == {"rgb(22, 128, 60)"}  # comparison rate up: green
+    assert probe["worse"] and set(probe["worse"]) == {"rgb(179, 38, 30)"}  # parse errors up: red

@@ -57,7 +57,7 @@ def test_change_line_reports_the_difference_in_standard_errors() -> None:
     }
     lines = format_changes(evaluations)
     assert lines[0] == "change from warmstart to final:"
-    assert lines[1] == "  direct/correct: 0.500 -> 0.650 (+0.150, unpaired SE 0.050, +3.0 SE)"
+    assert lines[1] == "  direct/correct: 0.500 ± 0.030 -> 0.650 ± 0.040: +0.150 ± 0.050 (+3.0 SE, independent), better"
     assert len(lines) == 2
     assert format_changes({"final": evaluations["final"]}) == []
 
@@ -65,6 +65,91 @@ def test_change_line_reports_the_difference_in_standard_errors() -> None:
 def test_change_line_is_paired_when_the_evaluation_recorded_it() -> None:
     evaluations = {
         "warmstart": {"e/direct/correct": 0.50, "e/direct/correct_se": 0.03},
-        "final": {"e/direct/correct": 0.65, "e/direct/correct_se": 0.04, "e/direct/correct_change_se": 0.025},
+        "final": {
+            "e/direct/correct": 0.65,
+            "e/direct/correct_se": 0.04,
+            "e/direct/correct_change": 0.15,
+            "e/direct/correct_change_se": 0.025,
+        },
     }
-    assert format_changes(evaluations)[1] == "  direct/correct: 0.500 -> 0.650 (+0.150, paired SE 0.025, +6.0 SE)"
+    assert format_changes(evaluations)[1] == (
+        "  direct/correct: 0.500 ± 0.030 -> 0.650 ± 0.040: +0.150 ± 0.025 (+6.0 SE, paired), better"
+    )
+
+
+def test_the_summary_gives_no_se_verdict_below_20_observations_and_a_wilson_interval_to_proportions() -> None:
+    from debate_core.cli.train_cmd import format_evaluations
+
+    before = {"e/num_problems": 4.0, "e/debate/parse_error": 0.1, "e/debate/parse_error_se": 0.01}
+    after = {
+        **before,
+        "e/debate/parse_error": 0.3,
+        "e/debate/judge_accuracy": 1.0,
+        "e/debate/judge_accuracy_se": 0.0,
+        "e/debate/judge_decidable_votes": 4.0,
+    }
+    before = {
+        **before,
+        "e/debate/judge_accuracy": 0.5,
+        "e/debate/judge_accuracy_se": 0.1,
+        "e/debate/judge_decidable_votes": 25.0,
+    }
+    lines = format_changes({"start": before, "final": after})
+    # judge accuracy: 4 votes at the end, so no SE and no verdict; parse errors: no count declared, worse
+    assert (
+        "  debate/judge_accuracy: 0.500 [0.318, 0.682] (n=25) -> 1.000 [0.510, 1.000] (n=4): "
+        "+0.500 (n=4: too few for an SE)" in lines
+    )
+    assert (
+        "  debate/parse_error: 0.100 ± 0.010 -> 0.300 ± 0.010: +0.200 ± 0.014 (+14.1 SE, independent), worse" in lines
+    )
+    (line,) = format_evaluations({"final": after})
+    assert "judge_accuracy 1.000 [0.510, 1.000] (n=4)" in line and "± 0.000" not in line
+
+
+def test_debate_eval_prints_each_figure_with_its_interval_or_count_and_its_se_on_the_same_line() -> None:
+    from debate_core.cli.eval_cmd import format_metrics
+
+    metrics = {
+        "e/num_problems": 50.0,
+        "e/direct/correct": 0.62,
+        "e/direct/correct_se": 0.05,
+        "e/debate/cons@3": 0.7,
+        "e/debate/cons@3_se": 0.065,
+        "e/debate/judge_accuracy": 1.0,
+        "e/debate/judge_accuracy_se": 0.0,
+        "e/debate/judge_decidable_votes": 4.0,
+    }
+    lines = [" ".join(line.split()) for line in format_metrics(metrics)]
+    assert lines == [
+        "e/num_problems 50",
+        "e/direct/correct 0.620 ± 0.050",
+        "e/debate/cons@3 0.700 [0.562, 0.809] (n=50)",
+        "e/debate/judge_accuracy 1.000 [0.510, 1.000] (n=4)",
+        "e/debate/judge_decidable_votes 4",
+    ]
+
+
+def test_the_wilson_interval_matches_its_textbook_values() -> None:
+    from debate_core.stats import wilson_interval
+
+    # 12 of 30 (Newcombe 1998's method 3 gives 0.2459 to 0.5768); 4 of 4 and 0 of 10 stay off the bound
+    assert wilson_interval(0.4, 30) == pytest.approx((0.2459, 0.5768), abs=5e-5)
+    assert wilson_interval(1.0, 4) == pytest.approx((0.5101, 1.0), abs=5e-5)
+    assert wilson_interval(0.0, 10) == pytest.approx((0.0, 0.2775), abs=5e-5)
+    assert wilson_interval(0.5, 0) == (0.0, 1.0)
+
+
+@given(st.integers(1, 10_000), st.data())
+def test_the_wilson_interval_holds_the_proportion_inside_zero_to_one_and_narrows_with_more_trials(
+    count: int, data: st.DataObject
+) -> None:
+    from debate_core.stats import wilson_interval
+
+    successes = data.draw(st.integers(0, count))
+    p = successes / count
+    low, high = wilson_interval(p, count)
+    assert 0.0 <= low <= p <= high <= 1.0
+    assert high - low > 0  # never a point, even at 0 or 1
+    wider = wilson_interval(p, count * 4)
+    assert wider[1] - wider[0] < high - low

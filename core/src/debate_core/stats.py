@@ -9,7 +9,11 @@ __all__ = [
     "mean",
     "paired_difference",
     "standard_error",
+    "wilson_interval",
 ]
+
+Z_95 = 1.959963984540054
+"""The two-sided 95% quantile of the standard normal distribution."""
 
 
 def mean(values: Iterable[float]) -> float:
@@ -34,3 +38,17 @@ def paired_difference(first: Sequence[float], second: Sequence[float]) -> tuple[
         raise ValueError(f"paired values differ in length: {len(first)} and {len(second)}")
     differences = [b - a for a, b in zip(first, second, strict=True)]
     return mean(differences), standard_error(differences)
+
+
+def wilson_interval(proportion: float, count: int, z: float = Z_95) -> tuple[float, float]:
+    """The Wilson score interval (95% by default) of a proportion observed over ``count`` trials.
+
+    Unlike ``p ± z·sqrt(p(1-p)/n)`` it stays inside [0, 1] and does not shrink to a point at 0 or
+    1: 4 successes out of 4 give [0.51, 1], not "1 ± 0". ``(0, 1)`` for no trials."""
+    if count <= 0:
+        return 0.0, 1.0
+    p = min(max(proportion, 0.0), 1.0)
+    z2 = z * z
+    centre = (p + z2 / (2 * count)) / (1 + z2 / count)
+    half = z / (1 + z2 / count) * math.sqrt(p * (1 - p) / count + z2 / (4 * count * count))
+    return max(0.0, min(p, centre - half)), min(1.0, max(p, centre + half))  # it holds p; rounding aside

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Mapping
 from pathlib import Path
 
 from debate_core.runtime.interrupts import run_interruptibly
@@ -42,6 +43,22 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.set_defaults(handler=run)
 
 
+def format_metrics(metrics: Mapping[str, float]) -> list[str]:
+    """One line per metric as it may be stated (docs/training.md#reading-the-figures): a proportion
+    with its Wilson interval, a figure over fewer than 20 observations with its count and no SE;
+    a metric's SE and count (``_se``, ``_n``) go on its own line."""
+    from debate_core.training.evaluation_figures import read_figure
+
+    companions = {f"{name}{suffix}" for name in metrics for suffix in ("_se", "_n")}
+    shown = [name for name in metrics if name not in companions]
+    width = max((len(k) for k in shown), default=0)
+    lines = []
+    for name in shown:
+        figure = read_figure(metrics, name)
+        lines.append(f"  {name:<{width}}  {figure.text() if figure is not None else metrics[name]}")
+    return lines
+
+
 def run(args: argparse.Namespace) -> int:
     from debate_core.config import load_run_config
     from debate_core.plugins import get_registry
@@ -66,7 +83,5 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(report, indent=2))
     else:
         print(f"policy: {weights.path if weights else 'base model ' + config.model.base_model}")
-        width = max((len(k) for k in metrics), default=0)
-        for name, value in metrics.items():
-            print(f"  {name:<{width}}  {value:.4g}")
+        print("\n".join(format_metrics(metrics)))
     return 0

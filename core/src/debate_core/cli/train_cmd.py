@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import math
 import signal
 import sys
 from collections.abc import Mapping
@@ -49,43 +48,48 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def format_evaluations(evaluations: Mapping[str, Mapping[str, float]]) -> list[str]:
-    """One line per evaluation with its headline metrics."""
+    """One line per evaluation with its headline metrics, each as the figures may be stated
+    (docs/training.md#reading-the-figures: a proportion's interval, a small sample's count)."""
+    from debate_core.training.evaluation_figures import read_figure
+
     lines = []
     for label, metrics in evaluations.items():
         shown = [
-            f"{name.split('/', 1)[1]} {value:.3f}"
-            for name, value in metrics.items()
+            f"{name.split('/', 1)[1]} {figure.text()}"
+            for name in metrics
             if "/" in name
             and any(part in name.rsplit("/", 1)[-1] for part in HEADLINE)
-            and not name.endswith(("judge_decidable_votes", "_se", "_change", "response_correct"))
+            and not name.endswith(("judge_decidable_votes", "_se", "_n", "_change", "response_correct"))
+            and (figure := read_figure(metrics, name)) is not None
         ]
         lines.append(f"  {label}: " + ("  ".join(shown) if shown else "(no graded metrics)"))
     return lines
 
 
 def format_changes(evaluations: Mapping[str, Mapping[str, float]]) -> list[str]:
-    """The change of each metric that has a standard error (``<name>_se``) from the first
-    evaluation to the last, with the standard error of the change: paired by problem when the
-    last evaluation recorded it (``<name>_change_se``), else taking the two as independent."""
+    """The change of each metric that has a standard error (``<name>_se``) or a paired change from
+    the first evaluation to the last, with the standard error of the change: paired by problem
+    when the last evaluation recorded it (``<name>_change``, ``<name>_change_se``), else taking the
+    two as independent; no SE below 20 observations, and ``better`` or ``worse`` by the metric's
+    declared direction (docs/training.md#reading-the-figures)."""
+    from debate_core.training.evaluation_figures import change_in, read_figure, recorded_paired
+
     labels = list(evaluations)
     if len(labels) < 2:
         return []
     first, last = evaluations[labels[0]], evaluations[labels[-1]]
     lines = []
-    for name, value in last.items():
-        if name.endswith(("_se", "_change")) or name not in first:
+    for name in last:
+        if name.endswith(("_se", "_n", "_change")) or name not in first:
             continue
-        if f"{name}_change_se" in last:
-            change, error, how = value - first[name], last[f"{name}_change_se"], "paired"
-        elif f"{name}_se" in last and f"{name}_se" in first:
-            change, error, how = value - first[name], math.hypot(last[f"{name}_se"], first[f"{name}_se"]), "unpaired"
-        else:
+        paired = recorded_paired(last, name)
+        if paired is None and not (f"{name}_se" in last and f"{name}_se" in first):
             continue
-        ratio = f"{change / error:+.1f} SE" if error > 0 else "no spread"
-        lines.append(
-            f"  {name.split('/', 1)[1]}: {first[name]:.3f} -> {value:.3f} "
-            f"({change:+.3f}, {how} SE {error:.3f}, {ratio})"
-        )
+        before, after, change = read_figure(first, name), read_figure(last, name), change_in(first, last, name, paired)
+        if before is None or after is None or change is None:
+            continue
+        verdict = f", {change.verdict}" if change.verdict else ""
+        lines.append(f"  {name.split('/', 1)[1]}: {before.text()} -> {after.text()}: {change.text()}{verdict}")
     return [f"change from {labels[0]} to {labels[-1]}:", *lines] if lines else []
 
 

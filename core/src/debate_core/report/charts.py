@@ -24,6 +24,19 @@ class Series:
     dashed: bool = False
     errors: tuple[float, ...] = ()
     """A standard error per point (drawn as ± whiskers), or none."""
+    colour: str | None = None
+    """Its colour (default: the next of :data:`PALETTE` in the chart)."""
+
+
+@attrs.frozen
+class Marker:
+    """A vertical line at ``x`` (a configuration change at a resume), labelled on the chart."""
+
+    x: float
+    label: str
+    """Short, drawn at the top of the line."""
+    title: str = ""
+    """The longer text shown on hovering the line."""
 
 
 def nice_ticks(low: float, high: float, count: int = 5) -> list[float]:
@@ -70,8 +83,11 @@ def _finite(series: Series) -> Series:
     )
 
 
-def line_chart(title: str, series: Sequence[Series], x_label: str = "step", y_label: str = "") -> str:
-    """One chart as an ``<svg>`` element; a chart with no points says so instead of drawing axes."""
+def line_chart(
+    title: str, series: Sequence[Series], x_label: str = "step", y_label: str = "", markers: Sequence[Marker] = ()
+) -> str:
+    """One chart as an ``<svg>`` element; a chart with no points says so instead of drawing axes.
+    ``markers`` inside the steps drawn are vertical dashed lines."""
     drawn = [_finite(s) for s in series]
     drawn = [s for s in drawn if s.points]
     head = (
@@ -116,8 +132,17 @@ def line_chart(title: str, series: Sequence[Series], x_label: str = "step", y_la
             f'<text x="12" y="{TOP + plot_h / 2}" text-anchor="middle" class="axis" '
             f'transform="rotate(-90 12 {TOP + plot_h / 2})">{escape(y_label)}</text>'
         )
+    for marker in markers:
+        if x0 <= marker.x <= x1:
+            x = px(marker.x)
+            parts.append(
+                f'<g class="marker"><title>{escape(marker.title or marker.label)}</title>'
+                f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{TOP}" y2="{TOP + plot_h}" stroke="#6b7785" '
+                f'stroke-width="1.2" stroke-dasharray="2 3"/>'
+                f'<text x="{x + 3:.1f}" y="{TOP + 10}" class="marker-label">{escape(marker.label)}</text></g>'
+            )
     for index, s in enumerate(drawn):
-        colour = PALETTE[index % len(PALETTE)]
+        colour = s.colour or PALETTE[index % len(PALETTE)]
         dash = ' stroke-dasharray="5 3"' if s.dashed else ""
         points = " ".join(f"{px(x):.1f},{py(y):.1f}" for x, y in s.points)
         parts.append(f'<polyline points="{points}" fill="none" stroke="{colour}" stroke-width="1.6"{dash}/>')
@@ -135,7 +160,7 @@ def line_chart(title: str, series: Sequence[Series], x_label: str = "step", y_la
     legend_y = HEIGHT - 20
     x = float(LEFT)
     for index, s in enumerate(drawn):
-        colour = PALETTE[index % len(PALETTE)]
+        colour = s.colour or PALETTE[index % len(PALETTE)]
         width = 22 + 6.2 * len(s.label)
         if x > LEFT and x + width > WIDTH:
             x, legend_y = float(LEFT), legend_y + 13

@@ -14,6 +14,7 @@ import attrs
 from debate_core.debate.transcripts import load_transcript
 from debate_core.errors import DebateError
 from debate_core.records import DebateRecord
+from debate_core.report.segments import Segment, read_segments
 from debate_core.runtime.manifests import Checkpoint, list_checkpoints
 from debate_core.training.evaluation_records import read_evaluation_records
 from debate_core.training.metrics_file import metrics_lines
@@ -136,6 +137,8 @@ class RunData:
     summary: dict[str, Any] | None
     last_change: float | None
     notes: tuple[str, ...]
+    segments: tuple[Segment, ...] = (Segment(1, 0, "config.toml", ()),)
+    """The steps trained under each configuration (more than one after a resume that changed it)."""
 
     @property
     def evaluations_dir(self) -> Path:
@@ -200,4 +203,5 @@ def read_run(root: Path, max_debates: int = 8) -> RunData:
         summary=summary,
         last_change=last_change,
         notes=tuple(notes),
+        segments=read_segments(root),
     )
