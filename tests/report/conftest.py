@@ -47,3 +47,20 @@ def resumed_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
                 )
             )
     return root
+
+
+@pytest.fixture(scope="session")
+def peer_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The finished run's twin with another reward (flat): the same problems, evaluated alike."""
+    root = tmp_path_factory.mktemp("peer") / "peer"
+    with harness_registry() as registry:
+        config = make_config(
+            "training.num_iterations=3",
+            "training.eval_every=1",
+            "training.save_every=1",
+            "evaluation.at_start=true",
+            "logging.num_groups_to_log=2",
+            "reward=flat",
+        )
+        asyncio.run(run_training(config, registry, RunDirectory(root), progress=Progress("off"), handle_signals=False))
+    return root

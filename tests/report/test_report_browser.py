@@ -188,3 +188,41 @@ def test_a_resumed_run_shows_its_segments_markers_and_coloured_changes(resumed_r
     assert probe["charts"] == sorted(probe["charts"], reverse=True)  # no empty panel above a live one
     assert probe["better"] and set(probe["better"]) == {"rgb(22, 128, 60)"}  # comparison rate up: green
     assert probe["worse"] and set(probe["worse"]) == {"rgb(179, 38, 30)"}  # parse errors up: red
+
+
+COMPARE_PROBE = """(() => {
+  const charts = [...document.querySelectorAll('svg.chart')];
+  const box = el => { const r = el.getBoundingClientRect(); return [r.width, r.height]; };
+  return {
+    title: document.title,
+    strokes: charts.map(c => [...c.querySelectorAll('polyline')].map(p => getComputedStyle(p).stroke)),
+    sizes: charts.map(box),
+    swatches: [...document.querySelectorAll('.swatch')].map(s => [getComputedStyle(s).backgroundColor, ...box(s)]),
+    diffRows: [...document.querySelectorAll('table.config-diff tr')].map(r => r.getBoundingClientRect().height),
+    columns: [...document.querySelectorAll('table.compared th.run')].map(th => getComputedStyle(th).borderTopColor),
+  };
+})()"""
+
+
+def test_the_comparison_loads_without_errors_or_network_and_overlays_one_colour_per_run(
+    finished_run: Path, peer_run: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "compare.html"
+    assert main(["compare", str(finished_run), str(peer_run), "--out", str(out)]) == 0
+    page = visit(out, script=COMPARE_PROBE, width=1400, height=900)
+    assert page.console_errors == ()
+    assert all(url.startswith("file://") for url in page.requests), page.requests
+    probe = page.value
+    assert probe["title"] == "debate compare: run vs peer"
+    blue, red = "rgb(31, 119, 180)", "rgb(214, 39, 40)"  # PALETTE[0], PALETTE[1]
+    assert len(probe["strokes"]) >= 5 and all(set(s) == {blue, red} for s in probe["strokes"]), probe["strokes"]
+    assert all(w > 300 and h > 150 for w, h in probe["sizes"])
+    assert [s[0] for s in probe["swatches"]] == [blue, red] and all(w > 5 for _, w, _ in probe["swatches"])
+    assert len(probe["diffRows"]) >= 2 and all(h > 10 for h in probe["diffRows"])  # laid out, not hidden
+    assert probe["columns"][:3] == [blue, blue, red]  # start and final of the first run, then the second's
+    # the second run's colour is on screen inside the first chart, not only in the markup
+    locate = """(() => { const chart = document.querySelector('svg.chart'); chart.scrollIntoView();
+      const r = chart.getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom].map(Math.round); })()"""
+    shot = visit(out, script=locate, width=1400, height=900, full_page=False)
+    colours = colours_in(shot.screenshot, tuple(shot.value))  # type: ignore[arg-type]
+    assert any(abs(r - 0xD6) < 24 and abs(g - 0x27) < 24 and abs(b - 0x28) < 24 for r, g, b in colours)

@@ -30,6 +30,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "eval_cmd",
     "preflight_cmd",
     "report_cmd",
+    "compare_cmd",
 )
 
 

@@ -7,9 +7,8 @@ from __future__ import annotations
 
 import re
 import tomllib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
 import attrs
 
@@ -36,9 +35,9 @@ class Segment:
         return f"segment {self.number}: resumed after step {self.after}, {self.config_file}; changed: {changed}"
 
 
-def flatten(table: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+def flatten(table: Mapping[str, object], prefix: str = "") -> dict[str, object]:
     """A nested config table as ``dotted.key -> value``."""
-    out: dict[str, Any] = {}
+    out: dict[str, object] = {}
     for key, value in table.items():
         if isinstance(value, dict):
             out.update(flatten(value, f"{prefix}{key}."))
@@ -47,7 +46,7 @@ def flatten(table: dict[str, Any], prefix: str = "") -> dict[str, Any]:
     return out
 
 
-def _read(path: Path) -> dict[str, Any] | None:
+def _read(path: Path) -> dict[str, object] | None:
     try:
         return flatten(tomllib.loads(path.read_text(encoding="utf-8")))
     except (OSError, ValueError):

@@ -1,0 +1,173 @@
+"""``debate compare``: config differences, evaluations side by side with paired changes where the
+runs share problems, curves overlaid one colour per run, and a Markdown table that can express
+the README's main-job/peer-only table (docs/training.md#comparing-runs)."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import statistics
+from pathlib import Path
+
+import pytest
+
+from debate_core.cli import main
+from debate_core.report.charts import PALETTE
+from debate_core.report.compare import compare_runs, same_problems
+from debate_core.report.compare_page import compare_html, compare_markdown
+
+PROBLEMS = 30
+
+
+def synthetic_run(
+    root: Path, reward: str, evaluations: list[tuple[str, int, list[float]]], num_problems: int = PROBLEMS
+) -> Path:
+    """A run directory holding a config and evaluations of ``debate/cons@3`` per problem (and a
+    parse-error rate), as the trainer writes them."""
+    (root / "eval").mkdir(parents=True)
+    (root / "config.toml").write_text(
+        f'[run]\nname = "{root.name}"\n[dataset]\nname = "sums"\n[reward]\nname = "{reward}"\n'
+        f'[evaluation]\nsplit = "test"\nnum_problems = {num_problems}\n'
+    )
+    for index, (label, step, values) in enumerate(evaluations):
+        mean = sum(values) / len(values)
+        metrics = {
+            "eval_sums/num_problems": float(len(values)),
+            "eval_sums/debate/cons@3": mean,
+            "eval_sums/debate/cons@3_se": statistics.stdev(values) / math.sqrt(len(values)),
+            "eval_sums/debate/parse_error": 0.1 if index == 0 else 0.2,
+        }
+        record = {"label": label, "step": step, "metrics": metrics, "per_problem": {"eval_sums/debate/cons@3": values}}
+        (root / "eval" / f"step_{step:06d}_{label}.json").write_text(json.dumps(record))
+    (root / "metrics.jsonl").write_text(
+        "".join(json.dumps({"step": s, "reward/configured": 0.1 * s}) + "\n" for s in range(1, 4))
+    )
+    return root
+
+
+START = [1.0] * 12 + [0.0] * 18
+MAIN_FINAL = [1.0] * 20 + [0.0] * 10
+PEER_FINAL = [1.0] * 3 + [0.0] * 27
+
+
+@pytest.fixture
+def two_runs(tmp_path: Path) -> tuple[Path, Path]:
+    main_run = synthetic_run(tmp_path / "main", "gt_mix", [("warmstart", 10, START), ("final", 20, MAIN_FINAL)])
+    peer_run = synthetic_run(tmp_path / "peer", "v2", [("warmstart", 10, START), ("final", 20, PEER_FINAL)])
+    return main_run, peer_run
+
+
+def paired(before: list[float], after: list[float]) -> tuple[float, float]:
+    """The mean per-problem change and its standard error, computed here from the definition."""
+    differences = [b - a for a, b in zip(before, after, strict=True)]
+    return statistics.mean(differences), statistics.stdev(differences) / math.sqrt(len(differences))
+
+
+def test_the_markdown_table_expresses_the_readme_table_with_paired_changes(two_runs: tuple[Path, Path]) -> None:
+    """After warm-start, main job after RL, peer only after RL: a run's first and last evaluation,
+    each later value with its change since the first column and the paired SE."""
+    runs, columns = compare_runs(
+        list(two_runs),
+        ["after warm-start=1:first", "main job after RL=1:last", "peer only after RL=2:last"],
+    )
+    table = compare_markdown(runs, columns, ["debate/cons@k", "debate/parse_error"])
+    lines = table.splitlines()
+    assert lines[0] == "| eval_sums | after warm-start | main job after RL | peer only after RL |"
+    assert lines[1] == "|---|---|---|---|"
+    cells = [c.strip() for c in lines[2].strip("|").split("|")]
+    assert cells[0] == "debate accuracy (the debate's final answer) `debate/cons@3`"
+    assert cells[1] == "0.400 [0.246, 0.577] (n=30)"  # 12 of 30, Wilson
+    main_change, main_se = paired(START, MAIN_FINAL)
+    peer_change, peer_se = paired(START, PEER_FINAL)
+    assert cells[2] == (
+        f"0.667 [0.488, 0.808] (n=30); {main_change:+.3f} ± {main_se:.3f} "
+        f"({main_change / main_se:+.1f} SE, paired), better"
+    )
+    assert cells[3] == (
+        f"0.100 [0.035, 0.256] (n=30); {peer_change:+.3f} ± {peer_se:.3f} "
+        f"({peer_change / peer_se:+.1f} SE, paired), worse"
+    )
+    # parse errors have no per-problem values: an independent change, worse as it goes up
+    assert (
+        lines[3]
+        == "| parse errors, debate `debate/parse_error` | 0.100 | 0.200; +0.100, worse | 0.200; +0.100, worse |"
+    )
+    assert len(lines) == 4
+
+
+def test_the_default_columns_are_the_first_runs_first_evaluation_then_each_runs_last(
+    two_runs: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["compare", *map(str, two_runs), "--markdown", "--rows", "debate/cons@k"]) == 0
+    out = capsys.readouterr().out
+    assert out.splitlines()[0] == "| eval_sums | main warmstart | main final | peer final |"
+    assert "paired" in out
+
+
+def test_runs_that_evaluate_other_problems_get_independent_changes(tmp_path: Path) -> None:
+    a = synthetic_run(tmp_path / "a", "v2", [("final", 5, START)])
+    b = synthetic_run(tmp_path / "b", "v2", [("final", 5, MAIN_FINAL)], num_problems=31)
+    runs, columns = compare_runs([a, b])
+    assert not same_problems(runs[0], runs[1])
+    table = compare_markdown(runs, columns, ["debate/cons@k"])
+    se_a, se_b = statistics.stdev(START) / math.sqrt(30), statistics.stdev(MAIN_FINAL) / math.sqrt(30)
+    assert f"± {math.hypot(se_a, se_b):.3f}" in table and "independent" in table and "paired" not in table
+
+
+def test_the_page_shows_config_differences_side_by_side_tables_and_curves_one_colour_per_run(
+    finished_run: Path, peer_run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "compare.html"
+    assert main(["compare", str(finished_run), str(peer_run), "--out", str(out)]) == 0
+    assert capsys.readouterr().out.strip() == str(out)
+    page = out.read_text(encoding="utf-8")
+    # self-contained, as the report
+    assert "<script" not in page and "<link" not in page and "<img" not in page and "url(" not in page
+    assert not re.search(r"""(src|href)\s*=\s*["'](?!#)""", page)
+    # what differs in the resolved configs, and only that
+    diff = re.search(r'<table class="config-diff">.*?</table>', page, re.S)
+    assert diff is not None
+    rows = dict(re.findall(r"<tr><td><code>([^<]+)</code></td>(.*?)</tr>", diff.group(0)))
+    assert (
+        "reward.name" in rows
+        and "&quot;win_rate&quot;" in rows["reward.name"]
+        and "&quot;flat&quot;" in rows["reward.name"]
+    )
+    assert "training.num_iterations" not in rows  # the same in both
+    # the evaluation table: the first run's start, then each run's final, changes paired (same problems)
+    heads = re.findall(r'<th class="run"[^>]*>([^<]+)<br>', page)
+    assert heads[-3:] == ["run start", "run final", "peer final"]
+    assert "(n=2: too few for an SE)" in page  # two problems: no SE verdict
+    # curves: each chart has a line per run, in the run's colour
+    charts = re.findall(r'<svg class="chart".*?</svg>', page, re.S)
+    assert len(charts) >= 5
+    for chart in charts:
+        colours = set(re.findall(r'<polyline[^>]*stroke="(#[0-9a-f]{6})"', chart))
+        assert colours == {PALETTE[0], PALETTE[1]}, chart[:120]
+
+
+def test_one_run_alone_compares_its_first_and_last_evaluation(finished_run: Path) -> None:
+    runs, columns = compare_runs([finished_run])
+    assert [c.title for c in columns] == ["run start", "run final"]
+    assert "too few for an SE" in compare_html(runs, columns)
+
+
+def test_bad_runs_and_columns_are_one_line_errors(
+    two_runs: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    a, _ = two_runs
+    cases = [
+        (["compare", str(tmp_path / "nothing")], "no such run directory"),
+        (["compare", str(a), "--markdown", "--column", "x"], "expected TITLE=RUN:WHICH"),
+        (["compare", str(a), "--markdown", "--column", "x=2:last"], "run 2 is not one of the 1 runs named"),
+        (["compare", str(a), "--markdown", "--column", "x=1:iteration_7"], "no evaluation labelled 'iteration_7'"),
+    ]
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    (empty / "config.toml").write_text('[run]\nname = "e"\n')
+    cases.append((["compare", str(empty), "--markdown"], "holds no evaluation yet"))
+    for argv, message in cases:
+        assert main(argv) == 1, argv
+        err = capsys.readouterr().err
+        assert message in err and len(err.strip().splitlines()) == 1, err
