@@ -166,8 +166,40 @@ def test_bad_runs_and_columns_are_one_line_errors(
     empty = tmp_path / "empty"
     empty.mkdir()
     (empty / "config.toml").write_text('[run]\nname = "e"\n')
-    cases.append((["compare", str(empty), "--markdown"], "holds no evaluation yet"))
+    cases.append((["compare", str(empty), "--markdown"], "no run named holds an evaluation yet"))
+    cases.append((["compare", str(empty), "--markdown", "--column", "x=1:last"], "holds no evaluation yet"))
     for argv, message in cases:
         assert main(argv) == 1, argv
         err = capsys.readouterr().err
         assert message in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_a_run_without_an_evaluation_yet_has_no_column_but_its_curves_and_config(
+    two_runs: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """Mid-run (still in its warm-start) a run is compared by its config and curves; the table
+    holds the runs that have evaluations."""
+    a, _ = two_runs
+    young = tmp_path / "young"
+    young.mkdir()
+    (young / "config.toml").write_text('[run]\nname = "young"\n[reward]\nname = "v2"\n')
+    (young / "metrics.jsonl").write_text(json.dumps({"step": 1, "reward/configured": 0.5}) + "\n")
+    runs, columns = compare_runs([young, a])
+    assert [c.title for c in columns] == ["main warmstart", "main final"]
+    page = compare_html(runs, columns)
+    reward = re.search(r'aria-label="Configured reward \(training\)".*?</svg>', page, re.S)
+    assert reward is not None and reward.group(0).count("<polyline") == 2
+    assert "(absent)" in page  # keys the young run's config does not hold
+
+
+def test_percent_shows_rates_in_percent_and_their_changes_in_points(
+    two_runs: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["compare", *map(str, two_runs), "--markdown", "--percent", "--rows", "debate/cons@k"]
+    assert main([*argv, "--column", "after warm-start=1:warmstart", "--column", "main job after RL=1:final"]) == 0
+    cells = [c.strip() for c in capsys.readouterr().out.splitlines()[2].strip("|").split("|")]
+    change, error = paired(START, MAIN_FINAL)
+    assert cells[1] == "40.0% [24.6, 57.7] (n=30)"
+    assert cells[2] == (
+        f"66.7% [48.8, 80.8] (n=30); {change * 100:+.1f} ± {error * 100:.1f} ({change / error:+.1f} SE, paired), better"
+    )

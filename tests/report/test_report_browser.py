@@ -224,5 +224,5 @@ def test_the_comparison_loads_without_errors_or_network_and_overlays_one_colour_
     locate = """(() => { const chart = document.querySelector('svg.chart'); chart.scrollIntoView();
       const r = chart.getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom].map(Math.round); })()"""
     shot = visit(out, script=locate, width=1400, height=900, full_page=False)
-    colours = colours_in(shot.screenshot, tuple(shot.value))  # type: ignore[arg-type]
+    colours = colours_in(shot.screenshot, tuple(shot.value))
     assert any(abs(r - 0xD6) < 24 and abs(g - 0x27) < 24 and abs(b - 0x28) < 24 for r, g, b in colours)

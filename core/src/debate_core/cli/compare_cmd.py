@@ -1,4 +1,4 @@
-"""``debate compare RUN_DIR... [--out FILE] [--markdown] [--column TITLE=RUN:WHICH ...] [--rows NAMES]``."""
+"""``debate compare RUN_DIR... [--out FILE] [--markdown [--percent]] [--column TITLE=RUN:WHICH ...] [--rows NAMES]``."""
 
 from __future__ import annotations
 
@@ -40,10 +40,16 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="comma-separated metrics to show, in order, without eval_<dataset>/ (a trailing @k: any k), "
         "e.g. direct/correct,debate/cons@k (default: the headline metrics, then every other)",
     )
+    parser.add_argument(
+        "--percent",
+        action="store_true",
+        help="with --markdown: rates in percent and their changes in percentage points",
+    )
     parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    from debate_core.errors import DebateError
     from debate_core.files import atomic_write_text
     from debate_core.report.compare import compare_runs
     from debate_core.report.compare_page import compare_html, compare_markdown
@@ -54,7 +60,9 @@ def run(args: argparse.Namespace) -> int:
             print(f"debate: warning: {compared.name}: {note}", file=sys.stderr)
     rows = [name.strip() for name in (args.rows or "").split(",") if name.strip()]
     if args.markdown:
-        print(compare_markdown(runs, columns, rows), end="")
+        if not columns:
+            raise DebateError("no run named holds an evaluation yet (eval/step_*.json): no table to print")
+        print(compare_markdown(runs, columns, rows, args.percent), end="")
         return 0
     target = args.out or Path(DEFAULT_NAME)
     atomic_write_text(target, compare_html(runs, columns, rows))

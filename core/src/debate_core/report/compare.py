@@ -129,15 +129,18 @@ def parse_column(spec: str, runs: Sequence[ComparedRun]) -> Column:
 
 
 def default_columns(runs: Sequence[ComparedRun]) -> list[Column]:
-    """The first run's first evaluation (the baseline), then every run's last evaluation."""
-    first = runs[0]
-    baseline = pick_evaluation(first, "first")
-    columns = [Column(f"{first.name} {baseline.get('label')}", 0, baseline)]
-    for index, run in enumerate(runs):
-        last = pick_evaluation(run, "last")
-        if index == 0 and last is baseline:
-            continue
-        columns.append(Column(f"{run.name} {last.get('label')}", index, last))
+    """The first evaluation of the first run that has one (the baseline), then every run's last
+    evaluation; a run with no evaluation yet (still in its warm-start) has no column."""
+    evaluated = [index for index, run in enumerate(runs) if run.data.evaluations]
+    if not evaluated:
+        return []
+    first = runs[evaluated[0]]
+    baseline = first.data.evaluations[0]
+    columns = [Column(f"{first.name} {baseline.get('label')}", evaluated[0], baseline)]
+    for index in evaluated:
+        last = runs[index].data.evaluations[-1]
+        if last is not baseline:
+            columns.append(Column(f"{runs[index].name} {last.get('label')}", index, last))
     return columns
 
 

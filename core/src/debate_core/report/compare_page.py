@@ -175,10 +175,12 @@ def compare_html(
 """
 
 
-def compare_markdown(runs: Sequence[ComparedRun], columns: Sequence[Column], rows: Sequence[str] = ()) -> str:
+def compare_markdown(
+    runs: Sequence[ComparedRun], columns: Sequence[Column], rows: Sequence[str] = (), percent: bool = False
+) -> str:
     """One Markdown table per evaluation dataset: a row per metric (``rows``, else the headline
     rows then the rest), a column per :class:`Column`, each later value followed by its change
-    since the first column."""
+    since the first column (``percent``: rates in percent, their changes in points)."""
     out = []
     for prefix, table in table_rows(columns, rows).items():
         lines = [
@@ -190,10 +192,10 @@ def compare_markdown(runs: Sequence[ComparedRun], columns: Sequence[Column], row
             cells = [f"{label} `{name}`" if label else f"`{name}`"]
             for index, column in enumerate(columns):
                 figure = read_figure(column.record["metrics"], full)
-                cell = figure.text() if figure is not None else "–"
+                cell = figure.text(percent) if figure is not None else "–"
                 change = column_change(runs, columns[0], column, full) if index else None
                 if change is not None:
-                    cell += f"; {change.text()}" + (f", {change.verdict}" if change.verdict else "")
+                    cell += f"; {change.text(percent)}" + (f", {change.verdict}" if change.verdict else "")
                 cells.append(cell)
             lines.append("| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |")
         out.append("\n".join(lines))

@@ -31,6 +31,12 @@ def number_text(value: float) -> str:
     return f"{round(value)}" if float(value).is_integer() and abs(value) >= 1 else f"{value:.3f}"
 
 
+def is_rate(facts: MetricFacts | None) -> bool:
+    """Whether a metric is a share between 0 and 1, or a difference of two (every declared metric
+    that is not a count), so that it may be shown in percent."""
+    return facts is not None and not facts.count
+
+
 @attrs.frozen
 class Figure:
     """One metric in one evaluation."""
@@ -58,27 +64,32 @@ class Figure:
             return None
         return wilson_interval(self.value, self.count)
 
-    def main_text(self) -> str:
+    def main_text(self, percent: bool = False) -> str:
+        """The value; with ``percent``, a rate (a declared metric, not a count) in percent."""
         if self.is_count:
             return f"{round(self.value)}"
+        if percent and is_rate(self.facts):
+            return f"{self.value * 100:.1f}%"
         return f"{self.value:.3f}" if self.facts is not None and self.facts.proportion else number_text(self.value)
 
-    def detail_text(self) -> str:
+    def detail_text(self, percent: bool = False) -> str:
         """What qualifies the value: its interval or ± SE, and its count where that matters."""
         if self.is_count:
             return ""
+        scale, places = (100, 1) if percent and is_rate(self.facts) else (1, 3)
         parts = []
         interval = self.interval
         if interval is not None:
-            parts.append(f"[{interval[0]:.3f}, {interval[1]:.3f}]")
+            parts.append(f"[{interval[0] * scale:.{places}f}, {interval[1] * scale:.{places}f}]")
         elif self.error is not None and not self.few:
-            parts.append(f"± {number_text(self.error)}")
+            parts.append(f"± {self.error * scale:.{places}f}" if scale != 1 else f"± {number_text(self.error)}")
         if self.count is not None and (self.few or interval is not None):
             parts.append(f"(n={self.count})")
         return " ".join(parts)
 
-    def text(self) -> str:
-        return " ".join(part for part in (self.main_text(), self.detail_text()) if part)
+    def text(self, percent: bool = False) -> str:
+        """The value and its qualification, as one phrase (``percent``: rates in percent)."""
+        return " ".join(part for part in (self.main_text(percent), self.detail_text(percent)) if part)
 
 
 def read_figure(metrics: Mapping[str, object], name: str) -> Figure | None:
@@ -152,12 +163,13 @@ class Change:
         up = self.value > 0
         return "better" if up == (self.facts.better is Direction.HIGHER) else "worse"
 
-    def main_text(self) -> str:
+    def main_text(self, percent: bool = False) -> str:
+        """The signed change; with ``percent``, a rate's change in percentage points."""
         if self.facts is not None and self.facts.count:
             return f"{round(self.value):+d}"
-        return f"{self.value:+.3f}"
+        return f"{self.value * 100:+.1f}" if percent and is_rate(self.facts) else f"{self.value:+.3f}"
 
-    def detail_text(self) -> str:
+    def detail_text(self, percent: bool = False) -> str:
         if self.facts is not None and self.facts.count:
             return ""
         how = "paired" if self.paired else "independent"
@@ -165,13 +177,15 @@ class Change:
             return f"(n={self.count}: too few for an SE)"
         ratio = self.ratio
         if ratio is not None and self.error is not None:
-            return f"± {self.error:.3f} ({ratio:+.1f} SE, {how})"
+            error = f"{self.error * 100:.1f}" if percent and is_rate(self.facts) else f"{self.error:.3f}"
+            return f"± {error} ({ratio:+.1f} SE, {how})"
         if self.error is not None and self.error == 0:
             return f"(no spread, {how})"
         return ""
 
-    def text(self) -> str:
-        return " ".join(part for part in (self.main_text(), self.detail_text()) if part)
+    def text(self, percent: bool = False) -> str:
+        """The change and its SE or count, as one phrase (``percent``: a rate's in points)."""
+        return " ".join(part for part in (self.main_text(percent), self.detail_text(percent)) if part)
 
 
 def change_between(before: Figure, after: Figure, paired: Paired | None = None) -> Change:
