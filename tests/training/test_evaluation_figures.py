@@ -20,7 +20,10 @@ NAMES = [
     "eval_d/debate/wrong_to_right",
     "eval_d/debate/judge_ties",
     "eval_d/debate/rounds_played",
-    "eval_d/judge/strict_accuracy",
+    "eval_d/judge/accuracy",
+    "eval_d/judge/flip_rate",
+    "eval_d/judge/num_pairs",
+    "eval_d/debate/consensus_accuracy",
 ]
 
 
@@ -59,6 +62,12 @@ def test_the_registry_declares_the_issues_examples() -> None:
     assert observation_count({**metrics, "eval_d/debate/cons@3_n": 12}, "eval_d/debate/cons@3") == 12  # recorded
     assert observation_count(metrics, "eval_d/debate/rounds_played") is None
     assert len({facts.pattern for facts in METRICS}) == len(METRICS)  # one entry per pattern
+    # the judge benchmark: accuracy split by the judge's own answer counts those judgements
+    judged = {"eval_d/judge/own_wrong_judgements": 9.0, "eval_d/judge/num_pairs": 40.0}
+    assert observation_count(judged, "eval_d/judge/accuracy_own_wrong") == 9
+    assert observation_count(judged, "eval_d/judge/consistency") == 40
+    assert metric_facts("eval_d/judge/tie_rate").better is Direction.LOWER  # type: ignore[union-attr]
+    assert metric_facts("eval_d/judge/num_pairs").count  # type: ignore[union-attr]
 
 
 def test_a_metric_the_registry_does_not_know_is_shown_with_its_se_and_without_colour() -> None:
