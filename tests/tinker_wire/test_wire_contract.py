@@ -244,11 +244,16 @@ def test_train_eval_and_run_speak_the_wire_contract(
     assert main(["eval", str(config), "--checkpoint", str(run), "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["checkpoint"] == final.sampler_weights and report["metrics"]
+    # the judge benchmark runs over the same wire (evaluation mode judge)
+    assert main(["eval", str(config), "--checkpoint", str(run), "--mode", "judge", "--json"]) == 0
+    judged = json.loads(capsys.readouterr().out)["metrics"]
+    assert {"eval_tiny_sums/judge/accuracy", "eval_tiny_sums/judge/consistency"} <= set(judged)
+    assert not any("/direct/" in name or "/debate/" in name for name in judged)
     assert main(["run", str(config), "--checkpoint", str(run), "--question", "What is 2 + 3?", "--answer", "5"]) == 0
     run_output = capsys.readouterr()
     assert "Final answer" in run_output.out
     opened = [e.detail["model_path"] for e in service.requests("create_sampling_session")]
-    assert opened == [final.sampler_weights, final.sampler_weights]
+    assert opened == [final.sampler_weights] * 3
     assert not service.requests("create_model") and not service.requests("load_weights")
     assert all(e.detail["source"] is None for e in service.requests("sample"))
     assert service.violations == []
