@@ -73,13 +73,14 @@ from debate_core.training.metrics import (
     total_returns,
     turn_metrics,
 )
-from debate_core.training.policy_weights import check_not_expired, opponent_client, resolve_opponent
+from debate_core.training.policy_weights import PolicyWeights, check_not_expired, opponent_client, resolve_opponent
 from debate_core.training.progress import Progress
 from debate_core.training.resume import choose_resume_point
 from debate_core.training.reward_sidecars import reward_summary, write_sidecar
 from debate_core.training.rollouts import DebateJob, run_debates, sampled_tokens
 from debate_core.training.run_components import RunComponents, build_run_components
 from debate_core.training.run_dir import RunDirectory
+from debate_core.training.run_lock import run_directory_lock
 from debate_core.training.schedule import learning_rate_at
 from debate_core.training.seeding import batch_indices, derive_seed
 from debate_core.training.signals import StopRequest, stop_on_signals
@@ -702,7 +703,10 @@ async def run_training(
 ) -> RunOutcome:
     """Start a run in ``run_dir`` (or continue the one there with ``resume=True``) and train.
 
+    The run directory's lock is held throughout (``training.run_lock``): a second writer is refused.
+
     Raises:
+        RunLockedError: another live process writes ``run_dir``; the message names it.
         ComponentFailure: a plugin raised; the message names it and the debate, and the run
             was checkpointed first (when its weights were those of a finished step).
         BackendError: the backend failed for good (after retries).
@@ -710,10 +714,35 @@ async def run_training(
             it, and the run was checkpointed first as for a ComponentFailure, where it could be.
     """
     progress = progress or Progress(config.logging.progress)
-    stop = stop or StopRequest()
     # the fixed opponent is resolved once: a wrong checkpoint fails before any work, and a run
     # directory named as the opponent cannot change it halfway
     fixed_opponent = resolve_opponent(config.evaluation.opponent) if config.evaluation.role_averaged else None
+    with run_directory_lock(run_dir.root, progress.message):
+        return await _train_locked(
+            config,
+            registry,
+            run_dir,
+            resume,
+            progress,
+            stop or StopRequest(),
+            components_factory,
+            handle_signals,
+            fixed_opponent,
+        )
+
+
+async def _train_locked(
+    config: RunConfig,
+    registry: Registry,
+    run_dir: RunDirectory,
+    resume: bool,
+    progress: Progress,
+    stop: StopRequest,
+    components_factory: ComponentsFactory,
+    handle_signals: bool,
+    fixed_opponent: PolicyWeights | None,
+) -> RunOutcome:
+    """``run_training`` once the run directory's lock is held."""
     start: Checkpoint | None = None
     if resume:
         point = choose_resume_point(run_dir, config)
@@ -755,7 +784,15 @@ async def run_training(
         components = components_factory(config, registry, session.tokenizer)
         sink = open_sinks(config.logging, registry, run_dir.root)
         trainer = Trainer(
-            config, components, session, run_dir, sink, progress, stop, session.tokenizer, opponent=opponent
+            config,
+            components,
+            session,
+            run_dir,
+            sink,
+            progress,
+            stop,
+            session.tokenizer,
+            opponent=opponent,
         )
         try:
             if handle_signals:

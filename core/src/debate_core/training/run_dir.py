@@ -13,6 +13,7 @@
       eval/              step_NNNNNN_<label>.json: the evaluations run during training
       summary.json       the last evaluation of each phase and where the run stopped
       report.html        ``debate report RUN_DIR`` (any time, also while the run goes on)
+      .lock              the writer's lock (``training.run_lock``)
 
 Step ``s`` is the state after ``s`` updates; every file about it carries that number.
 """
