@@ -27,7 +27,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument(
         "--author", type=int, metavar="K", help="apply the authorship rules as if agent K wrote the response"
     )
-    parser.add_argument("--num-agents", type=int, metavar="N", help="with --author: ids outside 0..N-1 are malformed")
+    parser.add_argument("--num-agents", metavar="N", help="with --author: ids outside 0..N-1 are malformed")
     parser.add_argument("--parser", default="xml", metavar="NAME", help="output parser plugin (default: xml)")
     parser.set_defaults(handler=run)
 
@@ -100,8 +100,10 @@ def format_json(data: dict[str, Any]) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.num_agents is not None and args.num_agents < 1:
-        raise DebateError(f"--num-agents must be at least 1, got {args.num_agents}")
+    from debate_core.config import option_value
+
+    if args.num_agents is not None:  # checked as debate.num_agents
+        args.num_agents = option_value("--num-agents", args.num_agents, "debate.num_agents")
     if args.author is not None and args.author < 0:
         raise DebateError(f"--author must be an agent id (0 or more), got {args.author}")
     if args.author is not None and args.num_agents is not None and args.author >= args.num_agents:

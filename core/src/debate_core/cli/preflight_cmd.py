@@ -21,9 +21,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     parser.add_argument("config", type=Path, help="the run file (TOML)")
     parser.add_argument("overrides", nargs="*", metavar="section.key=value", help="override keys of the run file")
-    parser.add_argument(
-        "--num-problems", type=int, metavar="N", help="problems to evaluate (default: evaluation.num_problems)"
-    )
+    parser.add_argument("--num-problems", metavar="N", help="problems to evaluate (default: evaluation.num_problems)")
     parser.add_argument("--json", action="store_true", help="print the checks and metrics as JSON")
     parser.set_defaults(handler=run)
 
@@ -31,7 +29,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 def run(args: argparse.Namespace) -> int:
     import attrs
 
-    from debate_core.config import load_run_config
+    from debate_core.config import load_run_config, option_value
     from debate_core.errors import ConfigError
     from debate_core.plugins import get_registry
     from debate_core.training.context_check import check_context
@@ -43,6 +41,7 @@ def run(args: argparse.Namespace) -> int:
     check_context(config, get_registry())
     settings = attrs.evolve(config.evaluation, modes=("direct", "debate"), role_averaged=False)
     if args.num_problems is not None:
+        args.num_problems = option_value("--num-problems", args.num_problems, "evaluation.num_problems")
         if args.num_problems < 1:
             raise ConfigError(f"--num-problems: must be at least 1, got {args.num_problems}")
         settings = attrs.evolve(settings, num_problems=args.num_problems)

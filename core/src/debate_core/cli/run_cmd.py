@@ -54,7 +54,6 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     parser.add_argument(
         "--temperature",
-        type=float,
         metavar="T",
         help="sampling temperature of every agent (default: evaluation.temperature when the run file sets it, "
         "as in evaluation; else the personas' own, else debate.temperature)",
@@ -138,13 +137,15 @@ def format_outcome(record: Any, answer: Any) -> list[str]:
 def run(args: argparse.Namespace) -> int:
     import asyncio
 
-    from debate_core.config import load_run_config
+    from debate_core.config import load_run_config, option_value
     from debate_core.debate.transcripts import dumps_transcript, save_transcript
     from debate_core.files import atomic_write_text
     from debate_core.plugins import get_registry
     from debate_core.records import Problem
     from debate_core.training.context_check import check_context
 
+    if args.temperature is not None:  # checked as evaluation.temperature, which it stands in for
+        args.temperature = option_value("--temperature", args.temperature, "evaluation.temperature")
     overrides: Sequence[str] = [*args.overrides, *args.more_overrides]
     config = load_run_config(args.config, overrides, registry=get_registry())
     check_context(config, get_registry())
@@ -187,8 +188,6 @@ def _debate_each(
     from debate_core.runtime.sampling_failures import raise_backend_failure
 
     setup = build_debate_setup(config.debate, registry, session.tokenizer)
-    if args.temperature is not None and args.temperature < 0:
-        raise DebateError(f"--temperature must be at least 0, got {args.temperature}")
     temperature = args.temperature if args.temperature is not None else config.evaluation.temperature
     setup = attrs.evolve(setup, temperature_override=temperature)
     grader = registry.build("grader", config.grader.name, config.grader.options, "grader.options")

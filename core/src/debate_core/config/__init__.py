@@ -25,7 +25,7 @@ from debate_core.config.sections import (
 )
 
 if TYPE_CHECKING:
-    from debate_core.config.loading import apply_overrides, load_run_config, parse_override, read_toml
+    from debate_core.config.loading import apply_overrides, load_run_config, option_value, parse_override, read_toml
     from debate_core.config.structuring import structure, unstructure
     from debate_core.config.validation import (
         ComponentCatalog,
@@ -39,6 +39,7 @@ if TYPE_CHECKING:
 _LAZY = {
     "apply_overrides": "loading",
     "load_run_config": "loading",
+    "option_value": "loading",
     "parse_override": "loading",
     "read_toml": "loading",
     "structure": "structuring",
@@ -81,6 +82,7 @@ __all__ = [
     "env_flag",
     "load_run_config",
     "normalise_name",
+    "option_value",
     "parse_override",
     "read_toml",
     "resolved_config_dict",

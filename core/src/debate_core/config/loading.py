@@ -20,7 +20,7 @@ from debate_core.config.sections import RunConfig
 from debate_core.config.structuring import structure
 from debate_core.config.validation import ComponentCatalog, validate_components
 from debate_core.errors import ConfigError, DebateError, LimitExceeded
-from debate_core.limits import check_nesting, long_integer_message, nesting_message, read_limited_text
+from debate_core.limits import check_nesting, long_integer_message, nesting_message, read_limited_text, short_repr
 
 
 def read_toml(path: str | os.PathLike[str]) -> dict[str, Any]:
@@ -171,3 +171,24 @@ def load_run_config(
 
 def _prefix_lines(prefix: str, text: str) -> str:
     return "\n".join(prefix + line for line in text.splitlines())
+
+
+def option_value(option: str, text: str, key: str) -> Any:
+    """The value of the command-line option ``option`` (``--temperature``), given as ``text``,
+    checked exactly as the run-file key ``key`` (``evaluation.temperature``) is: the same types,
+    the same refusal of ``nan`` and ``inf``, the same ranges.
+
+    Raises:
+        ConfigError: one line naming the option, its value and why (``--temperature nan: expected
+            a finite number, got nan (as evaluation.temperature in a run file)``).
+    """
+    where = f"{option} {short_repr(text)}"
+    try:
+        config = structure(apply_overrides({}, [f"{key}={text}"]), RunConfig)
+    except ConfigError as exc:
+        reason = str(exc).splitlines()[0].removeprefix(f"{key}: ").removeprefix(f"override {key!r}: ")
+        raise ConfigError(f"{where}: {reason} (as {key} in a run file)") from None
+    value: Any = config
+    for part in key.split("."):
+        value = getattr(value, part)
+    return value
