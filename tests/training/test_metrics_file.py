@@ -116,10 +116,16 @@ def test_missing_steps_are_said_as_ranges(tmp_path: Path) -> None:
     ]
 
 
-def test_an_intact_file_gives_no_message_and_a_missing_one_stays_missing(tmp_path: Path) -> None:
+def test_an_intact_file_gives_no_message_and_a_missing_one_is_said_and_stays_missing(tmp_path: Path) -> None:
     path = tmp_path / "metrics.jsonl"
-    assert repair_metrics(path, 3) == MetricsRepair(path, 3, 0, 0, False, (), (), None)
+    repair = repair_metrics(path, 3)
+    assert repair == MetricsRepair(path, 3, 0, 0, False, (), (1, 2, 3), None, absent=True)
+    assert repair.messages() == [
+        f"debate: {path} is gone: it has no record of step(s) 1-3 (the run resumes after step 3); those steps "
+        "stay missing from the metrics"
+    ]
     assert not path.exists()
+    assert repair_metrics(path, 0).messages() == []  # a fresh run: nothing to miss
     path.write_bytes(record(1) + record(2) + b'{"step": 3, "lo')
     repair = repair_metrics(path, 2)
     assert repair.messages() == [] and repair.torn_last_line

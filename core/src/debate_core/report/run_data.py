@@ -17,6 +17,7 @@ from debate_core.records import DebateRecord
 from debate_core.report.segments import Segment, read_segments
 from debate_core.runtime.manifests import Checkpoint, list_checkpoints
 from debate_core.training.evaluation_records import read_evaluation_records
+from debate_core.training.lost_history import lost_history_notes
 from debate_core.training.metrics_file import metrics_lines
 from debate_core.training.reward_sidecars import SIDECAR_SUFFIX, read_sidecar
 from debate_core.training.run_dir import RunDirectory
@@ -185,6 +186,7 @@ def read_run(root: Path, max_debates: int = 8) -> RunData:
         try:
             loaded = json.loads(run.summary_path.read_text(encoding="utf-8"))
             summary = loaded if isinstance(loaded, dict) else None
+            notes.extend(lost_history_notes(summary or {}))
         except (OSError, ValueError):
             notes.append("summary.json is unreadable; the run is shown as still going")
     paths = logged_transcripts(run.transcripts)

@@ -64,6 +64,7 @@ from debate_core.training.evaluation_records import (
 )
 from debate_core.training.grading import grade_debate, verifiable_metrics
 from debate_core.training.judge_host import BackendJudgeHost
+from debate_core.training.lost_history import LostHistory, lost_transcripts, transcripts_message
 from debate_core.training.metrics import (
     backend_metrics,
     debate_metrics,
@@ -111,6 +112,8 @@ class RunOutcome:
     stopped_by: str | None
     last_checkpoint: int | None
     evaluations: dict[str, dict[str, float]]
+    lost_history: dict[str, list[int]] = attrs.field(factory=dict)
+    """Steps up to a resume's checkpoint with no metrics record or transcripts (``LostHistory``)."""
 
     def to_json(self) -> dict[str, Any]:
         data = attrs.asdict(self)
@@ -136,6 +139,8 @@ class Trainer:
     last_checkpoint: int | None = None
     opponent: Callable[[], Awaitable[SamplingClientLike]] | None = None
     """Opens the fixed opponent of role-averaged evaluation (resolved once, at the start of the run)."""
+    lost_history: LostHistory = attrs.field(factory=LostHistory)
+    """What a resume found gone of the run's records (kept in ``summary.json``)."""
     _names_used: set[str] = attrs.field(factory=set)
     """Checkpoint names saved (or tried) on this training client: a retry after a half-written
     checkpoint takes a fresh name, so the backend never sees one name twice."""
@@ -175,6 +180,7 @@ class Trainer:
             stopped_by=self.stop.name or None,
             last_checkpoint=self.last_checkpoint,
             evaluations=latest_by_label(self.run_dir.evaluations),
+            lost_history=self.lost_history.to_json(),
         )
         self.run_dir.write_summary(outcome.to_json())
         return outcome
@@ -766,8 +772,15 @@ async def _train_locked(
         write_resolved_config(config, run_dir.config_path, registry)
         run_dir.write_plugins(installed_distributions())
     run_dir.create()
-    for line in run_dir.repair_metrics(start.step if start else 0).messages():
+    repair = run_dir.repair_metrics(start.step if start else 0)
+    for line in repair.messages():
         progress.message(line)
+    gone_transcripts: tuple[int, ...] = ()
+    if start is not None and config.logging.num_groups_to_log > 0:
+        gone_transcripts = lost_transcripts(run_dir, start.warmstart_steps + 1, start.step)
+        if gone_transcripts:
+            progress.message(transcripts_message(run_dir, gone_transcripts, start.step))
+    lost = LostHistory(repair.missing, gone_transcripts)
     session = await open_session_async(
         config,
         registry,
@@ -793,6 +806,7 @@ async def _train_locked(
             stop,
             session.tokenizer,
             opponent=opponent,
+            lost_history=lost,
         )
         try:
             if handle_signals:

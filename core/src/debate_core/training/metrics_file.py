@@ -93,7 +93,8 @@ class MetricsRepair:
     """What resuming kept of ``metrics.jsonl``: the records of steps up to ``up_to_step`` in
     file order, each step once; ``dropped`` intact records past it (the resumed run redoes those
     steps); a ``torn_last_line`` (a crash mid-write) left out quietly; the ``damaged`` lines; and
-    where the damaged original was kept (``original``; ``None`` when nothing was damaged)."""
+    where the damaged original was kept (``original``; ``None`` when nothing was damaged); the
+    ``missing`` steps up to ``up_to_step`` that have no record."""
 
     path: Path
     up_to_step: int
@@ -103,6 +104,8 @@ class MetricsRepair:
     damaged: tuple[DamagedLine, ...]
     missing: tuple[int, ...]
     original: Path | None
+    absent: bool = False
+    """The file did not exist (deleted, or never written)."""
 
     def messages(self) -> list[str]:
         """One line per damaged line (the first ``MAX_LINES_NAMED``), where the original went, and
@@ -120,8 +123,9 @@ class MetricsRepair:
                 "written back"
             )
         if self.missing:
+            gone = "is gone: it " if self.absent else ""
             out.append(
-                f"debate: {self.path} has no record of step(s) {_ranges(self.missing)} (the run resumes "
+                f"debate: {self.path} {gone}has no record of step(s) {ranges(self.missing)} (the run resumes "
                 f"after step {self.up_to_step}); those steps stay missing from the metrics"
             )
         return out
@@ -131,13 +135,14 @@ def repair_metrics(path: Path, up_to_step: int) -> MetricsRepair:
     """Rewrite ``path`` (atomically) with its intact records of steps ``1..up_to_step`` in file
     order; a record whose step does not follow the previous kept one is damaged. When any line
     other than a torn last one is damaged, the original is first kept beside as
-    ``<name>.damaged-<n>`` (a fresh ``n``, never overwriting). A missing file is left missing.
+    ``<name>.damaged-<n>`` (a fresh ``n``, never overwriting). A missing file is left missing, and
+    every step up to ``up_to_step`` is then ``missing``.
 
     Raises:
         OutputWriteError: the original or the clean file cannot be written.
     """
     if not path.exists():
-        return MetricsRepair(path, up_to_step, 0, 0, False, (), (), None)
+        return MetricsRepair(path, up_to_step, 0, 0, False, (), tuple(range(1, up_to_step + 1)), None, absent=True)
     with output_write_errors(path):
         data = path.read_bytes()
     kept: list[str] = []
@@ -190,7 +195,7 @@ def _keep_original(path: Path, data: bytes) -> Path:
         return candidate
 
 
-def _ranges(steps: tuple[int, ...]) -> str:
+def ranges(steps: tuple[int, ...]) -> str:
     """``1-3, 7``: consecutive steps as ranges."""
     parts: list[str] = []
     start = previous = steps[0]
