@@ -181,3 +181,56 @@ def test_a_plugin_sinks_os_error_names_its_file_or_the_sink() -> None:
         without.write(1, {})
     with pytest.raises(OutputWriteError, match="metric sink 'wandb'"):
         without.close()
+
+
+LOCAL_RUN = (
+    "backend.name=local",
+    "backend.options.num_threads=1",
+    "dataset.name=arithmetic",
+    "reward.name=v2",
+    "debate.num_agents=2",
+    "debate.max_rounds=1",
+    "debate.max_tokens=16",
+    "training.batch_size=2",
+    "training.num_iterations=1",
+    "training.save_every=1",
+    "evaluation.num_problems=0",
+    "logging.progress=off",
+)
+FILE_SIZE_LIMIT = 200_000
+"""Bytes any one file may hold: the run's own files fit, the local model's weights do not."""
+
+
+def _file_size_limited() -> None:
+    import resource
+    import signal
+
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit then fails with EFBIG
+    resource.setrlimit(resource.RLIMIT_FSIZE, (FILE_SIZE_LIMIT, FILE_SIZE_LIMIT))
+
+
+def test_a_failed_write_inside_the_backends_own_save_prints_the_resume_command(tmp_path: Path) -> None:
+    """The local backend's first checkpoint cannot be written (safetensors' own writer fails, as on
+    a full disk): the run ends in one line naming the file, with the resume command."""
+    import subprocess
+    import sys
+
+    pytest.importorskip("torch")
+    pytest.importorskip("safetensors")
+    run = tmp_path / "run"
+    run_file = tmp_path / "run.toml"
+    run_file.write_text("", encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, "-m", "debate_core.cli", "train", str(run_file), *LOCAL_RUN, "--run-dir", str(run)],
+        preexec_fn=_file_size_limited,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    errors = [line for line in done.stderr.splitlines() if line.startswith("debate: error:")]
+    assert done.returncode == 1 and len(errors) == 1, done.stderr
+    weights = run / "checkpoints" / "backend" / "step_000001" / "weights.safetensors"
+    assert f"cannot write {weights}: File too large" in errors[0]
+    assert errors[0].endswith(f"; once it can be written, continue with: debate train --resume {run}")
+    assert latest_checkpoint(run / "checkpoints") is None and not list((run / "checkpoints" / "backend").iterdir())

@@ -16,6 +16,8 @@ leaves a half-written checkpoint behind a valid name.
 from __future__ import annotations
 
 import json
+import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +26,7 @@ import torch
 from safetensors.torch import load_file, save_file
 
 from debate_core.errors import DebateError
-from debate_core.files import atomic_directory
+from debate_core.files import atomic_directory, write_failure
 
 FORMAT = "debate-core-local/1"
 STATE_FILE = "state.json"
@@ -62,14 +64,35 @@ def write_state(
     if path.exists() and not overwrite:
         raise SavedStateError(f"checkpoint {path} already exists (pass overwrite=True to replace it)")
     with atomic_directory(path) as staging:
-        save_file(_cpu_contiguous(weights), str(staging / WEIGHTS_FILE))
+        _save_tensors(weights, staging / WEIGHTS_FILE, path / WEIGHTS_FILE)
         if optimizer is not None:
-            save_file(_cpu_contiguous(optimizer), str(staging / OPTIMIZER_FILE))
+            _save_tensors(optimizer, staging / OPTIMIZER_FILE, path / OPTIMIZER_FILE)
         if tokenizer_json is not None:
             (staging / TOKENIZER_FILE).write_text(tokenizer_json, encoding="utf-8")
         full_meta = {"format": FORMAT, **meta, "has_optimizer": optimizer is not None}
         (staging / STATE_FILE).write_text(json.dumps(full_meta, indent=2, sort_keys=True), encoding="utf-8")
     return path
+
+
+_OS_ERROR_CODE = re.compile(r"\(os error (\d+)\)|\bcode: (\d+)")
+"""How safetensors' Rust writer names the system error of a failed write (``... File too large
+(os error 27)``, or ``IoError(Os { code: 28, ... })`` in older versions)."""
+
+
+def _save_tensors(tensors: dict[str, torch.Tensor], file: Path, shown: Path) -> None:
+    """``save_file`` to ``file``; a write the system refuses (a full disk, a quota) becomes
+    ``OutputWriteError`` naming ``shown`` (the file's final path), as every other file of a run
+    does, so that the run ends with the resume command (docs/training.md#a-full-disk)."""
+    try:
+        save_file(_cpu_contiguous(tensors), str(file))
+    except OSError as exc:
+        raise write_failure(shown, exc) from exc
+    except Exception as exc:  # safetensors reports a failed write as its own SafetensorError
+        found = _OS_ERROR_CODE.search(str(exc))
+        if found is None:
+            raise
+        code = int(found.group(1) or found.group(2))
+        raise write_failure(shown, OSError(code, os.strerror(code))) from exc
 
 
 def read_state(path: str | Path, *, with_optimizer: bool) -> SavedState:
