@@ -77,7 +77,7 @@ def test_a_component_raising_stops_the_debate_and_names_the_component(protocol: 
         setup = scripted_setup(3, 3, protocol=protocol, history=ExplodingHistory())  # type: ignore[arg-type]
         policies = [RecordingPolicy(lambda k: response()) for _ in range(3)]
         start = time.perf_counter()
-        with pytest.raises(ComponentFailure, match="history policy raised KeyError"):
+        with pytest.raises(ComponentFailure, match="history policy plugin raised KeyError"):
             await asyncio.wait_for(run_debate(Problem("p", "q"), setup, policies, seed=0), timeout=5)
         return time.perf_counter() - start, leftover_tasks()
 

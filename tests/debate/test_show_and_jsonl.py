@@ -92,8 +92,8 @@ def test_a_raising_reward_is_one_line_and_debug_shows_the_traceback(
     assert main(["score", "--reward", "raising_rewards:broken", str(EXAMPLES / "full.json")]) == 1
     err = capsys.readouterr().err
     assert err.strip().splitlines() == [
-        "debate: error: reward plugin 'raising_rewards:broken' raised KeyError scoring debate 'example-sequential': "
-        "'no such key'"
+        "debate: error: reward plugin 'raising_rewards:broken' raised KeyError: 'no such key', in __call__ on debate "
+        "'example-sequential'"
     ]
     monkeypatch.setenv("DEBATE_DEBUG", "1")
     assert main(["score", "--reward", "raising_rewards:broken", str(EXAMPLES / "full.json")]) == 1

@@ -100,7 +100,8 @@ def test_a_raising_grader_is_named_with_the_debate(registry: Registry, tmp_path:
 
 
 def test_a_raising_dataset_is_named(registry: Registry, tmp_path: Path) -> None:
-    with pytest.raises(ComponentFailure, match="dataset plugin 'tiny_sums' raised OSError reading split 'train'"):
+    expected = "dataset plugin 'tiny_sums' raised OSError: disk on fire, in problems on split 'train'"
+    with pytest.raises(ComponentFailure, match=expected):
         train(make_config("dataset.options.raise_on=train"), registry, tmp_path / "run", handle_signals=False)
 
 

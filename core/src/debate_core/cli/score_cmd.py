@@ -14,10 +14,11 @@ from __future__ import annotations
 
 import argparse
 import json
+from functools import partial
 from typing import Any
 
 from debate_core.cli.arguments import MAX_INDENT, bounded_int
-from debate_core.errors import ComponentFailure, ConfigError, DebateError
+from debate_core.errors import ConfigError
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -56,9 +57,9 @@ def score(transcript: str, reward_name: str, options: list[str]) -> list[dict[st
     """One JSON object per debate of ``transcript``, in file order."""
     from debate_core.config import apply_overrides
     from debate_core.debate.transcripts import load_transcripts
+    from debate_core.plugin_results import PluginCall, checked_reward_result
     from debate_core.plugins import get_registry
     from debate_core.rewards.advantages import compute_advantages
-    from debate_core.rewards.result_checks import check_result
     from debate_core.training.reward_sidecars import reward_summary
 
     raw_options: dict[str, Any] = {}
@@ -71,15 +72,8 @@ def score(transcript: str, reward_name: str, options: list[str]) -> list[dict[st
     out = []
     for record in records:
         where = f"debate '{record.debate_id}'" if record.debate_id else f"{transcript}"
-        try:
-            result = reward(record)
-        except DebateError:
-            raise
-        except Exception as exc:  # a plugin's own bug: one line (DEBATE_DEBUG=1 shows the traceback)
-            raise ComponentFailure(
-                f"reward plugin '{reward_name}' raised {type(exc).__name__} scoring {where}: {exc}"
-            ) from exc
-        check_result(record, result, f"reward '{reward_name}'")
+        call = PluginCall("reward", reward_name, "__call__", where)
+        result = checked_reward_result(call, record, partial(reward, record))
         (advantages,) = compute_advantages([record], [result])
         assert advantages is not None  # nothing is dropped without drop_uniform
         out.append(reward_summary(reward_name, record, result, advantages))

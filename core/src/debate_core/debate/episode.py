@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
 import attrs
@@ -28,6 +28,16 @@ from debate_core.debate.observations import OwnTurn, build_messages, system_prom
 from debate_core.debate.rendering import sampling_stop
 from debate_core.debate.token_sections import token_sections
 from debate_core.errors import ComponentFailure, PluginError
+from debate_core.plugin_results import (
+    PluginCall,
+    checked_decoded_text,
+    checked_grade,
+    checked_history,
+    checked_instance,
+    checked_parsed_response,
+    checked_persona,
+    checked_prompt,
+)
 from debate_core.records import (
     AgentPolicy,
     AgentTrajectory,
@@ -90,6 +100,13 @@ class DebateSetup:
     """End every debate after this round whatever the stop rule, while the prompts still say
     ``Round r of max_rounds``: evaluation's direct answers are the blind first round of the
     same debate."""
+    names: Mapping[str, str] = attrs.field(factory=dict)
+    """The components as the run file chose them, by kind (``parser``: ``xml`` or an import
+    path), for the errors that name a plugin whose result is bad (``plugin_results``)."""
+
+    def call(self, kind: str, hook: str, given: str) -> PluginCall:
+        """One call of the component of ``kind`` (``history_policy``), as its errors name it."""
+        return PluginCall(kind.replace("_", " "), self.names.get(kind, ""), hook, given)
 
 
 def sampling_temperature(persona: Persona, setup: DebateSetup) -> float:
@@ -153,7 +170,12 @@ def build_debate_setup(debate: DebateSettings, registry: ComponentBuilder, token
         show_answers=debate.show_answers,
         recap=debate.recap,
         brief_instructions=debate.instructions == "brief",
+        names={kind: getattr(debate, kind).name for kind in _COMPONENT_KINDS},
     )
+
+
+_COMPONENT_KINDS = ("coordinator", "parser", "persona_set", "history_policy", "renderer")
+"""The kinds of component a debate setup holds, by their ``[debate]`` key."""
 
 
 def saw_every_latest_solution(ticket: TurnTicket, shown: Sequence[HistoryEntry], num_agents: int) -> bool:
@@ -214,13 +236,22 @@ class _Debate:
         self.seed = seed
         self.grader = grader
         rounds = min(setup.max_rounds, setup.stop_after_round or setup.max_rounds)
-        self.state: TurnState = setup.coordinator.start(setup.num_agents, rounds)
+        self.state: TurnState = checked_instance(
+            setup.call("coordinator", "start", f"problem '{problem.id}'"),
+            lambda: setup.coordinator.start(setup.num_agents, rounds),
+            TurnState,  # type: ignore[type-abstract]  # any subclass of the base
+        )
         self.state.consensus_rule = setup.consensus_rule
-        self.stop = sampling_stop(setup.renderer, setup.parser.contract)
+        self.stop = sampling_stop(setup.renderer, setup.parser.contract, setup.names.get("renderer", ""))
         self.samples: dict[tuple[int, int], _Sample] = {}
 
     def persona(self, agent: int) -> Persona:
-        return _call_component("persona set", lambda: self.setup.persona_set.persona(agent, self.setup.num_agents))
+        call = self.setup.call("persona_set", "persona", f"agent {agent} of problem '{self.problem.id}'")
+        return checked_persona(call, lambda: self.setup.persona_set.persona(agent, self.setup.num_agents))
+
+    def turn(self, ticket: TurnTicket) -> str:
+        """A turn as a plugin's error names it."""
+        return f"agent {ticket.agent}'s turn in round {ticket.round} of problem '{self.problem.id}'"
 
     async def agent_loop(self, agent: int) -> None:
         setup = self.setup
@@ -263,8 +294,11 @@ class _Debate:
         self, ticket: TurnTicket, persona: Persona, own_turns: dict[int, OwnTurn]
     ) -> tuple[str, list[Message], list[int], TurnView]:
         setup = self.setup
-        entries = list(
-            _call_component("history policy", lambda: setup.history_policy.select(ticket.visible, ticket.round))
+        entries = checked_history(
+            setup.call("history_policy", "select", self.turn(ticket)),
+            lambda: setup.history_policy.select(ticket.visible, ticket.round),
+            ticket.visible,
+            ticket.round,
         )
         if setup.coordinator.hide_comparisons:
             entries = [attrs.evolve(e, comparison=None, consensus_reason=None) for e in entries]
@@ -292,7 +326,9 @@ class _Debate:
             instructions=instructions,
             with_recap=setup.recap,
         )
-        prompt = _call_component("renderer", lambda: list(setup.renderer.build_prompt(messages)))
+        prompt = checked_prompt(
+            setup.call("renderer", "build_prompt", self.turn(ticket)), lambda: setup.renderer.build_prompt(messages)
+        )
         view = TurnView(
             question=self.problem.question,
             agent=ticket.agent,
@@ -312,7 +348,8 @@ class _Debate:
         if turn is None or turn.failed:
             return None
         solution = turn.response.solution
-        return _call_component("grader", lambda: grader.grade(solution, self.problem.answer or "").extracted)
+        call = PluginCall("grader", "", "grade", f"the solution of {self.turn(ticket)}")
+        return checked_grade(call, lambda: grader.grade(solution, self.problem.answer or "")).extracted
 
     def read_answer(self, ticket: TurnTicket, persona: Persona, prompt: list[int], action: SampledAction) -> TurnDraft:
         setup = self.setup
@@ -321,10 +358,11 @@ class _Debate:
                 f"the policy of agent {ticket.agent} returned {len(action.tokens)} tokens "
                 f"but {len(action.logprobs)} logprobs"
             )
-        text = _call_component("renderer", lambda: setup.renderer.decode(action.tokens))
-        response = _call_component("parser", lambda: setup.parser.parse(text))
-        if not isinstance(response, ParsedResponse):
-            raise _ComponentRaised(f"parser returned {type(response).__name__}, not a ParsedResponse")
+        given = self.turn(ticket)
+        text = checked_decoded_text(
+            setup.call("renderer", "decode", given), lambda: setup.renderer.decode(action.tokens)
+        )
+        response = checked_parsed_response(setup.call("parser", "parse", given), lambda: setup.parser.parse(text))
         authored = (
             apply_authorship(response.comparisons, ticket.agent, setup.num_agents)
             if response.ok
@@ -396,10 +434,10 @@ class _Debate:
         if turn.failed or self.problem.answer is None:
             return 0.0
         answer = self.problem.answer
-        try:
-            return 1.0 if grader.grade(turn.response.solution, answer).correct else 0.0
-        except Exception as exc:
-            raise ComponentFailure(f"grader raised {type(exc).__name__}: {exc}") from exc
+        call = PluginCall(
+            "grader", "", "grade", f"agent {turn.agent}'s turn in round {turn.round} of problem '{self.problem.id}'"
+        )
+        return 1.0 if checked_grade(call, lambda: grader.grade(turn.response.solution, answer)).correct else 0.0
 
     def trajectories(self, record: DebateRecord) -> tuple[AgentTrajectory, ...]:
         result: list[AgentTrajectory] = []

@@ -22,15 +22,18 @@ from typing import Any
 import attrs
 from attrs import validators as v
 
+from debate_core.plugin_results import PluginCall, checked_stop_condition
 from debate_core.records import Message, OutputContract, Renderer, StopCondition, Tokenizer
 
 _SENTINEL = "\u27e6debate-assistant-turn\u27e7"
 
 
-def sampling_stop(renderer: Renderer, contract: OutputContract) -> StopCondition:
+def sampling_stop(renderer: Renderer, contract: OutputContract, renderer_name: str = "") -> StopCondition:
     """The stops a debate samples with: the renderer's token-id stops unchanged, or its string
-    stops with the contract's stop marker appended (without duplicates, in order)."""
-    stop = renderer.stop_condition()
+    stops with the contract's stop marker appended (without duplicates, in order). The
+    renderer's answer is checked (``plugin_results``); ``renderer_name`` names it in the error."""
+    call = PluginCall("renderer", renderer_name, "stop_condition", "")
+    stop = checked_stop_condition(call, renderer.stop_condition)
     if stop.token_ids:
         return stop
     return StopCondition(strings=tuple(dict.fromkeys([*stop.strings, contract.stop_marker])))

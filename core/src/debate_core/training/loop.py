@@ -26,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +37,7 @@ from debate_core.backends.contract import SamplingClientLike
 from debate_core.config import RunConfig, resolved_config_dict, write_resolved_config
 from debate_core.errors import ComponentFailure, DebateError, OutputWriteError
 from debate_core.files import atomic_write_json, output_write_errors
+from debate_core.plugin_results import PluginCall, call_async_plugin, check_judge_verdicts
 from debate_core.plugins import Registry, installed_distributions
 from debate_core.records import DebateEpisode, DebateRecord, Problem, RewardResult, Tokenizer
 from debate_core.records.metrics import MetricSink, MetricValue
@@ -428,21 +430,11 @@ class Trainer:
         mixed: list[RewardResult] = []
         for record, result in zip(records, results, strict=True):
             pairs = compared_pairs(record)
-            try:
-                verdicts = await judge.compare(judge_pairs(record, pairs), host)
-            except DebateError:
-                raise
-            except Exception as exc:
-                raise ComponentFailure(
-                    f"judge '{settings.name}' raised {type(exc).__name__}: {exc} on debate '{record.debate_id}'"
-                ) from exc
-            if len(verdicts) != len(pairs):
-                raise ComponentFailure(
-                    f"judge '{settings.name}' gave {len(verdicts)} verdicts for {len(pairs)} pairs "
-                    f"on debate '{record.debate_id}'"
-                )
-            by_pair = dict(zip(pairs, (int(v) for v in verdicts), strict=True))
-            mixed.append(judge_mixed_reward(record, result, self.components.reward, by_pair, weight))
+            call = PluginCall("judge", settings.name, "compare", f"{len(pairs)} pairs of debate '{record.debate_id}'")
+            shown = judge_pairs(record, pairs)
+            answer = await call_async_plugin(call, partial(judge.compare, shown, host))
+            by_pair = dict(zip(pairs, check_judge_verdicts(call, answer, len(pairs)), strict=True))
+            mixed.append(judge_mixed_reward(record, result, self.components.checked_reward, by_pair, weight))
         return mixed
 
     def _advantages(

@@ -5,8 +5,8 @@ Training, evaluation, warm-start and preflight all get their debates from a
 :class:`~debate_core.debate.episode.DebateSetup`: coordinator, parser, personas, history policy
 and renderer), their policies from ``make_policy`` (by default
 ``debate.sampling_policy.SamplingClientPolicy``), and their rewards, graders and datasets from
-the plugins the run file names. A plugin that raises is reported as a ``ComponentFailure``
-naming it.
+the plugins the run file names. Each plugin is called through ``debate_core.plugin_results``: one
+that raises or returns a bad result is reported as a ``ComponentFailure`` naming it.
 """
 
 from __future__ import annotations
@@ -23,7 +23,9 @@ from debate_core.config.sections import RunConfig, WarmstartSettings
 from debate_core.debate.episode import DebateSetup, build_debate_setup, run_debate
 from debate_core.debate.sampling_policy import SamplingClientPolicy
 from debate_core.debate.transcripts import save_transcript
-from debate_core.errors import ComponentFailure, DebateError, PluginError
+from debate_core.errors import PluginError
+from debate_core.limits import short_repr
+from debate_core.plugin_results import PluginCall, checked_grade, checked_problems, checked_reward_result
 from debate_core.records import (
     AgentPolicy,
     Dataset,
@@ -63,14 +65,8 @@ class NamedDataset:
     def problems(self, split: str) -> list[Problem]:
         """The problems of ``split``; a raising plugin becomes a ``ComponentFailure`` naming it."""
         if split not in self._cache:
-            try:
-                self._cache[split] = list(self.dataset.problems(split))
-            except DebateError:
-                raise
-            except Exception as exc:
-                raise ComponentFailure(
-                    f"dataset plugin '{self.name}' raised {type(exc).__name__} reading split '{split}': {exc}"
-                ) from exc
+            call = PluginCall("dataset", self.name, "problems", f"split '{split}'")
+            self._cache[split] = checked_problems(call, lambda: self.dataset.problems(split))
         return self._cache[split]
 
 
@@ -82,14 +78,8 @@ class NamedGrader:
     grader: Grader
 
     def grade(self, solution: str, answer: str) -> Grade:
-        try:
-            return self.grader.grade(solution, answer)
-        except DebateError:
-            raise
-        except Exception as exc:
-            raise ComponentFailure(
-                f"grader plugin '{self.name}' raised {type(exc).__name__}: {exc} (answer {answer!r})"
-            ) from exc
+        call = PluginCall("grader", self.name, "grade", f"answer {short_repr(answer)}, solution {short_repr(solution)}")
+        return checked_grade(call, lambda: self.grader.grade(solution, answer))
 
 
 @attrs.frozen
@@ -144,17 +134,16 @@ class RunComponents:
         """The output contract of the run's parser."""
         return self.setup.parser.contract
 
-    def score(self, record: DebateRecord, problem: Problem) -> RewardResult:
-        """The reward plugin's result; a raising plugin becomes a ``ComponentFailure`` naming it and the debate."""
-        try:
-            return self.reward(record)
-        except DebateError:
-            raise
-        except Exception as exc:
-            raise ComponentFailure(
-                f"reward plugin '{self.reward_name}' raised {type(exc).__name__}: {exc} "
-                f"on debate '{record.debate_id}' (problem '{problem.id}')"
-            ) from exc
+    def score(self, record: DebateRecord, problem: Problem | None = None) -> RewardResult:
+        """The reward plugin's result, checked against the reward contract; a raising plugin or a bad
+        result becomes a ``ComponentFailure`` naming it and the debate (``plugin_results``)."""
+        given = f"debate '{record.debate_id}'" + (f" (problem '{problem.id}')" if problem is not None else "")
+        call = PluginCall("reward", self.reward_name, "__call__", given)
+        return checked_reward_result(call, record, lambda: self.reward(record))
+
+    def checked_reward(self, debate: DebateRecord) -> RewardResult:
+        """:meth:`score` as a reward function (the judged copy of a debate is scored through it)."""
+        return self.score(debate)
 
     @property
     def total_iterations(self) -> int:

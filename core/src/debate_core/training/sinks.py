@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from functools import partial
 from pathlib import Path
 
 from debate_core.components import ComponentBuilder, build_choice
 from debate_core.config.sections import LoggingSettings
-from debate_core.errors import OutputWriteError
+from debate_core.errors import ComponentFailure, DebateError, OutputWriteError
 from debate_core.files import write_failure
+from debate_core.plugin_results import PluginCall, call_plugin
 from debate_core.records.metrics import MetricSink, MetricValue
 
 
@@ -24,20 +26,28 @@ class MultiSink:
     def write(self, step: int, metrics: Mapping[str, MetricValue]) -> None:
         for sink, name in zip(self.sinks, self.names, strict=True):
             try:
-                sink.write(step, metrics)
-            except OSError as exc:
-                raise self._failure(name, exc) from exc
+                call_plugin(
+                    PluginCall("metric sink", name, "write", f"step {step}"), partial(sink.write, step, metrics)
+                )
+            except ComponentFailure as exc:
+                if isinstance(exc.__cause__, OSError):
+                    raise self._failure(name, exc.__cause__) from exc.__cause__
+                raise
 
     def close(self) -> None:
         """Close every sink, even after one fails; then raise the first failure."""
-        first: OutputWriteError | None = None
+        first: DebateError | None = None
         for sink, name in zip(self.sinks, self.names, strict=True):
             try:
                 sink.close()
-            except OutputWriteError as exc:
+            except (OutputWriteError, ComponentFailure) as exc:
                 first = first or exc
             except OSError as exc:
                 first = first or self._failure(name, exc)
+            except Exception as exc:  # a sink's own bug, named as every plugin's is
+                first = first or PluginCall("metric sink", name, "close", "").failure(
+                    f"raised {type(exc).__name__}: {exc}"
+                )
         if first is not None:
             raise first
 
@@ -52,5 +62,9 @@ def open_sinks(logging: LoggingSettings, registry: ComponentBuilder, run_dir: Pa
     sinks: list[MetricSink] = []
     for index, choice in enumerate(logging.sinks):
         factory = build_choice(registry, "metric_sink", choice, f"logging.sinks[{index}]")
-        sinks.append(factory(run_dir))
+        call = PluginCall("metric sink", choice.name, "build", f"run directory {run_dir}")
+        sink = call_plugin(call, partial(factory, run_dir))
+        if not all(callable(getattr(sink, method, None)) for method in ("write", "close")):
+            raise call.returned(sink, ["not a metric sink (no write and close methods)"])
+        sinks.append(sink)
     return MultiSink(sinks, [choice.name for choice in logging.sinks])
