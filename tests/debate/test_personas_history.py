@@ -73,10 +73,12 @@ def test_all_none_and_last_k_select_rounds_as_documented() -> None:
     assert len(LastRounds().select(VISIBLE[:2], 1)) == 2
 
 
-def test_fields_are_clipped_and_comparisons_hidden_when_blind() -> None:
+def test_fields_are_clipped_and_judgements_hidden_when_blind() -> None:
     (entry,) = AllRounds(HistoryOptions(max_chars_per_field=10, blind=True)).select(VISIBLE[:1], 2)
-    assert entry.solution == "x" * 10 + CLIP_MARKER == entry.evaluation == entry.consensus_reason
-    assert entry.comparison is None
+    assert entry.solution == "x" * 10 + CLIP_MARKER == entry.evaluation
+    assert entry.comparison is None and entry.consensus_reason is None
+    (entry,) = AllRounds(HistoryOptions(max_chars_per_field=10)).select(VISIBLE[:1], 2)
+    assert entry.consensus_reason == "x" * 10 + CLIP_MARKER
     (entry,) = LastRounds(LastRoundsOptions(max_chars_per_field=100)).select(VISIBLE[:1], 1)
     assert entry.solution == "x" * 30 and entry.comparison == "Agent 1 > Agent 2"
     assert clip_field("abc", 3) == "abc" and clip_field("abcd", None) == "abcd"

@@ -1,5 +1,6 @@
 """History policies (docs/protocol.md#what-an-agent-sees): which earlier turns an agent's prompt
-shows, with each field clipped to ``max_chars_per_field``, comparisons hidden when blind.
+shows, with each field clipped to ``max_chars_per_field``, comparisons and consensus reasons
+hidden when blind (the same as the parallel coordinator's ``blind_review``).
 
 ``all`` (``history_rounds = -1``) shows every visible turn, ``none`` (``0``) shows nothing,
 ``last_k`` (``K > 0``) the last K rounds before the current one plus whatever of the
@@ -36,7 +37,8 @@ class HistoryOptions:
     max_chars_per_field: int | None = attrs.field(default=None, validator=_optional_positive)
     """Clip solution, evaluation, comparison and consensus reason to this many characters (unset: no clipping)."""
     blind: bool = False
-    """Hide every ``<comparison>`` section (blind review)."""
+    """Blind review: hide every other agent's ``<comparison>`` and consensus reason, so agents cannot
+    copy each other's judgements (what ``parallel``'s ``blind_review`` hides, under any protocol)."""
 
 
 @attrs.frozen(kw_only=True)
@@ -55,7 +57,8 @@ def clip_field(text: str, max_chars: int | None) -> str:
 
 
 def history_entry(turn: Turn, max_chars: int | None, blind: bool) -> HistoryEntry:
-    """How one earlier turn is shown in a prompt."""
+    """How one earlier turn is shown in a prompt; ``blind`` leaves out its judgements (comparison
+    and consensus reason)."""
     r = turn.response
     return HistoryEntry(
         round=turn.round,
@@ -63,7 +66,7 @@ def history_entry(turn: Turn, max_chars: int | None, blind: bool) -> HistoryEntr
         solution=clip_field(r.solution, max_chars),
         evaluation=clip_field(r.evaluation, max_chars),
         comparison=None if blind else clip_field(r.comparison, max_chars),
-        consensus_reason=clip_field(r.consensus_reason, max_chars),
+        consensus_reason=None if blind else clip_field(r.consensus_reason, max_chars),
     )
 
 
