@@ -65,10 +65,10 @@ def test_seed000_is_the_recipe() -> None:
     assert config.dataset.options["test_fraction"] == 0.1
 
 
-def test_gsm8k_reads_a_downloaded_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The mapping of examples/gsm8k.toml on records in GSM8K's own format."""
-    data = tmp_path / "data"
-    data.mkdir()
+def test_gsm8k_reads_a_downloaded_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """examples/gsm8k.toml's dataset with a local directory as its source, on records in GSM8K's own format."""
+    data = tmp_path / "data" / "gsm8k"
+    data.mkdir(parents=True)
     records = [
         {
             "question": "Natalia sold 48 clips in April and half as many in May. How many in all?",
@@ -76,12 +76,10 @@ def test_gsm8k_reads_a_downloaded_file(tmp_path: Path, monkeypatch: pytest.Monke
         },
         {"question": "A shop sells 1,200 pens a day. How many in 2 days?", "answer": "1,200*2 = 2,400\n#### 2,400"},
     ]
-    for name in ("gsm8k_train.jsonl", "gsm8k_test.jsonl"):
+    for name in ("train.jsonl", "test.jsonl"):
         (data / name).write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
     monkeypatch.chdir(tmp_path)
-    config = load("gsm8k.toml")
-    from debate_core.plugins import get_registry
-
+    config = load_run_config(EXAMPLES / "gsm8k.toml", ['dataset.options.source="data/gsm8k"'], registry=get_registry())
     registry = get_registry()
     dataset = registry.build("dataset", config.dataset.name, config.dataset.options, "dataset.options")
     grader = registry.build("grader", config.grader.name, config.grader.options, "grader.options")
@@ -91,6 +89,7 @@ def test_gsm8k_reads_a_downloaded_file(tmp_path: Path, monkeypatch: pytest.Monke
     assert grader.grade("So the total is \\boxed{72}.", problems[0].answer).correct
     assert grader.grade("\\boxed{2400}", problems[1].answer).correct
     assert not grader.grade("\\boxed{71}", problems[0].answer).correct
+    assert problems[0].metadata["solution"] == "48/2 = 24\n48+24 = 72\nThe answer is \\boxed{72}."
 
 
 def test_the_untrained_base_model_breaks_the_contract_as_the_readme_says(capsys: pytest.CaptureFixture[str]) -> None:
