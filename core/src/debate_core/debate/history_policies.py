@@ -47,6 +47,10 @@ class LastRoundsOptions(HistoryOptions):
 
     rounds: int = attrs.field(default=1, validator=_positive)
     """K: how many rounds before the current one are shown."""
+    count_current_round: bool = False
+    """Count the current round as one of the K once any of its turns is visible, as the peer
+    recipe's ``history_rounds = K`` does (the last K rounds that hold a response): sequential
+    agents 1 and up then see K - 1 earlier rounds, agent 0 still K (docs/protocol.md#what-an-agent-sees)."""
 
 
 def clip_field(text: str, max_chars: int | None) -> str:
@@ -100,7 +104,9 @@ class LastRounds:
         self.options = options or LastRoundsOptions()
 
     def select(self, visible: Sequence[Turn], current_round: int) -> Sequence[HistoryEntry]:
-        """Visible turns of rounds ``current_round - K`` to ``current_round``, clipped."""
+        """Visible turns of rounds ``current_round - K`` to ``current_round`` (from
+        ``current_round - K + 1`` when the current round counts and has a visible turn), clipped."""
         o = self.options
-        first = current_round - o.rounds
+        counts_now = o.count_current_round and any(t.round == current_round for t in visible)
+        first = current_round - o.rounds + (1 if counts_now else 0)
         return [history_entry(t, o.max_chars_per_field, o.blind) for t in visible if t.round >= first]
