@@ -35,8 +35,10 @@ Rules:
 a response without a valid comparison is penalised."""
 """The contract and its rules, as every agent's system prompt states them."""
 
-_TAG = re.compile(r"<\s*(?P<close>/)?\s*(?P<name>solution|evaluation|comparison)\s*>", re.IGNORECASE)
-_THINK_MARKER = re.compile(r"<\s*/?\s*think\s*>", re.IGNORECASE)
+# possessive `\s*+` and never two adjacent `\s*`: no backtracking over "<" and a run of spaces
+# (`<\s*/?\s*` is quadratic there), so reading stays linear in the response (docs/limits.md)
+_TAG = re.compile(r"<\s*+(?:(?P<close>/)\s*+)?(?P<name>solution|evaluation|comparison)\s*+>", re.IGNORECASE)
+_THINK_MARKER = re.compile(r"<\s*+(?:/\s*+)?think\s*+>", re.IGNORECASE)
 
 
 def _blank_think_markers(text: str) -> str:
