@@ -35,40 +35,18 @@ def load(name: str) -> RunConfig:
     return load_run_config(EXAMPLES / name, registry=get_registry())
 
 
-def test_seed002_is_appendix_a_as_written() -> None:
-    config = load("seed002-tinker.toml")
-    assert config.backend.name == "tinker" and config.model.base_model == "Qwen/Qwen3-8B"
-    assert config.debate.renderer.name == "hf_chat_template"
-    assert config.debate.renderer.options == {"enable_thinking": False}
-    assert (config.debate.num_agents, config.debate.max_rounds, config.debate.max_tokens) == (3, 3, 8196)
-    assert config.debate.coordinator.name == "parallel"
-    assert config.debate.coordinator.options == {"blind_review": True}
-    training = config.training
-    assert (training.batch_size, training.learning_rate, training.lr_schedule) == (16, 3e-5, "constant")
-    assert (training.eval_every, training.save_every) == (50, 100)
-    assert training.num_iterations * training.batch_size == config.dataset.options["limit"] == 1024
-    assert config.reward.name == "v2"
-    assert config.reward.options == {"lambda_gen": 1.0, "lambda_judge": 1.0, "format_penalty": True}
-    assert config.debate.persona_set.name == "default"  # the persona temperatures
+def test_the_curriculum_is_the_write_ups_gsm8k_math_aime() -> None:
+    config = load("curriculum-tinker.toml")
+    stages = [(s.dataset.name, s.dataset.options.get("subjects")) for s in config.curriculum]
+    assert stages == [("gsm8k", None), ("math", ["Algebra"]), ("math", ["Counting & Probability"]), ("jsonl", None)]
+    assert config.curriculum[-1].dataset.options["path"] == "data/aime.jsonl"
+    assert (config.debate.max_rounds, config.training.batch_size, config.training.learning_rate) == (2, 32, 5e-5)
 
 
-def test_seed000_is_the_recipe() -> None:
-    config = load("seed000-tinker.toml")
-    assert config.backend.name == "tinker"
-    assert config.debate.coordinator.name == "sequential" and config.reward.name == "win_rate"
-    assert config.debate.history_policy.name == "last_k"
-    assert config.debate.history_policy.options == {"rounds": 2, "max_chars_per_field": 800}
-    assert (config.debate.num_agents, config.debate.max_rounds, config.debate.max_tokens) == (3, 3, 8196)
-    assert (config.training.batch_size, config.training.learning_rate) == (16, 3e-5)
-    assert (config.training.eval_every, config.training.save_every) == (10, 20)
-    assert config.evaluation.role_averaged and config.evaluation.opponent == "base"
-    assert config.dataset.options["test_fraction"] == 0.1
-
-
-def test_gsm8k_reads_a_downloaded_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The mapping of examples/gsm8k.toml on records in GSM8K's own format."""
-    data = tmp_path / "data"
-    data.mkdir()
+def test_gsm8k_reads_a_downloaded_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """examples/gsm8k.toml's dataset with a local directory as its source, on records in GSM8K's own format."""
+    data = tmp_path / "data" / "gsm8k"
+    data.mkdir(parents=True)
     records = [
         {
             "question": "Natalia sold 48 clips in April and half as many in May. How many in all?",
@@ -76,12 +54,10 @@ def test_gsm8k_reads_a_downloaded_file(tmp_path: Path, monkeypatch: pytest.Monke
         },
         {"question": "A shop sells 1,200 pens a day. How many in 2 days?", "answer": "1,200*2 = 2,400\n#### 2,400"},
     ]
-    for name in ("gsm8k_train.jsonl", "gsm8k_test.jsonl"):
+    for name in ("train.jsonl", "test.jsonl"):
         (data / name).write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
     monkeypatch.chdir(tmp_path)
-    config = load("gsm8k.toml")
-    from debate_core.plugins import get_registry
-
+    config = load_run_config(EXAMPLES / "gsm8k.toml", ['dataset.options.source="data/gsm8k"'], registry=get_registry())
     registry = get_registry()
     dataset = registry.build("dataset", config.dataset.name, config.dataset.options, "dataset.options")
     grader = registry.build("grader", config.grader.name, config.grader.options, "grader.options")
@@ -91,6 +67,7 @@ def test_gsm8k_reads_a_downloaded_file(tmp_path: Path, monkeypatch: pytest.Monke
     assert grader.grade("So the total is \\boxed{72}.", problems[0].answer).correct
     assert grader.grade("\\boxed{2400}", problems[1].answer).correct
     assert not grader.grade("\\boxed{71}", problems[0].answer).correct
+    assert problems[0].metadata["solution"] == "48/2 = 24\n48+24 = 72\nThe answer is \\boxed{72}."
 
 
 def test_the_untrained_base_model_breaks_the_contract_as_the_readme_says(capsys: pytest.CaptureFixture[str]) -> None:

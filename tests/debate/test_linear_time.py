@@ -10,6 +10,7 @@ from collections.abc import Callable
 
 import pytest
 
+from debate_core.debate.three_sections import parse_three_sections
 from debate_core.debate.transcripts import load_transcript
 from debate_core.debate.xml_parser import parse_response
 from debate_core.rewards.v2 import V2Reward
@@ -63,8 +64,9 @@ ADVERSARIAL_RESPONSES: dict[str, Callable[[int], str]] = {
 
 
 @pytest.mark.parametrize("family", sorted(ADVERSARIAL_RESPONSES))
-def test_the_parser_is_linear_in_the_response(family: str) -> None:
-    ratio = _ratio(ADVERSARIAL_RESPONSES[family], lambda text: parse_response(str(text)), 40_000)
+@pytest.mark.parametrize("parse", [parse_response, parse_three_sections], ids=["xml", "three_sections"])
+def test_the_parser_is_linear_in_the_response(family: str, parse: Callable[[str], object]) -> None:
+    ratio = _ratio(ADVERSARIAL_RESPONSES[family], lambda text: parse(str(text)), 40_000)
     assert ratio < MOST_RATIO, f"{family}: 8x the input took {ratio:.1f}x the time"
 
 

@@ -73,10 +73,32 @@ def test_all_none_and_last_k_select_rounds_as_documented() -> None:
     assert len(LastRounds().select(VISIBLE[:2], 1)) == 2
 
 
-def test_fields_are_clipped_and_comparisons_hidden_when_blind() -> None:
+def rounds_shown(policy: LastRounds, visible: list[Turn], current_round: int) -> list[int]:
+    return sorted({e.round for e in policy.select(visible, current_round)})
+
+
+@pytest.mark.parametrize("k", [1, 2, 3])
+def test_counting_the_current_round_is_the_recipes_last_k_rounds_with_a_response(k: int) -> None:
+    """``history_rounds = K``: the last K of the rounds that hold a response the agent can see."""
+    recipe = LastRounds(LastRoundsOptions(rounds=k, count_current_round=True))
+    everything = [turn(r, a) for r in (1, 2, 3, 4) for a in range(3)]
+    for current in (1, 2, 3, 4):
+        for agent in range(3):  # sequential: rounds before, and the earlier agents of this round
+            visible = [t for t in everything if t.round < current or (t.round == current and t.agent < agent)]
+            with_a_response = sorted({t.round for t in visible})
+            assert rounds_shown(recipe, visible, current) == with_a_response[-k:], (current, agent)
+            # without counting the current round, agents 1 and up see one round more (while there is one)
+            plain = rounds_shown(LastRounds(LastRoundsOptions(rounds=k)), visible, current)
+            expected = with_a_response[-(k + 1) :] if agent > 0 else with_a_response[-k:]
+            assert plain == expected, (current, agent)
+
+
+def test_fields_are_clipped_and_judgements_hidden_when_blind() -> None:
     (entry,) = AllRounds(HistoryOptions(max_chars_per_field=10, blind=True)).select(VISIBLE[:1], 2)
-    assert entry.solution == "x" * 10 + CLIP_MARKER == entry.evaluation == entry.consensus_reason
-    assert entry.comparison is None
+    assert entry.solution == "x" * 10 + CLIP_MARKER == entry.evaluation
+    assert entry.comparison is None and entry.consensus_reason is None
+    (entry,) = AllRounds(HistoryOptions(max_chars_per_field=10)).select(VISIBLE[:1], 2)
+    assert entry.consensus_reason == "x" * 10 + CLIP_MARKER
     (entry,) = LastRounds(LastRoundsOptions(max_chars_per_field=100)).select(VISIBLE[:1], 1)
     assert entry.solution == "x" * 30 and entry.comparison == "Agent 1 > Agent 2"
     assert clip_field("abc", 3) == "abc" and clip_field("abcd", None) == "abcd"

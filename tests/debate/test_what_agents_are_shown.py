@@ -6,6 +6,7 @@ from __future__ import annotations
 import attrs
 
 from debate_core.debate.episode import run_debate
+from debate_core.debate.history_policies import AllRounds, HistoryOptions
 from debate_core.debate.personas import DefaultPersonas, DefaultPersonasOptions
 from debate_core.debate.xml_parser import XmlParser, XmlParserOptions
 from debate_core.records import Problem
@@ -37,6 +38,20 @@ def test_blind_review_shows_only_solutions_and_evaluations() -> None:
     assert "Comparisons:" not in shown and "Consensus reason:" not in shown
     full = round_two_prompts()[2]
     assert "Comparisons: Agent 1 > Agent 2" in full and "Consensus reason: why 0" in full
+
+
+def test_the_history_policys_blind_hides_the_same_as_blind_review() -> None:
+    """``blind = true`` on a history policy shows what ``blind_review`` shows, under either protocol."""
+    texts = [
+        response(f"so \\boxed{{{40 + agent}}}", ["Agent 1 > Agent 2"], reason=f"why {agent}") for agent in range(3)
+    ]
+    for protocol in ("sequential", "parallel"):
+        setup = scripted_setup(3, 2, protocol=protocol, history=AllRounds(HistoryOptions(blind=True)))
+        policies = [ScriptedPolicy([texts[agent], texts[agent]]) for agent in range(3)]
+        run_sync(run_debate(Problem("p", "What is 6 * 7?", "42"), setup, policies, seed=0))
+        shown = policies[2].calls[1].prompt_text
+        assert "Solution: so \\boxed{40}" in shown, protocol
+        assert "Comparisons:" not in shown and "Consensus reason:" not in shown and "why 0" not in shown, protocol
 
 
 def test_stated_answers_are_what_the_grader_reads() -> None:

@@ -140,11 +140,12 @@ def test_bad_consensus_value() -> None:
     assert r.error is not None and r.error.code == "bad_consensus" and "MAYBE" in r.error.message
 
 
-def test_plugin_registers_xml() -> None:
-    (spec,) = debate_parsers()
-    assert spec.name == "xml"
-    parser = spec.make()
+def test_plugin_registers_xml_and_three_sections() -> None:
+    xml, three = debate_parsers()
+    assert (xml.name, three.name) == ("xml", "three_sections")
+    parser = xml.make()
     assert isinstance(parser, XmlParser) and parser.parse(CANONICAL).ok
+    assert three.make().parse("no tags").ok
 
 
 # ------------------------------------------------------------------ properties

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 import types
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
@@ -24,6 +25,9 @@ from debate_core.tasks.graders import BoxedGrader, MathVerifyGrader, NoGrader, b
         ("\\boxed{7} and an unclosed \\boxed{8", "7"),
         ("\\boxed {x + y}", "x + y"),
         ("\\fbox{3}", "3"),
+        ("our answer is $\\boxed 2$.", "2"),  # TeX's one-token argument, as MATH writes it
+        ("\\boxed x + 1", "x"),
+        ("\\boxedtext{5}", None),
         ("no box here: 42", None),
         ("", None),
     ],
@@ -93,23 +97,45 @@ def test_math_verify_missing_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -
         build_math_verify(None)
 
 
-def test_math_verify_grader_with_a_stand_in(monkeypatch: pytest.MonkeyPatch) -> None:
+def stand_in_math_verify(limits: list[object]) -> types.ModuleType:
+    """A math-verify stand-in that records the time limits it is handed."""
     module = types.ModuleType("math_verify")
 
-    def parse(text: str) -> list[Any]:
+    def parse(text: str, parsing_timeout: int | None = 5) -> list[Any]:
+        limits.append(parsing_timeout)
         box = extract_last_boxed(text)
         if box is None and text.startswith("$"):
             box = text.strip("$")
         return [] if box is None else [float(box), box]
 
+    def verify(gold: list[Any], pred: list[Any], timeout_seconds: int | None = 5) -> bool:
+        limits.append(timeout_seconds)
+        return bool(gold[0] == pred[0])
+
     module.parse = parse  # type: ignore[attr-defined]
-    module.verify = lambda gold, pred: gold[0] == pred[0]  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "math_verify", module)
+    module.verify = verify  # type: ignore[attr-defined]
+    return module
+
+
+def test_math_verify_grader_with_a_stand_in(monkeypatch: pytest.MonkeyPatch) -> None:
+    limits: list[object] = []
+    monkeypatch.setitem(sys.modules, "math_verify", stand_in_math_verify(limits))
     grader = build_math_verify(None)
     assert isinstance(grader, MathVerifyGrader)
     assert grader.grade("\\boxed{2.0}", "2").correct
     assert not grader.grade("no answer", "2").formatted
     assert not grader.grade("\\boxed{oops}", "2").formatted  # parse raised: never propagates
+    assert set(limits) == {5}  # math-verify's own limits on the main thread
+
+
+def test_math_verify_runs_without_signal_limits_off_the_main_thread(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Its limits use signal.alarm, which only the main thread may set: elsewhere none is passed."""
+    limits: list[object] = []
+    monkeypatch.setitem(sys.modules, "math_verify", stand_in_math_verify(limits))
+    grader = build_math_verify(None)
+    with ThreadPoolExecutor(1) as pool:
+        grade = pool.submit(grader.grade, "\\boxed{2}", "2").result()
+    assert grade.correct and limits == [None, None, None]
 
 
 def test_hook_lists_the_three_graders() -> None:

@@ -14,10 +14,15 @@ from debate_core.cli import main
 from debate_core.config import load_run_config
 from debate_core.errors import ConfigError
 from debate_core.plugins import Registry, get_registry
+from debate_core.records import DebateRecord
 from debate_core.runtime.manifests import CheckpointError, read_checkpoint
+from debate_core.stats import mean
+from debate_core.testing.scripted_debate import run_scripted_debate, run_sync
+from debate_core.training.evaluation import per_problem_seat_win_rate, seat_win_rates
 from debate_core.training.loop import run_training
 from debate_core.training.progress import Progress
 from debate_core.training.run_dir import RunDirectory
+from tests.debate.helpers import response
 from tests.training.trainer_harness import BASE_OVERRIDES, SERVICES, make_config
 
 ROLE_AVERAGED = ["evaluation.role_averaged=true", "evaluation.modes=['debate']", "evaluation.num_problems=2"]
@@ -86,3 +91,39 @@ def test_eval_of_one_checkpoint_against_another(
     first = read_checkpoint(tmp_path / "first" / "checkpoints" / "step_000001.json").sampler_weights
     second = read_checkpoint(tmp_path / "second" / "checkpoints" / "step_000001.json").sampler_weights
     assert sampling_clients_opened(SERVICES[-1]) == [second, first]
+
+
+def test_without_a_grader_role_averaged_evaluation_reports_the_seats_peer_win_rate(
+    registry: Registry, tmp_path: Path
+) -> None:
+    """The formulation's role-averaged quantity: the policy seat's win rate from the peer votes."""
+    outcome = train(registry, tmp_path / "run", *ROLE_AVERAGED, 'grader.name="none"')
+    metrics = outcome.evaluations["final"]
+    prefix = "eval_tiny_sums/role_averaged/"
+    for key in ("peer_win_rate", "peer_win_rate_se", "opponent_peer_win_rate", "peer_votes", "parse_error"):
+        assert prefix + key in metrics, key
+    assert 0.0 <= metrics[prefix + "peer_win_rate"] <= 1.0 and metrics[prefix + "peer_win_rate_se"] >= 0.0
+
+
+def _seat_records(comparisons_by_debate: list[str]) -> list[DebateRecord]:
+    """One single-round sequential debate of 3 agents per entry: only agent 2 compares, as given."""
+    records = []
+    for line in comparisons_by_debate:
+        texts = [response("1"), response("2"), response("3", [line])]
+        records.append(run_sync(run_scripted_debate(texts, 3, max_rounds=1)).record)
+    return records
+
+
+def test_the_seat_win_rate_is_the_win_rate_reward_of_the_policys_seat() -> None:
+    # problem 1: the policy sits at 0, 1, 2 in turn; agent 2's vote "0 > 1" in each debate
+    records = _seat_records(["Agent 0 > Agent 1"] * 3)
+    # seat 0 wins its one vote (1), seat 1 loses it (0), seat 2 gets no vote (0 by definition)
+    assert per_problem_seat_win_rate(records, 3) == [pytest.approx(1 / 3)]
+    # a second problem with a tie everywhere: 1/2 for seats 0 and 1, 0 for seat 2
+    records += _seat_records(["Agent 0 = Agent 1"] * 3)
+    metrics = seat_win_rates(records, 3, "p")
+    assert metrics["p/peer_win_rate"] == pytest.approx((1 / 3 + 1 / 3) / 2)
+    assert metrics["p/peer_win_rate_se"] == pytest.approx(0.0)
+    assert metrics["p/peer_votes"] == pytest.approx(4 / 6)  # seats 0 and 1 each get the one vote
+    # the opponents: in each debate the two other seats; per debate the seat rates are (1, 0, 0)
+    assert metrics["p/opponent_peer_win_rate"] == pytest.approx(mean([0, 0, 1, 0, 1, 0, 0.5, 0, 0.5, 0, 0.5, 0.5]))

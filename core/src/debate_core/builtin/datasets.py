@@ -1,5 +1,6 @@
-"""Built-in datasets: ``arithmetic`` (seeded, the embedded task), ``jsonl`` (local files) and
-``huggingface`` (through the ``datasets`` library, imported only when a split is loaded)."""
+"""Built-in datasets: ``arithmetic`` (seeded, the embedded task), ``jsonl`` (local files),
+``huggingface`` (through the ``datasets`` library, imported only when a split is loaded), and the
+maths presets ``gsm8k`` and ``math`` (the hub, a local directory or an installed package)."""
 
 from __future__ import annotations
 
@@ -8,10 +9,14 @@ from debate_core.hookspecs import hookimpl
 from debate_core.tasks import (
     ArithmeticDataset,
     ArithmeticOptions,
+    Gsm8kDataset,
     HuggingFaceDataset,
     HuggingFaceOptions,
     JsonlDataset,
     JsonlDatasetOptions,
+    MathDataset,
+    MathOptions,
+    PresetOptions,
 )
 
 
@@ -35,5 +40,17 @@ def debate_datasets() -> list[DatasetSpec]:
             description="a Hugging Face dataset (needs the 'datasets' package and access to it)",
             build=HuggingFaceDataset,
             options=HuggingFaceOptions,
+        ),
+        DatasetSpec(
+            name="gsm8k",
+            description="GSM8K grade-school maths (7,473 train / 1,319 test), from the hub, a directory or a package",
+            build=Gsm8kDataset,
+            options=PresetOptions,
+        ),
+        DatasetSpec(
+            name="math",
+            description="MATH competition maths (7,500 train; MATH-500 or 5,000 test), hub, directory or package",
+            build=MathDataset,
+            options=MathOptions,
         ),
     ]

@@ -37,6 +37,7 @@ from debate_core.debate.rendering import (
     sampling_stop,
 )
 from debate_core.debate.sampling_policy import SamplingClientPolicy
+from debate_core.debate.three_sections import THREE_SECTION_CONTRACT, ThreeSectionParser, parse_three_sections
 from debate_core.debate.token_sections import token_sections
 from debate_core.debate.transcripts import (
     dumps_transcript,
@@ -75,6 +76,8 @@ __all__ = [
     "TurnDraft",
     "TurnState",
     "TurnTicket",
+    "THREE_SECTION_CONTRACT",
+    "ThreeSectionParser",
     "XmlParser",
     "XmlParserOptions",
     "build_debate_setup",
@@ -87,6 +90,7 @@ __all__ = [
     "load_transcript",
     "load_transcripts",
     "parse_response",
+    "parse_three_sections",
     "record_to_json",
     "run_debate",
     "sampling_stop",

@@ -302,6 +302,8 @@ class _Debate:
         )
         if setup.coordinator.hide_comparisons:
             entries = [attrs.evolve(e, comparison=None, consensus_reason=None) for e in entries]
+        if "consensus_reason" not in setup.parser.contract.sections:  # nothing to show (three sections)
+            entries = [attrs.evolve(e, consensus_reason=None) for e in entries]
         if setup.show_answers and self.grader is not None:
             entries = [attrs.evolve(e, answer=self.answer_of(ticket, e)) for e in entries]
         informed = saw_every_latest_solution(ticket, entries, setup.num_agents)

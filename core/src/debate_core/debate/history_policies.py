@@ -1,5 +1,6 @@
 """History policies (docs/protocol.md#what-an-agent-sees): which earlier turns an agent's prompt
-shows, with each field clipped to ``max_chars_per_field``, comparisons hidden when blind.
+shows, with each field clipped to ``max_chars_per_field``, comparisons and consensus reasons
+hidden when blind (the same as the parallel coordinator's ``blind_review``).
 
 ``all`` (``history_rounds = -1``) shows every visible turn, ``none`` (``0``) shows nothing,
 ``last_k`` (``K > 0``) the last K rounds before the current one plus whatever of the
@@ -36,7 +37,8 @@ class HistoryOptions:
     max_chars_per_field: int | None = attrs.field(default=None, validator=_optional_positive)
     """Clip solution, evaluation, comparison and consensus reason to this many characters (unset: no clipping)."""
     blind: bool = False
-    """Hide every ``<comparison>`` section (blind review)."""
+    """Blind review: hide every other agent's ``<comparison>`` and consensus reason, so agents cannot
+    copy each other's judgements (what ``parallel``'s ``blind_review`` hides, under any protocol)."""
 
 
 @attrs.frozen(kw_only=True)
@@ -45,6 +47,10 @@ class LastRoundsOptions(HistoryOptions):
 
     rounds: int = attrs.field(default=1, validator=_positive)
     """K: how many rounds before the current one are shown."""
+    count_current_round: bool = False
+    """Count the current round as one of the K once any of its turns is visible, as the peer
+    recipe's ``history_rounds = K`` does (the last K rounds that hold a response): sequential
+    agents 1 and up then see K - 1 earlier rounds, agent 0 still K (docs/protocol.md#what-an-agent-sees)."""
 
 
 def clip_field(text: str, max_chars: int | None) -> str:
@@ -55,7 +61,8 @@ def clip_field(text: str, max_chars: int | None) -> str:
 
 
 def history_entry(turn: Turn, max_chars: int | None, blind: bool) -> HistoryEntry:
-    """How one earlier turn is shown in a prompt."""
+    """How one earlier turn is shown in a prompt; ``blind`` leaves out its judgements (comparison
+    and consensus reason)."""
     r = turn.response
     return HistoryEntry(
         round=turn.round,
@@ -63,7 +70,7 @@ def history_entry(turn: Turn, max_chars: int | None, blind: bool) -> HistoryEntr
         solution=clip_field(r.solution, max_chars),
         evaluation=clip_field(r.evaluation, max_chars),
         comparison=None if blind else clip_field(r.comparison, max_chars),
-        consensus_reason=clip_field(r.consensus_reason, max_chars),
+        consensus_reason=None if blind else clip_field(r.consensus_reason, max_chars),
     )
 
 
@@ -97,7 +104,9 @@ class LastRounds:
         self.options = options or LastRoundsOptions()
 
     def select(self, visible: Sequence[Turn], current_round: int) -> Sequence[HistoryEntry]:
-        """Visible turns of rounds ``current_round - K`` to ``current_round``, clipped."""
+        """Visible turns of rounds ``current_round - K`` to ``current_round`` (from
+        ``current_round - K + 1`` when the current round counts and has a visible turn), clipped."""
         o = self.options
-        first = current_round - o.rounds
+        counts_now = o.count_current_round and any(t.round == current_round for t in visible)
+        first = current_round - o.rounds + (1 if counts_now else 0)
         return [history_entry(t, o.max_chars_per_field, o.blind) for t in visible if t.round >= first]

@@ -13,9 +13,9 @@ solutions, evaluations and comparisons, improve the solution, and compare the ot
 weighing their latest responses most. Comparisons need two other agents in view (with two
 agents in a debate every comparison would involve the author, so there are none).
 
-Every turn ends with when to say YES: an agent that has seen every other agent's latest
-solution says YES only if every final answer it sees agrees with its own; any other agent is
-told to say NO, since its YES would not count (docs/protocol.md#when-a-debate-ends).
+Every turn ends with when to say YES (when the contract has a consensus section): an agent that
+has seen every other agent's latest solution says YES only if every final answer it sees agrees
+with its own; any other agent is told to say NO, since its YES would not count (docs/protocol.md#when-a-debate-ends).
 """
 
 from __future__ import annotations
@@ -61,14 +61,15 @@ def turn_instructions(
         return _brief_instructions(
             agent, round, max_rounds, answered_this_round, seen_in_earlier_rounds, contract, informed
         )
-    solution, evaluation, comparison, agree = (
-        contract.label(s) for s in ("solution", "evaluation", "comparison", "consensus")
-    )
-    consensus = (
-        f" Say YES in {agree} only if every final answer you see agrees with yours."
-        if informed
-        else f" Say NO in {agree}: you have not seen every other agent's latest solution."
-    )
+    solution, evaluation, comparison = (contract.label(s) for s in ("solution", "evaluation", "comparison"))
+    consensus = ""
+    if "consensus" in contract.sections:  # a contract without one (three sections) has no YES to give
+        agree = contract.label("consensus")
+        consensus = (
+            f" Say YES in {agree} only if every final answer you see agrees with yours."
+            if informed
+            else f" Say NO in {agree}: you have not seen every other agent's latest solution."
+        )
     na = contract.empty_marker
     header = f"Round {round} of {max_rounds}. You are Agent {agent}."
     now = sorted({a for a in answered_this_round if a != agent})
@@ -115,12 +116,14 @@ def _brief_instructions(
 ) -> str:
     """The brief instructions: the same rules (round-1 bootstrapping, whom to compare, when to say
     YES) in about a third of the tokens."""
-    solution, evaluation, comparison, agree = (
-        contract.label(s) for s in ("solution", "evaluation", "comparison", "consensus")
-    )
+    solution, evaluation, comparison = (contract.label(s) for s in ("solution", "evaluation", "comparison"))
+    consensus = ""
+    if "consensus" in contract.sections:  # a contract without one (three sections) has no YES to give
+        agree = contract.label("consensus")
+        consensus = f" YES in {agree} only if all answers agree with yours." if informed else f" NO in {agree}."
+
     na = contract.empty_marker
     header = f"Round {round} of {max_rounds}. You are Agent {agent}."
-    consensus = f" YES in {agree} only if all answers agree with yours." if informed else f" NO in {agree}."
     others = sorted({a for a in (*answered_this_round, *seen_in_earlier_rounds) if a != agent})
     if not others:
         return f"{header} Solve it in {solution}, {na} in {evaluation} and {comparison}." + consensus

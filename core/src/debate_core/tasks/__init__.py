@@ -23,6 +23,7 @@ from debate_core.tasks.graders import (
 )
 from debate_core.tasks.huggingface import HuggingFaceDataset, HuggingFaceOptions
 from debate_core.tasks.jsonl import JsonlDataset, JsonlDatasetOptions
+from debate_core.tasks.math_presets import Gsm8kDataset, MathDataset, MathOptions, PresetOptions
 from debate_core.tasks.splits import SPLITS, check_split
 from debate_core.tasks.worked_solutions import worked_solution
 
@@ -34,12 +35,16 @@ __all__ = [
     "BoxedGrader",
     "DatasetError",
     "FieldMapping",
+    "Gsm8kDataset",
     "HuggingFaceDataset",
     "HuggingFaceOptions",
     "JsonlDataset",
     "JsonlDatasetOptions",
+    "MathDataset",
+    "MathOptions",
     "MathVerifyGrader",
     "NoGrader",
+    "PresetOptions",
     "RecordSourceOptions",
     "answers_match",
     "build_boxed",

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from fractions import Fraction
 
-_BOXED = re.compile(r"\\(?:boxed|fbox)\s*\{")
+_BOXED = re.compile(r"\\(?:boxed|fbox)(?![A-Za-z])\s*(?:(?P<brace>\{)|(?P<token>[0-9A-Za-z]))")
 _THOUSANDS = re.compile(r"^[+-]?\d{1,3}(,\d{3})+(\.\d+)?$")
 _FRAC = re.compile(r"^([+-]?)\\frac\{([^{}]+)\}\{([^{}]+)\}$")
 _TEXT = re.compile(r"\\(?:text|textbf|mathrm|mbox)\{([^{}]*)\}")
@@ -14,9 +14,12 @@ _SPACING = re.compile(r"\\[,;:! ]|\\(?:left|right)\b|\\displaystyle")
 
 
 def extract_last_boxed(text: str) -> str | None:
-    """The content of the last complete ``\\boxed{...}`` (or ``\\fbox{...}``), braces balanced;
+    """The content of the last complete ``\\boxed{...}`` (or ``\\fbox{...}``), braces balanced, or
+    the one character of TeX's brace-less ``\\boxed 2`` (seven MATH training solutions write it);
     ``None`` when there is none."""
     for match in reversed(list(_BOXED.finditer(text))):
+        if match.group("token") is not None:
+            return match.group("token")
         depth = 1
         for index in range(match.end(), len(text)):
             char = text[index]

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import re
+import threading
 from typing import Any
 
 from debate_core.errors import ConfigError
@@ -32,22 +34,45 @@ class NoGrader:
         return Grade(formatted=bool(solution.strip()), correct=False, extracted=None)
 
 
+_MATH_DELIMITER = re.compile(r"(?<!\\)\$")
+"""A ``$`` that opens or closes inline maths: not ``\\$``, the escaped dollar sign of ``\\$18.90``."""
+
+MATH_VERIFY_TIMEOUT_S = 5
+"""math-verify's own limit on one parse or comparison, on the main thread (its default)."""
+
+
+def math_verify_timeout() -> int | None:
+    """The time limit to hand math-verify: its limits use ``signal.alarm``, which only the main
+    thread may set, and off it every call would fail (and grade wrong); there it runs without one."""
+    return MATH_VERIFY_TIMEOUT_S if threading.current_thread() is threading.main_thread() else None
+
+
+def gold_text(answer: str) -> str:
+    """The ground truth as math-verify should read it: as it is when it holds a ``\\boxed{}`` or
+    inline maths, otherwise wrapped in ``$...$`` (a bare ``\\$36`` is a price, not maths delimiters)."""
+    return answer if "\\boxed" in answer or _MATH_DELIMITER.search(answer) else f"${answer}$"
+
+
 class MathVerifyGrader:
-    """Symbolic equivalence of the solution's final answer and the ground truth (math-verify)."""
+    """Symbolic equivalence of the solution's final answer and the ground truth (math-verify).
+
+    The same grades from any thread: on the main thread math-verify keeps its 5-second limits,
+    elsewhere it runs without them (they rely on signals, docs/datasets.md#graders)."""
 
     def __init__(self, module: Any) -> None:
         self._mv = module
 
     def grade(self, solution: str, answer: str) -> Grade:
+        limit = math_verify_timeout()
         try:
-            gold = self._mv.parse(answer if "\\boxed" in answer or "$" in answer else f"${answer}$")
-            predicted = self._mv.parse(solution)
+            gold = self._mv.parse(gold_text(answer), parsing_timeout=limit)
+            predicted = self._mv.parse(solution, parsing_timeout=limit)
         except Exception:  # a model's text must never stop training
             return Grade(formatted=False, correct=False, extracted=None)
         if not predicted:
             return Grade(formatted=False, correct=False, extracted=None)
         try:
-            correct = bool(self._mv.verify(gold, predicted))
+            correct = bool(self._mv.verify(gold, predicted, timeout_seconds=limit))
         except Exception:
             correct = False
         return Grade(formatted=True, correct=correct, extracted=str(predicted[-1]))

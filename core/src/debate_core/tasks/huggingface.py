@@ -1,5 +1,6 @@
-"""Problems from a Hugging Face dataset through the ``datasets`` library, when it is installed
-and the dataset can be reached (this is never the case offline: use ``jsonl`` there)."""
+"""Problems from a Hugging Face dataset through the ``datasets`` library: a dataset on the hub
+(which needs the network), or local files through one of the library's builders
+(``path = "json"`` with ``data_files``), which works offline."""
 
 from __future__ import annotations
 
@@ -19,14 +20,20 @@ class HuggingFaceOptions(RecordSourceOptions):
     """Options of the ``huggingface`` dataset."""
 
     path: str
-    """The dataset's name on the hub (``openai/gsm8k``) or a local dataset directory."""
+    """The dataset's name on the hub (``openai/gsm8k``), a local dataset directory, or a builder of
+    the ``datasets`` library (``json``) that reads ``data_files``."""
     name: str | None = attrs.field(default=None, converter=none_if_empty)
     """The dataset's configuration (``main`` for GSM8K)."""
     train_split: str = "train"
     test_split: str | None = attrs.field(default="test", converter=none_if_empty)
+    data_files: dict[str, str] = attrs.field(factory=dict)
+    """Local files by split name, for a builder ``path`` (``{ train = "train.jsonl", test = "test.jsonl" }``
+    with ``path = "json"``); empty: the dataset's own files."""
 
 
-def _load_rows(options: HuggingFaceOptions, split_name: str) -> Any:
+def load_rows(options: HuggingFaceOptions, split_name: str) -> Any:
+    """The rows of one split through ``datasets.load_dataset``; ``DatasetError`` when the library
+    is missing or the dataset cannot be loaded."""
     try:
         import datasets
     except ImportError:
@@ -35,6 +42,8 @@ def _load_rows(options: HuggingFaceOptions, split_name: str) -> Any:
             "(or export the data to JSON Lines and use the jsonl dataset)"
         ) from None
     try:
+        if options.data_files:
+            return datasets.load_dataset(options.path, options.name, split=split_name, data_files=options.data_files)
         return datasets.load_dataset(options.path, options.name, split=split_name)
     except Exception as exc:  # network, missing dataset, bad split: all reported the same way
         raise DatasetError(
@@ -61,7 +70,7 @@ class HuggingFaceDataset:
             raise DatasetError(f"huggingface dataset {o.path}: no test split; set dataset.options.test_split")
         mapping = o.mapping()
         problems: list[Problem] = []
-        for index, row in enumerate(_load_rows(o, split_name)):
+        for index, row in enumerate(load_rows(o, split_name)):
             if o.limit is not None and index >= o.limit:
                 break
             where = f"{o.path}[{split_name}][{index}]"

@@ -60,6 +60,7 @@ from debate_core.records import (
     RewardResult,
 )
 from debate_core.rewards.result_checks import result_problems
+from debate_core.tasks.errors import DatasetError
 from debate_core.testing.component_contracts import (
     BackendContract,
     CoordinatorContract,
@@ -408,7 +409,10 @@ class ParserContract:
         assert response.solution == content.solution
         assert response.evaluation == (content.evaluation or contract.empty_marker)
         assert response.comparisons == content.comparisons
-        assert (response.consensus, response.consensus_reason) == (content.consensus, content.consensus_reason)
+        if "consensus" in contract.sections:  # a contract without a consensus section cannot carry one
+            assert response.consensus == content.consensus
+        if "consensus_reason" in contract.sections:
+            assert response.consensus_reason == content.consensus_reason
         assert response.spans == rendered.spans
 
     def test_accepts_valid_examples(self, contract_parser: Any) -> None:
@@ -489,11 +493,18 @@ class InstalledHistoryPolicyContract(HistoryPolicyContract):
 
 
 class InstalledDatasetContract(DatasetContract):
-    """``DatasetContract`` over every installed dataset."""
+    """``DatasetContract`` over every installed dataset; one whose data cannot be reached with
+    its default options (the hub offline, or without the ``datasets`` package) is skipped with
+    the reason."""
 
     @pytest.fixture
     def contract_component(self, installed_dataset: str) -> Any:
-        return build_installed("dataset", installed_dataset)
+        dataset = build_installed("dataset", installed_dataset)
+        try:
+            dataset.problems("train")
+        except DatasetError as exc:
+            pytest.skip(f"dataset '{installed_dataset}' cannot load its data here: {exc}")
+        return dataset
 
 
 class InstalledGraderContract(GraderContract):

@@ -18,8 +18,12 @@ a fixed opponent (docs/training.md#evaluation).
   its change between evaluations is paired).
 * role-averaged (``evaluation.role_averaged``): for each problem N debates; in debate ``i`` the
   policy plays role ``i`` and the fixed opponent (``evaluation.opponent``: the base model or any
-  checkpoint) the others. Reported for the policy's role: ``format``, ``correct`` of its final
-  answer, its ``judge_accuracy``, and the opponent's ``correct`` beside it.
+  checkpoint) the others. Reported for the policy's role, with or without a grader: its peer
+  win rate (``peer_win_rate``: the leave-one-out ``W_i / V_i`` of the ``win_rate`` reward for
+  the policy's seat, 0 without a vote, averaged over its N seats per problem; ``_se`` over
+  problems) and the fixed opponents' beside it, the votes its seat received, ``parse_error``;
+  with a grader also ``format``, ``correct`` of its final answer, its ``judge_accuracy``, and
+  the opponent's ``correct``.
 
 Names: ``eval_{dataset}/{mode}/{metric}``. Every evaluation uses the same problems and seeds,
 so evaluations during one run are paired comparisons.
@@ -38,10 +42,11 @@ from debate_core.config.sections import EvaluationSettings, RunConfig
 from debate_core.debate.coordinators import ParallelCoordinator
 from debate_core.debate.episode import DebateSetup
 from debate_core.errors import DebateError
-from debate_core.records import AgentPolicy, DebateEpisode, Problem, SampledAction
+from debate_core.records import AgentPolicy, DebateEpisode, DebateRecord, Problem, SampledAction, tally_votes
+from debate_core.rewards import win_rate_rewards
 from debate_core.runtime.retries import RetryingSamplingClient, retry_policy
 from debate_core.runtime.session import open_session_async
-from debate_core.stats import mean, paired_difference
+from debate_core.stats import mean, paired_difference, standard_error
 from debate_core.tasks.flaws import AnswerFlaws
 from debate_core.training.grading import JudgeTally, grade_debate, grade_samples, verifiable_metrics
 from debate_core.training.judge_benchmark import (
@@ -288,6 +293,8 @@ class Evaluator:
         prefix = f"{self.prefix}/role_averaged"
         records = [e.record for e in episodes]
         out = {f"{prefix}/parse_error": turn_metrics(records)["parse_error"]}
+        out.update(seat_win_rates(records, n, prefix))
+        self.per_problem[f"{prefix}/peer_win_rate"] = per_problem_seat_win_rate(records, n)
         grader = self.parts.grader
         if grader is None:
             return out
@@ -314,6 +321,32 @@ class Evaluator:
             if judge.decidable:
                 out[f"{prefix}/judge_accuracy"] = judge.agreed / judge.decidable
         return out
+
+
+def per_problem_seat_win_rate(records: Sequence[DebateRecord], n: int) -> list[float]:
+    """Per problem, the policy's peer win rate averaged over its ``n`` seats (debate ``k`` of a
+    problem seats the policy at role ``k mod n``)."""
+    rates = [win_rate_rewards(tally_votes(r).votes, n)[k % n] for k, r in enumerate(records)]
+    return [mean(rates[start : start + n]) for start in range(0, len(rates), n)]
+
+
+def seat_win_rates(records: Sequence[DebateRecord], n: int, prefix: str) -> dict[str, float]:
+    """The role-averaged peer win rates: the policy's seat against the fixed opponents' seats
+    (the win-rate reward's ``W_i / V_i``, 0 without a vote), and the votes each seat received."""
+    mine = per_problem_seat_win_rate(records, n)
+    opponents: list[float] = []
+    votes: list[float] = []
+    for k, record in enumerate(records):
+        tally = tally_votes(record)
+        rates = win_rate_rewards(tally.votes, n)
+        opponents.extend(rate for seat, rate in enumerate(rates) if seat != k % n)
+        votes.append(float(sum(k % n in (v.a, v.b) and v.author != k % n for v in tally.votes)))
+    return {
+        f"{prefix}/peer_win_rate": mean(mine),
+        f"{prefix}/peer_win_rate_se": standard_error(mine),
+        f"{prefix}/opponent_peer_win_rate": mean(opponents),
+        f"{prefix}/peer_votes": mean(votes),
+    }
 
 
 async def evaluate_policy(
