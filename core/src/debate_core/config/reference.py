@@ -106,6 +106,32 @@ def _sections() -> list[tuple[str, type, str]]:
     return result
 
 
+_OVERRIDES_SECTION = (
+    "## Lists, tables and strings on the command line",
+    "",
+    "An override's value is read as a TOML value when it is one and as a plain string otherwise, and",
+    "the schema then types it. Overrides may come before or after a command's options, in any order",
+    "(`debate eval run.toml --checkpoint runs/a evaluation.num_problems=10`); when a key is given twice,",
+    "the last one counts. Quote a value that holds spaces or brackets for the shell.",
+    "",
+    "| you type | the key holds |",
+    "|---|---|",
+    '| `debate.coordinator.name=parallel` | the string `"parallel"` (no TOML quotes needed) |',
+    '| `training.keep_best_by=direct/correct` | the string `"direct/correct"` (not TOML, so taken as it is) |',
+    '| `logging.sinks=wandb` | `["wandb"]`: one value for a list key is a one-element list |',
+    '| `evaluation.modes=debate` | `["debate"]` |',
+    '| `\'evaluation.modes=["direct", "debate"]\'` | both modes: a TOML list |',
+    '| `\'logging.sinks={ name = "wandb", options = { project = "p" } }\'` | one sink with options: a TOML table |',
+    "| `training.loss_fn_config.clip_low_threshold=0.8` | one key of a table, the others kept |",
+    "| `reward.options.lambda_judge=1.5` | one option of a component |",
+    "",
+    'The same holds in a run file: a single value where a list is expected (`sinks = "wandb"`) is a',
+    "one-element list.",
+    "",
+)
+"""How overrides are read, on the reference page."""
+
+
 def config_reference_markdown() -> str:
     """The whole reference as Markdown."""
     out = [
@@ -120,6 +146,7 @@ def config_reference_markdown() -> str:
         "learning rate passes every bound and then turns every weight into NaN). Run files, agents, rounds",
         "and tokens per turn have documented [limits](limits.md), each raised by an environment variable.",
         "",
+        *_OVERRIDES_SECTION,
         "## Components",
         "",
         'A component is chosen by name, either `reward = "v2"` or a table with its own options:',
