@@ -110,6 +110,7 @@ def run(args: argparse.Namespace) -> int:
     from debate_core.plugins import get_registry
     from debate_core.training.context_check import check_context
     from debate_core.training.loop import run_training
+    from debate_core.training.policy_weights import resolve_init_from
     from debate_core.training.progress import Progress
     from debate_core.training.run_dir import default_run_directory, existing_run_directory, fresh_run_directory
 
@@ -128,6 +129,8 @@ def run(args: argparse.Namespace) -> int:
             raise DebateError(f"--resume {args.resume}: no config.toml in the run directory; name the run file")
     config = load_run_config(config_path, overrides, registry=registry)
     check_context(config, registry)
+    if resumed is None:
+        config = resolve_init_from(config)  # a wrong model.init_from fails before a run directory is chosen
     if resumed is not None:
         run_dir = resumed
     elif args.run_dir is not None:

@@ -76,7 +76,13 @@ from debate_core.training.metrics import (
     total_returns,
     turn_metrics,
 )
-from debate_core.training.policy_weights import PolicyWeights, check_not_expired, opponent_client, resolve_opponent
+from debate_core.training.policy_weights import (
+    PolicyWeights,
+    check_not_expired,
+    opponent_client,
+    resolve_init_from,
+    resolve_opponent,
+)
 from debate_core.training.progress import Progress
 from debate_core.training.resume import choose_resume_point
 from debate_core.training.reward_sidecars import reward_summary, write_sidecar
@@ -761,6 +767,9 @@ async def _train_locked(
             else f"resuming {run_dir.root}: no checkpoint yet, starting over"
         )
     else:
+        config = resolve_init_from(config)
+        if config.model.init_from:
+            progress.message(f"starting from the trained weights {config.model.init_from}")
         write_resolved_config(config, run_dir.config_path, registry)
         run_dir.write_plugins(installed_distributions())
     run_dir.create()
@@ -776,8 +785,8 @@ async def _train_locked(
     session = await open_session_async(
         config,
         registry,
-        state_path=start.backend_state if start else None,
-        with_optimizer=True,
+        state_path=start.backend_state if start else (config.model.init_from or None),
+        with_optimizer=start is not None,
         state_directory=run_dir.backend_states,
         retry=retry_policy(config.training),
     )
