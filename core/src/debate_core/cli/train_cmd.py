@@ -7,9 +7,13 @@ import signal
 import sys
 from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING, NoReturn
 
 from debate_core.errors import DebateError, OutputWriteError
 from debate_core.runtime.interrupts import run_interruptibly
+
+if TYPE_CHECKING:
+    from debate_core.training.run_dir import RunDirectory
 
 HEADLINE = (
     "format",
@@ -139,15 +143,17 @@ def run(args: argparse.Namespace) -> int:
         run_dir = default_run_directory(config.run.name)
     progress = Progress(config.logging.progress)
     progress.message(f"run directory: {run_dir.root}")
+    created_root = not run_dir.root.exists()
     try:
         outcome = run_interruptibly(
             run_training(config, registry, run_dir, resume=args.resume is not None, progress=progress)
         )
-    except DebateError as exc:  # a file that cannot be written (a full disk): how to go on once it can
-        if not (_caused_by_an_unwritable_file(exc) and run_dir.holds_run()):
+    except BaseException as exc:
+        if resumed is None:  # a new run that failed before its first step leaves nothing to block a retry
+            run_dir.discard_failed_start(created_root)
+        if not isinstance(exc, DebateError):
             raise
-        hint = f"; once it can be written, continue with: debate train --resume {run_dir.root}"
-        raise OutputWriteError(f"{exc}{hint}") from exc
+        _raise_with_a_way_on(exc, run_dir)
     print(f"run directory: {outcome.run_dir}")
     print(f"steps done: {outcome.step} (warm-start {outcome.warmstart_steps}, RL iterations {outcome.iterations})")
     if outcome.evaluations:
@@ -166,6 +172,14 @@ def run(args: argparse.Namespace) -> int:
         )
         return 128 + int(signal.Signals[outcome.stopped_by])
     return 0
+
+
+def _raise_with_a_way_on(exc: DebateError, run_dir: RunDirectory) -> NoReturn:
+    """Re-raise ``exc``; a file that could not be written (a full disk) says how to go on once it can."""
+    if not (_caused_by_an_unwritable_file(exc) and run_dir.holds_run()):
+        raise exc
+    hint = f"; once it can be written, continue with: debate train --resume {run_dir.root}"
+    raise OutputWriteError(f"{exc}{hint}") from exc
 
 
 def _caused_by_an_unwritable_file(error: BaseException | None) -> bool:

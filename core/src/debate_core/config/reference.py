@@ -131,6 +131,30 @@ _OVERRIDES_SECTION = (
 )
 """How overrides are read, on the reference page."""
 
+_CONFIG_CHECK_SECTION = (
+    "## What config check checks",
+    "",
+    "`debate config check FILE [overrides]` reads the file as every command does (schema, unknown keys,",
+    "each component's options, the model's context), then checks what the run will need, and reports",
+    "every problem at once, one line each, starting with its key path:",
+    "",
+    "- each dataset (`dataset`, `curriculum[i].dataset`) is built, and a dataset of files checks that",
+    "  each file exists and that its first record is a problem (the `jsonl` dataset; a plugin's dataset",
+    "  does the same by defining `check()`);",
+    "- each metric sink (`logging.sinks[i]`) is built, so a sink whose package is not installed says so;",
+    "- with the `local` backend, `model.base_model` must be an embedded model, a GGUF file or a local",
+    "  directory: a hub name such as `Qwen/Qwen3-8B` is refused here, as the backend would refuse it;",
+    "- `model.init_from` must name trained weights (a run directory with an intact checkpoint, a manifest",
+    "  or a backend training state);",
+    "- `debate.num_agents` must be 2 or more when anything compares agents: RL iterations (the rewards",
+    "  come from peer votes), a judge, evaluation debates or role-averaged evaluation.",
+    "",
+    "`debate train` finds the same problems as it starts. A new run that fails before its first step",
+    "removes what it wrote in its run directory, so the same `--run-dir` can be used again at once.",
+    "",
+)
+"""What ``debate config check`` checks beyond the schema, on the reference page."""
+
 
 def config_reference_markdown() -> str:
     """The whole reference as Markdown."""
@@ -147,6 +171,7 @@ def config_reference_markdown() -> str:
         "and tokens per turn have documented [limits](limits.md), each raised by an environment variable.",
         "",
         *_OVERRIDES_SECTION,
+        *_CONFIG_CHECK_SECTION,
         "## Components",
         "",
         'A component is chosen by name, either `reward = "v2"` or a table with its own options:',
