@@ -51,6 +51,15 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.set_defaults(handler=run)
 
 
+def is_headline(name: str) -> bool:
+    """True for a headline metric of an evaluation (``eval_<dataset>/debate/cons@3``), not its SE or change."""
+    return (
+        "/" in name
+        and any(part in name.rsplit("/", 1)[-1] for part in HEADLINE)
+        and not name.endswith(("judge_decidable_votes", "_se", "_n", "_change", "response_correct"))
+    )
+
+
 def format_evaluations(evaluations: Mapping[str, Mapping[str, float]]) -> list[str]:
     """One line per evaluation with its headline metrics, each as the figures may be stated
     (docs/training.md#reading-the-figures: a proportion's interval, a small sample's count)."""
@@ -61,10 +70,7 @@ def format_evaluations(evaluations: Mapping[str, Mapping[str, float]]) -> list[s
         shown = [
             f"{name.split('/', 1)[1]} {figure.text()}"
             for name in metrics
-            if "/" in name
-            and any(part in name.rsplit("/", 1)[-1] for part in HEADLINE)
-            and not name.endswith(("judge_decidable_votes", "_se", "_n", "_change", "response_correct"))
-            and (figure := read_figure(metrics, name)) is not None
+            if is_headline(name) and (figure := read_figure(metrics, name)) is not None
         ]
         lines.append(f"  {label}: " + ("  ".join(shown) if shown else "(no graded metrics)"))
     return lines
@@ -141,7 +147,7 @@ def run(args: argparse.Namespace) -> int:
         run_dir = fresh_run_directory(args.run_dir)
     else:
         run_dir = default_run_directory(config.run.name)
-    progress = Progress(config.logging.progress)
+    progress = Progress(config.logging.progress, line_interval_s=config.logging.progress_interval_s)
     progress.message(f"run directory: {run_dir.root}")
     created_root = not run_dir.root.exists()
     try:

@@ -299,6 +299,9 @@ class LoggingSettings:
     """Full transcripts of this many debates per iteration go to RUN_DIR/transcripts/."""
     progress: Literal["auto", "bar", "lines", "off"] = "auto"
     """``auto``: a live bar on a terminal, plain lines otherwise."""
+    progress_interval_s: float = attrs.field(default=30.0, validator=v.gt(0.0))
+    """Without a terminal (``lines``), a progress line this often: elapsed time, rate and ETA of the
+    phase under way (warm-start, RL, evaluation; docs/training.md#progress)."""
 
 
 @attrs.frozen(kw_only=True)

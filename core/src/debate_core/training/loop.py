@@ -227,6 +227,7 @@ class Trainer:
             self.tokenizer,
             self.components.contract,
         )
+        self.progress.phase("warm-start", settings.steps, "steps", done=self.warmstart_steps)
         while self.warmstart_steps < settings.steps:
             if self.stop.requested:
                 raise _Abandoned
@@ -284,6 +285,7 @@ class Trainer:
         total = self.components.total_iterations
         training = self.config.training
         evaluation = self.config.evaluation
+        self.progress.phase("RL", total, "iterations", done=self.iteration)
         while self.iteration < total:
             if self.stop.requested:
                 raise _Abandoned
@@ -717,7 +719,7 @@ async def run_training(
         OutputWriteError: a file of the run could not be written (a full disk); the message names
             it, and the run was checkpointed first as for a ComponentFailure, where it could be.
     """
-    progress = progress or Progress(config.logging.progress)
+    progress = progress or Progress(config.logging.progress, line_interval_s=config.logging.progress_interval_s)
     # the fixed opponent is resolved once: a wrong checkpoint fails before any work, and a run
     # directory named as the opponent cannot change it halfway
     fixed_opponent = resolve_opponent(config.evaluation.opponent) if config.evaluation.role_averaged else None
