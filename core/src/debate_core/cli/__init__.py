@@ -31,6 +31,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "preflight_cmd",
     "report_cmd",
     "compare_cmd",
+    "export_cmd",
 )
 
 
