@@ -4,6 +4,7 @@ here on the local backend with the embedded ``debate-tiny`` model, LoRA and full
 from __future__ import annotations
 
 import asyncio
+import html
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -70,6 +71,9 @@ def test_a_new_run_starts_from_the_weights_of_another(
     assert f"starting from the trained weights {state}" in capsys.readouterr().err
     recorded = tomllib.loads((second / "config.toml").read_text(encoding="utf-8"))
     assert recorded["model"]["init_from"] == state  # the run directory, resolved to the weights it held
+    assert main(["report", str(second)]) == 0
+    page = (second / "report.html").read_text(encoding="utf-8")
+    assert html.escape(f'init_from = "{state}"') in page  # the report shows the resolved config
     assert (second / "checkpoints" / "step_000001.json").is_file()
 
     config = resolve_init_from(load_run_config(None, [*SHORT, f"model.init_from={first}"], registry=get_registry()))
