@@ -71,8 +71,9 @@ def _local_backend(argument: Path) -> LocalServiceClient:
     from debate_core.plugins import get_registry
 
     registry = get_registry()
-    candidates = [argument, argument.parent, argument.parent.parent]
-    config_file = next((c / "config.toml" for c in candidates if (c / "config.toml").is_file()), None)
+    candidates = [argument, *list(argument.parents)[:3]]  # RUN_DIR, its manifests, its backend states
+    runs = [c for c in candidates if (c / "config.toml").is_file() and (c / "checkpoints").is_dir()]
+    config_file = runs[0] / "config.toml" if runs else None
     options: dict[str, Any] = {}
     if config_file is not None:
         config = load_run_config(config_file, registry=registry)
