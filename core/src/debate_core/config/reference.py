@@ -147,7 +147,7 @@ _CONFIG_CHECK_SECTION = (
     "- `model.init_from` must name trained weights (a run directory with an intact checkpoint, a manifest",
     "  or a backend training state);",
     "- `debate.num_agents` must be 2 or more when anything compares agents: RL iterations (the rewards",
-    "  come from peer votes), a judge, evaluation debates or role-averaged evaluation.",
+    "  come from peer votes), a judge, evaluation debates, the judge benchmark or role-averaged evaluation.",
     "",
     "`debate train` finds the same problems as it starts. A new run that fails before its first step",
     "removes what it wrote in its run directory, so the same `--run-dir` can be used again at once.",

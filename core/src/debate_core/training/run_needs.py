@@ -83,6 +83,8 @@ def comparison_uses(config: RunConfig) -> list[str]:
     evaluating = config.evaluation.num_problems > 0
     if evaluating and "debate" in config.evaluation.modes:
         uses.append("evaluation debates (evaluation.modes has 'debate')")
+    if evaluating and "judge" in config.evaluation.modes:
+        uses.append("the judge benchmark (evaluation.modes has 'judge')")
     if evaluating and config.evaluation.role_averaged:
         uses.append("role-averaged evaluation against a fixed opponent")
     return uses
