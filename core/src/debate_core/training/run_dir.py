@@ -30,6 +30,7 @@ import attrs
 from debate_core.errors import DebateError
 from debate_core.files import atomic_write_json, output_write_errors
 from debate_core.training.metrics_file import MetricsRepair, repair_metrics
+from debate_core.training.run_lock import LOCK_NAME
 
 
 class RunDirectoryError(DebateError):
@@ -91,8 +92,8 @@ class RunDirectory:
         a step is left as it is (it can be resumed)."""
         if self.recorded_a_step():
             return
-        for file in (self.config_path, self.plugins_path, self.metrics_path):
-            file.unlink(missing_ok=True)
+        for file in (self.config_path, self.plugins_path, self.metrics_path, self.root / LOCK_NAME):
+            file.unlink(missing_ok=True)  # the lock too: the failed start has released it
         folders = [self.backend_states, self.checkpoints, self.transcripts, self.evaluations]
         for folder in [*folders, self.root] if created_root else folders:
             with contextlib.suppress(OSError):  # not empty (something else lives there) or already gone
