@@ -176,3 +176,34 @@ def test_renamed_keys_still_load_with_a_warning_naming_the_new_key(tmp_path: Pat
     both = write(tmp_path, '[debate]\npersonas = "plain"\npersona_set = "default"\n')
     with pytest.raises(ConfigError, match=r"debate\.personas: is the old name of debate\.persona_set"):
         load_run_config(both, registry=None)
+
+
+@pytest.mark.parametrize(
+    ("override", "expected"),
+    [
+        ("logging.sinks=wandb", ("wandb",)),
+        ("logging.sinks={ name = 'wandb', options = { mode = 'offline' } }", ("wandb",)),
+        ("logging.sinks=['jsonl', 'wandb']", ("jsonl", "wandb")),
+    ],
+)
+def test_one_value_for_a_list_key_is_a_one_element_list(override: str, expected: tuple[str, ...]) -> None:
+    config = load_run_config(None, [override], registry=None)
+    assert tuple(sink.name for sink in config.logging.sinks) == expected
+
+
+@given(st.sampled_from(["direct", "debate"]))
+def test_one_evaluation_mode_is_that_mode_alone(mode: str) -> None:
+    assert load_run_config(None, [f"evaluation.modes={mode}"], registry=None).evaluation.modes == (mode,)
+
+
+def test_one_value_for_a_list_key_in_a_run_file_is_a_one_element_list(tmp_path: Path) -> None:
+    path = write(tmp_path, "[evaluation]\nmodes = 'debate'\n[logging]\nsinks = 'jsonl'\n")
+    config = load_run_config(path, registry=get_registry())
+    assert config.evaluation.modes == ("debate",)
+    assert config.logging.sinks == (ComponentChoice(name="jsonl"),)
+
+
+def test_a_wrong_single_value_for_a_list_key_is_named_once(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError) as info:
+        load_run_config(None, ["evaluation.modes=debat"], registry=None)
+    assert str(info.value).splitlines() == ["evaluation.modes[0]: debat is not one of 'direct', 'debate', 'judge'"]

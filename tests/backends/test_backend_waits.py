@@ -35,7 +35,7 @@ def test_a_call_past_its_time_is_cancelled_and_named(
     started = time.monotonic()
     with caplog.at_level(logging.WARNING), pytest.raises(BackendTimeout) as raised:
         asyncio.run(watched("sample", forever(), 0.5, "tinker"))
-    assert time.monotonic() - started < 2
+    assert time.monotonic() - started < 10  # gave up (0.5 s), not waited the hour; margin for a loaded machine
     assert "backend 'tinker': sample: no answer after" in str(raised.value)
     assert "training.backend_timeout_s = 0.5" in str(raised.value)
     assert cancelled == [True]

@@ -82,6 +82,8 @@ TRAIN = [
     "warmstart.steps=3",
     "warmstart.batch_size=1",
     "training.batch_size=1",
+    "training.max_debates_in_flight=1",  # runs compared below: no batch may depend on thread timing
+    "backend.options.max_batch_rows=1",
     "training.num_iterations=1",
     "training.save_every=0",
     "evaluation.num_problems=0",
@@ -123,3 +125,45 @@ def test_lora_run_stopped_and_resumed_equals_the_uninterrupted_run(registry: Reg
     assert len(straight_metrics) == 4
     assert _stable(tmp_path / "resumed" / "metrics.jsonl") == straight_metrics
     assert straight_metrics[0]["warmstart/loss_per_token"] != straight_metrics[1]["warmstart/loss_per_token"]
+
+
+def test_an_exported_lora_checkpoint_of_smollm2_loads_in_transformers_with_the_backends_logits(
+    tmp_path: Path,
+) -> None:
+    """``debate export`` on a LoRA checkpoint of the real GGUF model (docs/training.md#exporting-a-policy)."""
+    import numpy as np
+    import torch
+    from tinker import types
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from debate_core.backends.local.service import LocalServiceClient
+
+    state = tmp_path / "state"
+    service = LocalServiceClient(num_threads=2)
+    try:
+        client = service.create_lora_training_client(MODEL, rank=4, seed=3).result()
+        tokenizer = client.get_tokenizer()
+        tokens = list(tokenizer.encode("Question: What is 37 + 8? Answer: 45", add_special_tokens=False))
+        datum = types.Datum(
+            model_input=types.ModelInput.from_ints(tokens[:-1]),
+            loss_fn_inputs={"target_tokens": tokens[1:], "weights": np.ones(len(tokens) - 1, dtype=np.float32)},
+        )
+        for _ in range(2):  # the adapter's B starts at zero: two steps move both factors
+            client.forward_backward([datum], "cross_entropy").result()
+            client.optim_step(types.AdamParams(learning_rate=1e-2)).result()
+        with torch.no_grad():
+            expected = client.module(input_ids=torch.tensor([tokens])).logits[0]
+        client.save_state(str(state)).result()
+    finally:
+        service.close()
+    exported = tmp_path / "hf"
+    assert main(["export", str(state), "--to", str(exported)]) == 0
+    loaded = AutoModelForCausalLM.from_pretrained(exported)
+    with torch.no_grad():
+        got = loaded(input_ids=torch.tensor([tokens])).logits[0]
+    torch.testing.assert_close(got, expected, rtol=1e-4, atol=1e-4)
+    exported_tokenizer = AutoTokenizer.from_pretrained(exported)
+    assert exported_tokenizer.encode("Question: What is 37 + 8?", add_special_tokens=False) == list(
+        tokenizer.encode("Question: What is 37 + 8?", add_special_tokens=False)
+    )
+    assert "<|im_start|>" in str(exported_tokenizer.chat_template)  # SmolLM2's own chat template

@@ -6,6 +6,7 @@ that answers 500 to everything, every command says what it waits for, gives up a
 from __future__ import annotations
 
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -21,6 +22,12 @@ from pathlib import Path
 import pytest
 
 TIMEOUT_S = 2
+WAIT_MARGIN_S = 10
+"""How much longer than ``TIMEOUT_S`` a give-up may say it waited: the message states the seconds
+measured, 3 for a 2 s limit on a loaded 2-core machine."""
+CTRL_C_LIMIT_S = 5
+"""Ctrl-C must stop a command well before the 6.6 s a SIGINT on the SDK's blocked thread took when it
+waited for the event loop's next timer; 3 s was too tight beside a CPU hog."""
 
 
 @contextmanager
@@ -152,7 +159,11 @@ def test_every_command_gives_up_in_one_line(server: str, tmp_path: Path) -> None
         assert "Traceback" not in err, (name, err)
         assert lines[-1].startswith("debate: error: backend 'tinker': "), (name, err)
         said = lines[-1]
-        assert f"no answer after {TIMEOUT_S} s" in said or "failed after" in said, (name, said)
+        waited = re.search(r"no answer after (\d+) s", said)
+        assert waited is not None or "failed after" in said, (name, said)
+        if waited is not None:  # the seconds waited, at least the limit; 3 s for a 2 s limit under load
+            assert TIMEOUT_S <= int(waited.group(1)) <= TIMEOUT_S + WAIT_MARGIN_S, (name, said)
+            assert f"training.backend_timeout_s = {TIMEOUT_S}" in said, (name, said)
         assert took < TIMEOUT_S + 45, (name, took)  # start-up included, on a loaded 2-core machine
 
 
@@ -186,6 +197,6 @@ def test_ctrl_c_while_the_backend_hangs_stops_at_once(name: str, tmp_path: Path)
         child.send_signal(signal.SIGINT)
         _, err = child.communicate(timeout=30)
         took = time.monotonic() - sent
-    assert took < 3, took
+    assert took < CTRL_C_LIMIT_S, took
     assert child.returncode != 0 and "Traceback" not in err
     assert err.strip().splitlines()[-1].startswith("debate: ")

@@ -20,6 +20,8 @@ pytest.importorskip("transformers")
 OVERRIDES = [
     "backend.name=local",
     "backend.options.num_threads=1",
+    "backend.options.max_batch_rows=1",  # compared runs: no batch may depend on thread timing
+    "training.max_debates_in_flight=1",
     "dataset.name=arithmetic",
     "reward.name=v2",
     "debate.num_agents=2",

@@ -31,6 +31,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "preflight_cmd",
     "report_cmd",
     "compare_cmd",
+    "export_cmd",
 )
 
 
@@ -53,6 +54,29 @@ def build_parser() -> argparse.ArgumentParser:
     for module_name in COMMAND_MODULES:
         importlib.import_module(f"debate_core.cli.{module_name}").register(subparsers)
     return parser
+
+
+def parse_arguments(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> argparse.Namespace:
+    """The parsed command line, with overrides and options in any order.
+
+    argparse takes a command's ``section.key=value`` overrides only before its first option, so
+    ``debate eval CONFIG --checkpoint RUN evaluation.num_problems=10`` would leave the last word
+    unrecognized; such words are the command's overrides too, in the order given. Anything else
+    left over is a usage error, as before.
+    """
+    args, extra = parser.parse_known_args(argv)
+    overrides = getattr(args, "overrides", None)
+    if extra and isinstance(overrides, list) and all(_looks_like_override(word) for word in extra):
+        args.overrides = [*overrides, *extra]
+    elif extra:
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    return args
+
+
+def _looks_like_override(word: str) -> bool:
+    """``section.key=value``: a word that is not an option and sets a key."""
+    key, sep, _ = word.partition("=")
+    return bool(sep) and bool(key) and not word.startswith("-")
 
 
 def debug_enabled() -> bool:
@@ -120,7 +144,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not debug_enabled():
         warnings.showwarning = _show_warning
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parse_arguments(parser, argv)
     handler = getattr(args, "handler", None)
     if handler is None:
         parser.print_help()

@@ -4,12 +4,18 @@ from __future__ import annotations
 
 import argparse
 
+from debate_core.errors import ConfigError
+
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser("config", help="check or show a run file")
     actions = parser.add_subparsers(dest="config_action", metavar="ACTION", required=True)
     for name, help_text in (
-        ("check", "validate a run file and its overrides against the schema and the installed plugins"),
+        (
+            "check",
+            "validate a run file and its overrides against the schema and the installed plugins, and check "
+            "what the run will need: dataset files, metric sinks' packages, the model, init_from, agents",
+        ),
         ("show", "print the resolved run file with every default filled in"),
     ):
         sub = actions.add_parser(name, help=help_text)
@@ -24,9 +30,14 @@ def run_check(args: argparse.Namespace) -> int:
     from debate_core.config import load_run_config
     from debate_core.plugins import get_registry
     from debate_core.training.context_check import check_context
+    from debate_core.training.run_needs import check_run_needs
 
     config = load_run_config(args.file, args.overrides, registry=get_registry())
     check_context(config, get_registry())
+    try:
+        check_run_needs(config, get_registry())
+    except ConfigError as exc:
+        raise ConfigError(_prefix_lines(f"{args.file}: ", str(exc))) from None
     print(f"{args.file}: ok")
     return 0
 
@@ -46,3 +57,7 @@ def run_reference(args: argparse.Namespace) -> int:
 
     print(config_reference_markdown(), end="")
     return 0
+
+
+def _prefix_lines(prefix: str, text: str) -> str:
+    return "\n".join(prefix + line for line in text.splitlines())

@@ -7,6 +7,7 @@ import json
 from collections.abc import Mapping
 from pathlib import Path
 
+from debate_core.cli.train_cmd import is_headline
 from debate_core.runtime.interrupts import run_interruptibly
 
 
@@ -73,7 +74,7 @@ def run(args: argparse.Namespace) -> int:
     config = load_run_config(args.config, overrides, registry=get_registry())
     check_context(config, get_registry())
     weights = resolve_policy_weights(args.checkpoint, "--checkpoint") if args.checkpoint else None
-    progress = Progress(config.logging.progress)
+    progress = Progress(config.logging.progress, line_interval_s=config.logging.progress_interval_s)
     metrics = run_interruptibly(evaluate_policy(config, get_registry(), weights=weights, progress=progress))
     report = {"checkpoint": weights.path if weights else None, "metrics": metrics}
     if args.out is not None:
@@ -84,4 +85,24 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(f"policy: {weights.path if weights else 'base model ' + config.model.base_model}")
         print("\n".join(format_metrics(metrics)))
+        print("\n".join(headline_table(metrics)))
     return 0
+
+
+def headline_table(metrics: Mapping[str, float]) -> list[str]:
+    """The headline metrics (those the end of training shows), one row each as it may be stated
+    (its interval, or its count when it rests on few observations), under the number of problems:
+    what to read first of the list above."""
+    from debate_core.training.evaluation_figures import read_figure
+
+    rows = [
+        (name.split("/", 1)[1], figure.text())
+        for name in metrics
+        if is_headline(name) and (figure := read_figure(metrics, name)) is not None
+    ]
+    if not rows:
+        return ["headline: (no graded metrics)"]
+    problems = next((int(v) for k, v in metrics.items() if k.endswith("/num_problems")), None)
+    width = max(len(name) for name, _ in rows)
+    head = f"headline ({problems} problems):" if problems is not None else "headline:"
+    return [head] + [f"  {name:<{width}}  {text}" for name, text in rows]

@@ -7,9 +7,13 @@ import signal
 import sys
 from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING, NoReturn
 
 from debate_core.errors import DebateError, OutputWriteError
 from debate_core.runtime.interrupts import run_interruptibly
+
+if TYPE_CHECKING:
+    from debate_core.training.run_dir import RunDirectory
 
 HEADLINE = (
     "format",
@@ -47,6 +51,15 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.set_defaults(handler=run)
 
 
+def is_headline(name: str) -> bool:
+    """True for a headline metric of an evaluation (``eval_<dataset>/debate/cons@3``), not its SE or change."""
+    return (
+        "/" in name
+        and any(part in name.rsplit("/", 1)[-1] for part in HEADLINE)
+        and not name.endswith(("judge_decidable_votes", "_se", "_n", "_change", "response_correct"))
+    )
+
+
 def format_evaluations(evaluations: Mapping[str, Mapping[str, float]]) -> list[str]:
     """One line per evaluation with its headline metrics, each as the figures may be stated
     (docs/training.md#reading-the-figures: a proportion's interval, a small sample's count)."""
@@ -57,10 +70,7 @@ def format_evaluations(evaluations: Mapping[str, Mapping[str, float]]) -> list[s
         shown = [
             f"{name.split('/', 1)[1]} {figure.text()}"
             for name in metrics
-            if "/" in name
-            and any(part in name.rsplit("/", 1)[-1] for part in HEADLINE)
-            and not name.endswith(("judge_decidable_votes", "_se", "_n", "_change", "response_correct"))
-            and (figure := read_figure(metrics, name)) is not None
+            if is_headline(name) and (figure := read_figure(metrics, name)) is not None
         ]
         lines.append(f"  {label}: " + ("  ".join(shown) if shown else "(no graded metrics)"))
     return lines
@@ -110,6 +120,7 @@ def run(args: argparse.Namespace) -> int:
     from debate_core.plugins import get_registry
     from debate_core.training.context_check import check_context
     from debate_core.training.loop import run_training
+    from debate_core.training.policy_weights import resolve_init_from
     from debate_core.training.progress import Progress
     from debate_core.training.run_dir import default_run_directory, existing_run_directory, fresh_run_directory
 
@@ -128,23 +139,27 @@ def run(args: argparse.Namespace) -> int:
             raise DebateError(f"--resume {args.resume}: no config.toml in the run directory; name the run file")
     config = load_run_config(config_path, overrides, registry=registry)
     check_context(config, registry)
+    if resumed is None:
+        config = resolve_init_from(config)  # a wrong model.init_from fails before a run directory is chosen
     if resumed is not None:
         run_dir = resumed
     elif args.run_dir is not None:
         run_dir = fresh_run_directory(args.run_dir)
     else:
         run_dir = default_run_directory(config.run.name)
-    progress = Progress(config.logging.progress)
+    progress = Progress(config.logging.progress, line_interval_s=config.logging.progress_interval_s)
     progress.message(f"run directory: {run_dir.root}")
+    created_root = not run_dir.root.exists()
     try:
         outcome = run_interruptibly(
             run_training(config, registry, run_dir, resume=args.resume is not None, progress=progress)
         )
-    except DebateError as exc:  # a file that cannot be written (a full disk): how to go on once it can
-        if not (_caused_by_an_unwritable_file(exc) and run_dir.holds_run()):
+    except BaseException as exc:
+        if resumed is None:  # a new run that failed before its first step leaves nothing to block a retry
+            run_dir.discard_failed_start(created_root)
+        if not isinstance(exc, DebateError):
             raise
-        hint = f"; once it can be written, continue with: debate train --resume {run_dir.root}"
-        raise OutputWriteError(f"{exc}{hint}") from exc
+        _raise_with_a_way_on(exc, run_dir)
     print(f"run directory: {outcome.run_dir}")
     print(f"steps done: {outcome.step} (warm-start {outcome.warmstart_steps}, RL iterations {outcome.iterations})")
     if outcome.evaluations:
@@ -163,6 +178,14 @@ def run(args: argparse.Namespace) -> int:
         )
         return 128 + int(signal.Signals[outcome.stopped_by])
     return 0
+
+
+def _raise_with_a_way_on(exc: DebateError, run_dir: RunDirectory) -> NoReturn:
+    """Re-raise ``exc``; a file that could not be written (a full disk) says how to go on once it can."""
+    if not (_caused_by_an_unwritable_file(exc) and run_dir.holds_run()):
+        raise exc
+    hint = f"; once it can be written, continue with: debate train --resume {run_dir.root}"
+    raise OutputWriteError(f"{exc}{hint}") from exc
 
 
 def _caused_by_an_unwritable_file(error: BaseException | None) -> bool:

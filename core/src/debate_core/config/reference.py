@@ -106,6 +106,56 @@ def _sections() -> list[tuple[str, type, str]]:
     return result
 
 
+_OVERRIDES_SECTION = (
+    "## Lists, tables and strings on the command line",
+    "",
+    "An override's value is read as a TOML value when it is one and as a plain string otherwise, and",
+    "the schema then types it. Overrides may come before or after a command's options, in any order",
+    "(`debate eval run.toml --checkpoint runs/a evaluation.num_problems=10`); when a key is given twice,",
+    "the last one counts. Quote a value that holds spaces or brackets for the shell.",
+    "",
+    "| you type | the key holds |",
+    "|---|---|",
+    '| `debate.coordinator.name=parallel` | the string `"parallel"` (no TOML quotes needed) |',
+    '| `training.keep_best_by=direct/correct` | the string `"direct/correct"` (not TOML, so taken as it is) |',
+    '| `logging.sinks=wandb` | `["wandb"]`: one value for a list key is a one-element list |',
+    '| `evaluation.modes=debate` | `["debate"]` |',
+    '| `\'evaluation.modes=["direct", "debate"]\'` | both modes: a TOML list |',
+    '| `\'logging.sinks={ name = "wandb", options = { project = "p" } }\'` | one sink with options: a TOML table |',
+    "| `training.loss_fn_config.clip_low_threshold=0.8` | one key of a table, the others kept |",
+    "| `reward.options.lambda_judge=1.5` | one option of a component |",
+    "",
+    'The same holds in a run file: a single value where a list is expected (`sinks = "wandb"`) is a',
+    "one-element list.",
+    "",
+)
+"""How overrides are read, on the reference page."""
+
+_CONFIG_CHECK_SECTION = (
+    "## What config check checks",
+    "",
+    "`debate config check FILE [overrides]` reads the file as every command does (schema, unknown keys,",
+    "each component's options, the model's context), then checks what the run will need, and reports",
+    "every problem at once, one line each, starting with its key path:",
+    "",
+    "- each dataset (`dataset`, `curriculum[i].dataset`) is built, and a dataset of files checks that",
+    "  each file exists and that its first record is a problem (the `jsonl` dataset; a plugin's dataset",
+    "  does the same by defining `check()`);",
+    "- each metric sink (`logging.sinks[i]`) is built, so a sink whose package is not installed says so;",
+    "- with the `local` backend, `model.base_model` must be an embedded model, a GGUF file or a local",
+    "  directory: a hub name such as `Qwen/Qwen3-8B` is refused here, as the backend would refuse it;",
+    "- `model.init_from` must name trained weights (a run directory with an intact checkpoint, a manifest",
+    "  or a backend training state);",
+    "- `debate.num_agents` must be 2 or more when anything compares agents: RL iterations (the rewards",
+    "  come from peer votes), a judge, evaluation debates, the judge benchmark or role-averaged evaluation.",
+    "",
+    "`debate train` finds the same problems as it starts. A new run that fails before its first step",
+    "removes what it wrote in its run directory, so the same `--run-dir` can be used again at once.",
+    "",
+)
+"""What ``debate config check`` checks beyond the schema, on the reference page."""
+
+
 def config_reference_markdown() -> str:
     """The whole reference as Markdown."""
     out = [
@@ -120,6 +170,8 @@ def config_reference_markdown() -> str:
         "learning rate passes every bound and then turns every weight into NaN). Run files, agents, rounds",
         "and tokens per turn have documented [limits](limits.md), each raised by an environment variable.",
         "",
+        *_OVERRIDES_SECTION,
+        *_CONFIG_CHECK_SECTION,
         "## Components",
         "",
         'A component is chosen by name, either `reward = "v2"` or a table with its own options:',

@@ -73,6 +73,13 @@ class ModelSettings:
     """Adapt the attention layers (LoRA)."""
     train_unembed: bool = True
     """Adapt the unembedding layer (LoRA)."""
+    init_from: str = ""
+    """Start a new run from trained weights instead of the base model: a run directory (its latest
+    checkpoint), a checkpoint manifest (``checkpoints/step_*.json``) or a backend's training state
+    (``tinker://.../weights/<name>``, a local backend's state folder). The weights load as they were
+    saved, LoRA (its rank and targets) or full, with a fresh optimizer; the run's resolved config records
+    the backend path it resolved to (docs/training.md#starting-from-a-trained-policy). Empty: the base
+    model."""
 
 
 @attrs.frozen(kw_only=True)
@@ -292,6 +299,9 @@ class LoggingSettings:
     """Full transcripts of this many debates per iteration go to RUN_DIR/transcripts/."""
     progress: Literal["auto", "bar", "lines", "off"] = "auto"
     """``auto``: a live bar on a terminal, plain lines otherwise."""
+    progress_interval_s: float = attrs.field(default=30.0, validator=v.gt(0.0))
+    """Without a terminal (``lines``), a progress line this often: elapsed time, rate and ETA of the
+    phase under way (warm-start, RL, evaluation; docs/training.md#progress)."""
 
 
 @attrs.frozen(kw_only=True)

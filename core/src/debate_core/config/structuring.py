@@ -7,12 +7,14 @@ from __future__ import annotations
 import difflib
 import math
 import re
+import typing
 from collections.abc import Iterator, Mapping
 from typing import Any, TypeVar
 
 import attrs
 import cattrs
 import cattrs.gen
+from cattrs.cols import homogenous_tuple_structure_factory, list_structure_factory
 from cattrs.errors import ClassValidationError, ForbiddenExtraKeysError, IterableValidationError
 
 from debate_core.config.choices import ComponentChoice
@@ -82,7 +84,31 @@ def _make_converter() -> cattrs.Converter:
         return structure_attrs
 
     converter.register_structure_hook_factory(attrs.has, attrs_hook_factory)
+    converter.register_structure_hook_factory(_is_homogeneous_sequence, _one_or_many_factory)
     return converter
+
+
+def _is_homogeneous_sequence(target: Any) -> bool:
+    """``tuple[X, ...]`` or ``list[X]``: the list-typed keys of a run file and of component options."""
+    origin, args = typing.get_origin(target), typing.get_args(target)
+    return (origin is tuple and len(args) == 2 and args[1] is Ellipsis) or (origin is list and len(args) == 1)
+
+
+def _one_or_many_factory(target: Any, converter: cattrs.Converter) -> Any:
+    """A list-typed key given one value (``logging.sinks=wandb``, ``sinks = {name = "wandb"}``) holds that one
+    value: a string, number or table is a one-element list, never split into its characters or keys
+    (docs/config-reference.md#lists-tables-and-strings-on-the-command-line)."""
+    if typing.get_origin(target) is tuple:
+        inner = homogenous_tuple_structure_factory(target, converter)
+    else:
+        inner = list_structure_factory(target, converter)
+
+    def structure_one_or_many(value: Any, type_: Any) -> Any:
+        if isinstance(value, str | int | float | bool | Mapping):
+            value = [value]
+        return inner(value, type_)
+
+    return structure_one_or_many
 
 
 converter = _make_converter()

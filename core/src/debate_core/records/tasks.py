@@ -20,7 +20,12 @@ class Problem:
 
 @runtime_checkable
 class Dataset(Protocol):
-    """A source of problems. ``split`` is ``train`` or ``test``; order must be deterministic."""
+    """A source of problems. ``split`` is ``train`` or ``test``; order must be deterministic.
+
+    A dataset may also define ``check() -> None``, raising a ``DebateError`` that says what is
+    wrong: ``debate config check`` calls it to find a missing file or an unreadable first record
+    before a run starts (the ``jsonl`` dataset does), without loading every problem.
+    """
 
     def problems(self, split: str) -> Sequence[Problem]: ...
 

@@ -226,7 +226,8 @@ async def open_session_async(
             state saved without sampler weights).
         sampler_path: a path returned by ``save_weights_for_sampler``: a sampling-only session opens
             it with ``create_sampling_client`` (``debate eval --checkpoint``, ``debate run --checkpoint``).
-        with_optimizer: restore the optimizer state too (resume); ``False`` for weights only.
+        with_optimizer: restore the optimizer state too (resume); ``False`` for weights only (a new run
+            from trained weights, ``model.init_from``: the backend is told ``model.base_model``).
         state_directory: where local backends keep saved states (see ``SupportsStateDirectory``).
         retry: retries and give-up time of backend calls; unset: the config's ``training.backend_*``.
     """
@@ -252,7 +253,8 @@ async def open_session_async(
             )
         if with_optimizer:
             return await service.create_training_client_from_state_with_optimizer(state_path)
-        return await service.create_training_client_from_state(state_path)
+        # a new run from trained weights (model.init_from): the backend checks they fit the base model
+        return await service.create_training_client_from_state(state_path, model.base_model)
 
     if training:
         training_client = await with_retries("create the training client", create_training, policy, name)

@@ -76,7 +76,13 @@ from debate_core.training.metrics import (
     total_returns,
     turn_metrics,
 )
-from debate_core.training.policy_weights import PolicyWeights, check_not_expired, opponent_client, resolve_opponent
+from debate_core.training.policy_weights import (
+    PolicyWeights,
+    check_not_expired,
+    opponent_client,
+    resolve_init_from,
+    resolve_opponent,
+)
 from debate_core.training.progress import Progress
 from debate_core.training.resume import choose_resume_point
 from debate_core.training.reward_sidecars import reward_summary, write_sidecar
@@ -221,6 +227,7 @@ class Trainer:
             self.tokenizer,
             self.components.contract,
         )
+        self.progress.phase("warm-start", settings.steps, "steps", done=self.warmstart_steps)
         while self.warmstart_steps < settings.steps:
             if self.stop.requested:
                 raise _Abandoned
@@ -278,6 +285,7 @@ class Trainer:
         total = self.components.total_iterations
         training = self.config.training
         evaluation = self.config.evaluation
+        self.progress.phase("RL", total, "iterations", done=self.iteration)
         while self.iteration < total:
             if self.stop.requested:
                 raise _Abandoned
@@ -711,7 +719,7 @@ async def run_training(
         OutputWriteError: a file of the run could not be written (a full disk); the message names
             it, and the run was checkpointed first as for a ComponentFailure, where it could be.
     """
-    progress = progress or Progress(config.logging.progress)
+    progress = progress or Progress(config.logging.progress, line_interval_s=config.logging.progress_interval_s)
     # the fixed opponent is resolved once: a wrong checkpoint fails before any work, and a run
     # directory named as the opponent cannot change it halfway
     fixed_opponent = resolve_opponent(config.evaluation.opponent) if config.evaluation.role_averaged else None
@@ -761,6 +769,9 @@ async def _train_locked(
             else f"resuming {run_dir.root}: no checkpoint yet, starting over"
         )
     else:
+        config = resolve_init_from(config)
+        if config.model.init_from:
+            progress.message(f"starting from the trained weights {config.model.init_from}")
         write_resolved_config(config, run_dir.config_path, registry)
         run_dir.write_plugins(installed_distributions())
     run_dir.create()
@@ -776,8 +787,8 @@ async def _train_locked(
     session = await open_session_async(
         config,
         registry,
-        state_path=start.backend_state if start else None,
-        with_optimizer=True,
+        state_path=start.backend_state if start else (config.model.init_from or None),
+        with_optimizer=start is not None,
         state_directory=run_dir.backend_states,
         retry=retry_policy(config.training),
     )

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 import attrs
 
+from debate_core.config import RunConfig
 from debate_core.runtime.manifests import Checkpoint, CheckpointError, load_checkpoint_argument
 
 if TYPE_CHECKING:
@@ -89,6 +90,31 @@ def resolve_policy_weights(argument: str, where: str) -> PolicyWeights:
         raise CheckpointError(f"{where} {exc}") from None
     check_not_expired(checkpoint, f"{where} {argument}")
     return PolicyWeights.of_checkpoint(checkpoint)
+
+
+def resolve_init_from(config: RunConfig) -> RunConfig:
+    """``config`` with ``model.init_from`` resolved to the training state a new run loads: a run
+    directory or manifest to the backend state of its (latest) checkpoint, a backend path as given.
+
+    Raises:
+        CheckpointError: nothing at a local path, no intact checkpoint, an expired one, or weights
+            saved only for sampling on a remote backend (a training client loads a training state).
+    """
+    argument = config.model.init_from
+    if not argument:
+        return config
+    where = "model.init_from"
+    if "://" in argument:
+        if TINKER_STATE_SEGMENT not in argument:
+            raise CheckpointError(
+                f"{where} {argument}: names weights saved for sampling; a new run loads a training state "
+                f"(a path with {TINKER_STATE_SEGMENT.strip('/')!r} in it, as save_state returns it) or a run directory"
+            )
+        state = argument
+    else:
+        weights = resolve_policy_weights(argument, where)
+        state = weights.state_path or weights.path
+    return attrs.evolve(config, model=attrs.evolve(config.model, init_from=state))
 
 
 def resolve_opponent(opponent: str) -> PolicyWeights | None:

@@ -4,36 +4,91 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Literal, TextIO
 
+import attrs
+
 ProgressMode = Literal["auto", "bar", "lines", "off"]
+
+DEFAULT_LINE_INTERVAL_S = 30.0
+"""Seconds between progress lines without a terminal (``logging.progress_interval_s``)."""
+
+
+@attrs.define
+class _Phase:
+    """A phase of the run (warm-start, RL): ``total`` units, ``done`` of them, since ``started``,
+    when ``done_at_start`` were done already (a resumed run)."""
+
+    name: str
+    unit: str
+    total: int
+    done: int
+    done_at_start: int
+    started: float
+
+
+def format_duration(seconds: float) -> str:
+    """``42s``, ``5m02s``, ``2h03m``: a duration as a log reader takes it in at a glance."""
+    whole = max(round(seconds), 0)
+    hours, rest = divmod(whole, 3600)
+    minutes, secs = divmod(rest, 60)
+    if hours:
+        return f"{hours}h{minutes:02d}m"
+    if minutes:
+        return f"{minutes}m{secs:02d}s"
+    return f"{secs}s"
+
+
+def pace(done: float, total: int, elapsed: float, unit: str, per: Literal["s", "min"]) -> str:
+    """``elapsed 5m02s, 2.4 iterations/min, ETA 2h03m``: the rate of what is done so far and the
+    time the rest takes at that rate (``ETA ?`` before anything is done)."""
+    scale = 60.0 if per == "min" else 1.0
+    if done <= 0 or elapsed <= 0:
+        return f"elapsed {format_duration(elapsed)}, {unit}/{per} ?, ETA ?"
+    rate = done / elapsed
+    eta = max(total - done, 0) / rate
+    return f"elapsed {format_duration(elapsed)}, {rate * scale:.3g} {unit}/{per}, ETA {format_duration(eta)}"
 
 
 class Progress:
     """Shows the iteration, debates done, tokens/s, mean reward and format rate.
 
     ``bar`` redraws one line in place (``\\r``); ``lines`` prints one line per iteration (for
-    logs and non-terminals), and while a phase runs, a line every ``line_interval_s`` seconds
-    with the debates done so far (an evaluation is never minutes of silence); ``off`` prints
-    only messages; ``auto`` picks ``bar`` on a terminal.
+    logs and non-terminals), and every ``line_interval_s`` seconds a line with the debates of the
+    step (or evaluation) under way and the phase's progress: elapsed time, rate and ETA of each
+    (docs/training.md#progress); ``off`` prints only messages; ``auto`` picks ``bar`` on a terminal.
+    ``clock`` gives the time in seconds (tests pass a fake one).
     """
 
     def __init__(
-        self, mode: ProgressMode = "auto", stream: TextIO | None = None, line_interval_s: float = 10.0
+        self,
+        mode: ProgressMode = "auto",
+        stream: TextIO | None = None,
+        line_interval_s: float = DEFAULT_LINE_INTERVAL_S,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.stream = stream or sys.stderr
         if mode == "auto":
             mode = "bar" if getattr(self.stream, "isatty", lambda: False)() else "lines"
         self.mode = mode
         self.line_interval_s = line_interval_s
+        self._clock = clock
         self._label = ""
         self._total_debates = 0
         self._done = 0
         self._tokens = 0
-        self._started = time.monotonic()
+        self._started = clock()
         self._last_draw = 0.0
-        self._last_line = 0.0
+        self._last_line = self._started
+        self._phase: _Phase | None = None
+
+    def phase(self, name: str, total: int, unit: str, done: int = 0) -> None:
+        """A phase of ``total`` steps (``unit``: ``steps``, ``iterations``) begins, ``done`` of them
+        already done (resuming); each ``finish`` counts one."""
+        now = self._clock()
+        self._phase = _Phase(name, unit, total, done, done, now)
+        self._last_line = now
 
     def start(self, label: str, debates: int) -> None:
         """A new iteration (or evaluation) with ``debates`` debates to run."""
@@ -41,8 +96,7 @@ class Progress:
         self._total_debates = debates
         self._done = 0
         self._tokens = 0
-        self._started = time.monotonic()
-        self._last_line = self._started
+        self._started = self._clock()
         self._draw(force=True)
 
     def debate_done(self, sampled_tokens: int) -> None:
@@ -53,6 +107,8 @@ class Progress:
 
     def finish(self, summary: Mapping[str, float]) -> None:
         """The iteration is over; ``summary`` holds the headline metrics."""
+        if self._phase is not None and not self._label.startswith("eval"):
+            self._phase.done += 1
         if self.mode == "off":
             return
         parts = [f"{k} {v:.3g}" for k, v in summary.items()]
@@ -62,6 +118,8 @@ class Progress:
         else:
             self.stream.write(line + "\n")
         self.stream.flush()
+        if self.mode == "lines":
+            self._line(between_steps=True)
 
     def message(self, text: str) -> None:
         """A line of its own (never lost under the bar)."""
@@ -76,7 +134,7 @@ class Progress:
             return
         if self.mode != "bar":
             return
-        now = time.monotonic()
+        now = self._clock()
         if not force and now - self._last_draw < 0.1 and self._done < self._total_debates:
             return
         self._last_draw = now
@@ -90,15 +148,29 @@ class Progress:
         )
         self.stream.flush()
 
-    def _line(self) -> None:
-        """In ``lines`` mode, a progress line when the phase has run ``line_interval_s`` since the last one."""
-        now = time.monotonic()
-        if now - self._last_line < self.line_interval_s or not 0 < self._done < self._total_debates:
+    def _line(self, between_steps: bool = False) -> None:
+        """In ``lines`` mode, a progress line when ``line_interval_s`` have passed since the last one:
+        the debates of the step under way (while it runs), then the phase's progress."""
+        now = self._clock()
+        running = 0 < self._done < self._total_debates
+        if now - self._last_line < self.line_interval_s or not (running or (between_steps and self._phase)):
             return
         self._last_line = now
-        elapsed = max(now - self._started, 1e-9)
-        self.stream.write(
-            f"{self._label}  {self._done}/{self._total_debates} debates  {elapsed:.0f}s  "
-            f"{self._tokens / elapsed:.0f} tok/s\n"
-        )
+        parts = []
+        if running:
+            elapsed = now - self._started
+            tokens = self._tokens / max(elapsed, 1e-9)
+            parts.append(
+                f"{self._label}  {self._done}/{self._total_debates} debates  {elapsed:.0f}s  {tokens:.0f} tok/s  "
+                + pace(self._done, self._total_debates, elapsed, "debates", "s")
+            )
+        phase = self._phase
+        if phase is not None and phase.done < phase.total:
+            within = self._done / self._total_debates if running and not self._label.startswith("eval") else 0.0
+            done_here = phase.done - phase.done_at_start + within
+            parts.append(
+                f"{phase.name} {phase.done}/{phase.total} {phase.unit}: "
+                + pace(done_here, phase.total - phase.done_at_start, now - phase.started, phase.unit, "min")
+            )
+        self.stream.write("  | ".join(parts) + "\n")
         self.stream.flush()

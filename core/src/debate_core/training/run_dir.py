@@ -20,6 +20,7 @@ Step ``s`` is the state after ``s`` updates; every file about it carries that nu
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -29,6 +30,7 @@ import attrs
 from debate_core.errors import DebateError
 from debate_core.files import atomic_write_json, output_write_errors
 from debate_core.training.metrics_file import MetricsRepair, repair_metrics
+from debate_core.training.run_lock import LOCK_NAME
 
 
 class RunDirectoryError(DebateError):
@@ -76,6 +78,26 @@ class RunDirectory:
     def holds_run(self) -> bool:
         """True when a run was started here (its resolved config exists)."""
         return self.config_path.exists()
+
+    def recorded_a_step(self) -> bool:
+        """True when the run got as far as a step: a metrics record or a checkpoint manifest."""
+        metrics = self.metrics_path
+        has_metrics = metrics.is_file() and metrics.stat().st_size > 0
+        return has_metrics or any(self.checkpoints.glob("step_*.json"))
+
+    def discard_failed_start(self, created_root: bool) -> None:
+        """Undo a start that failed before its first step (a model that does not load, a backend that
+        refuses): the files the start wrote go, and the folders it made while they are empty, so that
+        the same ``--run-dir`` can be used again at once. Nothing else is touched; a run that recorded
+        a step is left as it is (it can be resumed)."""
+        if self.recorded_a_step():
+            return
+        for file in (self.config_path, self.plugins_path, self.metrics_path, self.root / LOCK_NAME):
+            file.unlink(missing_ok=True)  # the lock too: the failed start has released it
+        folders = [self.backend_states, self.checkpoints, self.transcripts, self.evaluations]
+        for folder in [*folders, self.root] if created_root else folders:
+            with contextlib.suppress(OSError):  # not empty (something else lives there) or already gone
+                folder.rmdir()
 
     def create(self) -> None:
         """Make the folders."""

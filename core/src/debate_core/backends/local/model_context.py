@@ -1,4 +1,5 @@
-"""How many positions a local model reads, found in its config without loading it (no torch)."""
+"""What the local backend can tell about a model without loading it (no torch): whether it can
+load ``model.base_model`` at all, and how many positions the model reads."""
 
 from __future__ import annotations
 
@@ -6,7 +7,43 @@ import json
 from importlib import resources
 from pathlib import Path
 
+from debate_core.backends.local.gguf_files import find_gguf
+from debate_core.errors import ConfigError
+
 EMBEDDED_PREFIX = "embedded:"
+
+
+def check_loadable(base_model: str) -> None:
+    """Refuse a ``model.base_model`` the local backend cannot load, before anything loads: an unknown
+    embedded model, a GGUF path that names no file, or a name that is not a local directory (a hub
+    name such as ``Qwen/Qwen3-8B``: the local backend never downloads).
+
+    Raises:
+        ConfigError: naming the key, the value and what the local backend accepts.
+    """
+    if base_model.startswith(EMBEDDED_PREFIX):
+        names = _embedded_specs()
+        if base_model[len(EMBEDDED_PREFIX) :] not in names:
+            raise ConfigError(
+                f"model.base_model: no embedded model {base_model[len(EMBEDDED_PREFIX) :]!r}; the embedded models are "
+                + ", ".join(f"{EMBEDDED_PREFIX}{n}" for n in sorted(names))
+            )
+        return
+    if find_gguf(base_model) is not None:
+        return
+    if not Path(base_model).expanduser().is_dir():
+        raise ConfigError(
+            f"model.base_model: {base_model!r} is neither an embedded model ({EMBEDDED_PREFIX}<name>, e.g. "
+            f"{EMBEDDED_PREFIX}debate-tiny), a GGUF file (gguf:PATH) nor a local directory; the local backend "
+            "never downloads, so point it at a Hugging Face model directory on disk (config.json, weights and "
+            "tokenizer files) or a .gguf file"
+        )
+
+
+def _embedded_specs() -> dict[str, object]:
+    text = resources.files("debate_core.backends.local").joinpath("data/embedded_models.json").read_text("utf-8")
+    specs = json.loads(text)
+    return specs if isinstance(specs, dict) else {}
 
 
 def context_positions(base_model: str) -> int | None:
@@ -14,8 +51,7 @@ def context_positions(base_model: str) -> int | None:
     ``max_positions``, or a model directory's ``max_position_embeddings`` (or ``n_positions``) in its
     ``config.json``. ``None`` when it cannot be told without loading the model."""
     if base_model.startswith(EMBEDDED_PREFIX):
-        text = resources.files("debate_core.backends.local").joinpath("data/embedded_models.json").read_text("utf-8")
-        spec = json.loads(text).get(base_model[len(EMBEDDED_PREFIX) :])
+        spec = _embedded_specs().get(base_model[len(EMBEDDED_PREFIX) :])
         return int(spec["max_positions"]) if isinstance(spec, dict) else None
     config = Path(base_model) / "config.json"
     try:

@@ -29,6 +29,7 @@ import attrs
 import torch
 
 from debate_core.backends.local.gguf_files import find_gguf
+from debate_core.backends.local.model_context import check_loadable
 from debate_core.backends.local.pretrained import load_pretrained
 from debate_core.backends.local.tokenizer import build_embedded_tokenizer, wrap_tokenizer
 from debate_core.errors import ConfigError
@@ -182,14 +183,8 @@ def load_base(
     if gguf_file is not None:
         module, tokenizer = _load_gguf(gguf_file, dtype)
         return module.to(device), tokenizer, None
+    check_loadable(base_model)  # a directory from here on, or a clear error naming what is accepted
     path = Path(base_model).expanduser()
-    if not path.is_dir():
-        raise ConfigError(
-            f"model.base_model: {base_model!r} is neither an embedded model ({EMBEDDED_PREFIX}<name>, e.g. "
-            f"{EMBEDDED_PREFIX}debate-tiny), a GGUF file (gguf:PATH) nor a local directory; the local backend "
-            "never downloads, so point it at a Hugging Face model directory on disk (config.json, weights and "
-            "tokenizer files) or a .gguf file"
-        )
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     try:
