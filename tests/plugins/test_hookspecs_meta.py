@@ -42,7 +42,7 @@ def test_hook_has_a_builtin_implementation(hook_name: str) -> None:
 
     registry = get_registry()
     registry.listing()
-    manager = registry._manager
+    manager = registry.plugin_manager
     owners = {impl.plugin_name for impl in getattr(manager.hook, hook_name).get_hookimpls()}
     assert any(owner.startswith("debate-core:") for owner in owners), f"no built-in implements {hook_name}"
 
