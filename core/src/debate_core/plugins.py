@@ -18,6 +18,7 @@ import inspect
 import os
 import re
 import sys
+import types
 import warnings
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -385,9 +386,13 @@ class Registry:
     def temporary_plugin(
         self, plugin: object, name: str | None = None, distribution: str = "<test>"
     ) -> Iterator[object]:
-        """Register a plugin object (a module or an object with hook implementations)
-        for the duration of a ``with`` block; used by the pytest fixtures."""
+        """Register a plugin object (a module, a class instance or a ``SimpleNamespace`` of hook
+        implementations) for the duration of a ``with`` block; used by the pytest fixtures."""
         plugin_name = name or f"temporary-{id(plugin)}"
+        if isinstance(plugin, types.SimpleNamespace):  # unhashable: pluggy gets a module of its attributes
+            module = types.ModuleType(plugin_name)
+            vars(module).update(vars(plugin))
+            plugin = module
         _register_checked(self._manager, plugin, plugin_name)
         self._sources[plugin_name] = PluginSource(plugin_name, plugin_name, distribution, "0", "active")
         self._collected = None
