@@ -14,7 +14,8 @@ from debate_core.cli import main
 from debate_core.config import load_run_config
 from debate_core.errors import ConfigError
 from debate_core.plugins import Registry, get_registry
-from debate_core.runtime.manifests import CheckpointError, read_checkpoint
+from debate_core.runtime.checkpoint_format import CheckpointError
+from debate_core.runtime.manifests import read_checkpoint
 from debate_core.training.loop import run_training
 from debate_core.training.progress import Progress
 from debate_core.training.run_dir import RunDirectory

@@ -14,7 +14,8 @@ import attrs
 from debate_core.debate.transcripts import load_transcript
 from debate_core.errors import DebateError
 from debate_core.records import DebateRecord
-from debate_core.runtime.manifests import Checkpoint, list_checkpoints
+from debate_core.runtime.checkpoint_format import Checkpoint
+from debate_core.runtime.manifests import list_checkpoints
 from debate_core.training.evaluation_records import read_evaluation_records
 from debate_core.training.metrics_file import metrics_lines
 from debate_core.training.reward_sidecars import SIDECAR_SUFFIX, read_sidecar

@@ -41,14 +41,8 @@ from debate_core.records import DebateEpisode, DebateRecord, Problem, RewardResu
 from debate_core.records.metrics import MetricSink, MetricValue
 from debate_core.rewards.advantages import AdvantageOptions, DebateAdvantages, compute_advantages
 from debate_core.rewards.judge_mix import compared_pairs, judge_mixed_reward, judge_pairs, judge_weight
-from debate_core.runtime.manifests import (
-    Checkpoint,
-    DataPosition,
-    capture_rng_state,
-    prune_checkpoints,
-    restore_rng_state,
-    write_checkpoint,
-)
+from debate_core.runtime.checkpoint_format import Checkpoint, DataPosition
+from debate_core.runtime.manifests import capture_rng_state, prune_checkpoints, restore_rng_state, write_checkpoint
 from debate_core.runtime.retries import BackendError, BackendTimeout, RetryingSamplingClient, retry_policy, watched
 from debate_core.runtime.sampling_failures import raise_backend_failure, raise_evaluation_failure
 from debate_core.runtime.session import SAMPLER_SUFFIX, BackendSession, open_session_async
