@@ -14,6 +14,7 @@ from debate_core import (
     Grade,
     GraderSpec,
     HistoryEntry,
+    JudgeSpec,
     Persona,
     PersonaSetSpec,
     Problem,
@@ -27,10 +28,12 @@ from debate_core.testing import (
     DatasetContract,
     GraderContract,
     HistoryPolicyContract,
+    JudgeContract,
     MetricSinkContract,
     PersonaSetContract,
     sdk_mismatches,
 )
+from debate_core.testing.component_contracts import ScriptedJudgeHost
 from debate_core.testing.scripted_debate import scripted_debate
 
 
@@ -112,6 +115,31 @@ def test_a_metric_sink_that_rejects_nan_fails(tmp_path: Path) -> None:
         MetricSinkContract().test_writes_steps_and_closes(ClosedTwice, tmp_path)
 
 
+class OutOfRange:
+    """Verdicts of +2, and one too few."""
+
+    async def compare(self, pairs: Sequence[Any], host: Any) -> list[int]:
+        return [2 for _ in pairs][1:]
+
+
+class Flaky:
+    """A different verdict on every call."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    async def compare(self, pairs: Sequence[Any], host: Any) -> list[int]:
+        self.calls += 1
+        return [self.calls % 2 for _ in pairs]
+
+
+def test_a_judge_with_the_wrong_verdicts_fails() -> None:
+    with pytest.raises(AssertionError):
+        JudgeContract().test_one_verdict_per_pair(OutOfRange(), ScriptedJudgeHost())
+    with pytest.raises(AssertionError):
+        JudgeContract().test_the_same_pairs_get_the_same_verdicts(Flaky(), ScriptedJudgeHost())
+
+
 def test_a_backend_off_the_sdk_surface_fails() -> None:
     class Service:
         def create_sampling_client(self, path: str) -> None: ...
@@ -156,3 +184,23 @@ class TestBoxedGrader(GraderContract):
 
 class TestJsonlSink(MetricSinkContract):
     component_name = "jsonl"
+
+
+class TestOracleJudge(JudgeContract):
+    component_name = "oracle"
+
+
+class TestModelJudgeOnAScriptedHost(JudgeContract):
+    """The ``model`` judge reads the verdict the host's policy writes."""
+
+    component_name = "model"
+    component_options: ClassVar[Mapping[str, Any]] = {"base_model": "embedded:debate-tiny"}
+
+
+class AlwaysEqual:
+    async def compare(self, pairs: Sequence[Any], host: Any) -> list[int]:
+        return [0 for _ in pairs]
+
+
+class TestAJudgeBySpec(JudgeContract):
+    component_spec = JudgeSpec(name="ties", description="always equal", build=lambda _: AlwaysEqual())

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import tomllib
 from pathlib import Path
-from types import SimpleNamespace
 
 import attrs
 import pytest
@@ -113,12 +112,14 @@ class _ProbeOptions:
             raise ValueError(f"weight must be positive so rewards keep their sign, got {value}")
 
 
-_probe_plugin = SimpleNamespace(
-    debate_rewards=hookimpl(
-        lambda: [RewardSpec(name="probe_reward", description="probe", build=lambda o: o, options=_ProbeOptions)]
-    )
-)
-_probe_plugin.debate_rewards.__name__ = "debate_rewards"
+class _ProbePlugin:
+    @staticmethod
+    @hookimpl
+    def debate_rewards() -> list[RewardSpec]:
+        return [RewardSpec(name="probe_reward", description="probe", build=lambda o: o, options=_ProbeOptions)]
+
+
+_probe_plugin = _ProbePlugin()
 
 
 def test_component_options_are_validated_by_their_own_class(tmp_path: Path) -> None:

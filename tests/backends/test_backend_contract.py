@@ -20,7 +20,7 @@ from debate_core.backends.contract import CONTRACT_METHODS, CONTRACT_PROTOCOLS
 from debate_core.backends.tinker_backend import TinkerOptions, TinkerService, connect
 from debate_core.errors import ConfigError
 from debate_core.testing import sdk_mismatches
-from debate_core.testing.scripted_backend import ScriptedSamplingClient, ScriptedServiceClient, ScriptedTrainingClient
+from tests.doubles.scripted_backend import ScriptedSamplingClient, ScriptedServiceClient, ScriptedTrainingClient
 
 SDK_CLASSES: dict[str, type] = {
     "ServiceClient": tinker.ServiceClient,

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from debate_core.runtime.manifests import Checkpoint, DataPosition, resolve_state_path, write_checkpoint
+from debate_core.runtime.checkpoint_format import Checkpoint, DataPosition
+from debate_core.runtime.manifests import resolve_state_path, write_checkpoint
 from debate_core.runtime.retries import BackendError, RetryPolicy, is_transient, with_retries
 from debate_core.runtime.session import open_session
 from tests.training.trainer_harness import SERVICES, harness_registry, make_config

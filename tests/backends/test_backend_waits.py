@@ -14,7 +14,7 @@ import pytest
 import debate_core.runtime.retries as retries
 from debate_core.runtime.manifests import latest_checkpoint
 from debate_core.runtime.retries import BackendTimeout, RetryPolicy, watched, with_retries
-from debate_core.testing.scripted_backend import ScriptedTrainingClient
+from tests.doubles.scripted_backend import ScriptedTrainingClient
 from tests.training.fault_runs import train
 from tests.training.trainer_harness import harness_registry
 
@@ -95,7 +95,7 @@ def test_a_hanging_update_stops_the_run_without_a_checkpoint_attempt(
 def test_a_hanging_sampler_stops_the_run_without_asking_the_backend_for_a_checkpoint(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from debate_core.testing.scripted_backend import ScriptedSamplingClient
+    from tests.doubles.scripted_backend import ScriptedSamplingClient
 
     hang_after(monkeypatch, ScriptedSamplingClient, "sample", 40)  # silent after the first iteration's debates
     messages: list[str] = []

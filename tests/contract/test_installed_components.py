@@ -10,6 +10,7 @@ from debate_core.testing import (
     InstalledDatasetContract,
     InstalledGraderContract,
     InstalledHistoryPolicyContract,
+    InstalledJudgeContract,
     InstalledMetricSinkContract,
     InstalledPersonaSetContract,
     InstalledRendererContract,
@@ -45,4 +46,8 @@ class TestEveryMetricSink(InstalledMetricSinkContract):
 
 
 class TestEveryBackend(InstalledBackendContract):
+    pass
+
+
+class TestEveryJudge(InstalledJudgeContract):
     pass

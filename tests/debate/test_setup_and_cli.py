@@ -21,6 +21,7 @@ from debate_core.debate.transcripts import load_transcript
 from debate_core.debate.xml_parser import XmlParser
 from debate_core.errors import ConfigError
 from debate_core.plugins import get_registry
+from debate_core.runtime.session import BackendSession
 from debate_core.testing.tokenizer import ByteTokenizer
 
 from .helpers import response
@@ -123,6 +124,8 @@ class FakeSession:
 
     def sampling_client(self) -> Any:
         return FakeSamplingClient(self.tokenizer)
+
+    sampler = BackendSession.sampler  # the one construction of a retrying sampler, over sampling_client()
 
     async def close(self, status: str = "success") -> None:
         self.closed = status
@@ -267,3 +270,21 @@ def test_run_samples_at_the_evaluation_temperature_unless_told_otherwise(
     code, _, err = run_cli(["run", str(run_file), "debate.max_rounds=1", "--question", "6 * 7?", *flag], capsys)
     assert code == 0, err
     assert RecordingSamplingClient.temperatures and set(RecordingSamplingClient.temperatures) == {expected}
+
+
+def test_a_negative_temperature_flag_is_refused_at_config_load(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--temperature`` is the override ``evaluation.temperature``, checked with the run file before
+    any backend opens."""
+    from debate_core.cli import run_cmd
+
+    def no_session(*args: Any) -> Any:
+        raise AssertionError("a backend was opened")
+
+    monkeypatch.setattr(run_cmd, "_open_session", no_session)
+    run_file = tmp_path / "run.toml"
+    run_file.write_text("")
+    code, _, err = run_cli(["run", str(run_file), "--question", "6 * 7?", "--temperature", "-1"], capsys)
+    assert code != 0 and len(err.strip().splitlines()) == 1, err
+    assert "evaluation.temperature" in err and "-1" in err, err

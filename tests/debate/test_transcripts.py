@@ -166,3 +166,40 @@ def test_lone_surrogates_are_escaped_not_lost(tmp_path: Path) -> None:
     record = load_transcript({"num_agents": 1, "turns": [{"round": 1, "agent": 0, "text": "odd \ud800 text"}]})
     path = save_transcript(record, tmp_path / "t.json")
     assert load_transcript(path).turns[0].text == "odd \ud800 text"
+
+
+@pytest.mark.parametrize("protocol", ["sequential", "parallel"])
+def test_reading_back_asks_the_coordinator_what_each_turn_saw(protocol: str) -> None:
+    """A transcript without ``visible_turns`` gets what the live debate's coordinator showed."""
+    record = sample_record(protocol)
+    stripped = record_to_json(record)
+    for turn in stripped["turns"]:
+        del turn["visible_turns"]
+    assert [t.visible_turns for t in load_transcript(stripped).turns] == [t.visible_turns for t in record.turns]
+
+
+def test_a_protocol_without_a_fixed_rule_keeps_the_transcript_s_visible_turns() -> None:
+    turns = [{"round": 1, "agent": a, "text": response(), "visible_turns": v} for a, v in ((0, 0), (1, 0), (2, 1))]
+    record = load_transcript({"num_agents": 3, "protocol": "my_protocol", "turns": turns})
+    assert [t.visible_turns for t in record.turns] == [0, 0, 1]
+
+
+def test_no_protocol_name_is_matched_as_a_string_outside_the_coordinators() -> None:
+    """The coordinators' module is the one home of the built-in protocols' rules."""
+    import ast
+
+    from debate_core.debate.coordinators import BUILTIN_TURN_STATES
+
+    names = {state.protocol_name for state in BUILTIN_TURN_STATES}
+    source_root = Path(__file__).resolve().parents[2] / "core" / "src" / "debate_core"
+    found = []
+    for path in source_root.rglob("*.py"):
+        if path.relative_to(source_root).as_posix() == "debate/coordinators.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Compare):
+                operands = [node.left, *node.comparators]
+                constants = [c for o in operands for c in ast.walk(o) if isinstance(c, ast.Constant)]
+                if any(c.value in names for c in constants if isinstance(c.value, str)):
+                    found.append(f"{path.relative_to(source_root)}:{node.lineno}")
+    assert found == []

@@ -6,7 +6,6 @@ import sys
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
-from types import SimpleNamespace
 
 import attrs
 import pytest
@@ -145,7 +144,7 @@ def test_every_hook_registers_its_kind(site: Path, hook_name: str) -> None:
         return [spec]
 
     implementation.__name__ = hook_name
-    plugin = SimpleNamespace(**{hook_name: hookimpl(implementation)})
+    plugin = type("Probe", (), {hook_name: staticmethod(hookimpl(implementation))})()
     registry = get_registry()
     with registry.temporary_plugin(plugin):
         assert registry.resolve(kind, f"probe_{kind}") is spec
@@ -208,3 +207,81 @@ def test_builds_with_a_second_parameter_get_a_build_context_and_old_builds_still
         assert spec.takes_context and not registry.resolve("reward", "options_only").takes_context
         with pytest.raises(PluginError, match="needs a build context"):
             spec.make()
+
+
+def _reward_plugin_object(name: str, **marks: bool) -> object:
+    """A plugin object whose ``debate_rewards`` hook (with pluggy ``marks``) registers ``name``."""
+    spec = components.RewardSpec(name=name, description="probe", build=lambda options: None)
+
+    class Plugin:
+        @staticmethod
+        @hookimpl(**marks)
+        def debate_rewards() -> list[components.RewardSpec]:
+            return [spec]
+
+    return Plugin()
+
+
+def test_pluggy_tracing_shows_a_reward_hook_call() -> None:
+    """Hooks are called through pluggy, so its tracing sees each call and what it returned."""
+    registry = load_registry()
+    manager = registry.plugin_manager
+    lines: list[str] = []
+    manager.trace.root.setwriter(lines.append)
+    undo = manager.enable_tracing()
+    try:
+        with registry.temporary_plugin(_reward_plugin_object("traced_reward")):
+            assert "traced_reward" in registry.names("reward")
+    finally:
+        undo()
+    calls = [line for line in lines if "debate_rewards" in line]
+    assert any("finish debate_rewards" in line and "traced_reward" in line for line in calls), lines
+
+
+def test_tryfirst_and_trylast_order_the_hook_calls() -> None:
+    """pluggy's call order holds: a ``tryfirst`` implementation is called before one registered
+    later, a ``trylast`` one after; conflicting providers are named in that order."""
+    registry = load_registry()
+    called: list[str] = []
+    undo = registry.plugin_manager.add_hookcall_monitoring(
+        lambda hook_name, impls, kwargs: called.extend(i.plugin_name for i in impls if hook_name == "debate_rewards"),
+        lambda outcome, hook_name, impls, kwargs: None,
+    )
+    try:
+        with (
+            registry.temporary_plugin(_reward_plugin_object("twin", tryfirst=True), name="first", distribution="a"),
+            registry.temporary_plugin(_reward_plugin_object("twin"), name="middle", distribution="b"),
+            registry.temporary_plugin(_reward_plugin_object("twin", trylast=True), name="last", distribution="c"),
+            pytest.raises(ConflictingPluginsError) as info,
+        ):
+            registry.resolve("reward", "twin")
+    finally:
+        undo()
+    ours = [name for name in called if name in ("first", "middle", "last")]
+    assert ours == ["first", "middle", "last"]
+    message = str(info.value)
+    assert message.index("a (entry point 'first')") < message.index("b (entry point 'middle')")
+    assert message.index("b (entry point 'middle')") < message.index("c (entry point 'last')")
+
+
+def test_a_deprecated_hook_warns_its_implementer() -> None:
+    """A hook spec marked with pluggy's ``warn_on_impl`` warns when a plugin implements it."""
+    import pluggy
+
+    from debate_core import hookspecs
+
+    class Specs:
+        @hookspecs.hookspec(warn_on_impl=DeprecationWarning("debate_old_rewards is going; use debate_rewards"))
+        def debate_old_rewards(self) -> list[components.RewardSpec]:
+            return []
+
+    registry = load_registry()
+    registry.plugin_manager.add_hookspecs(Specs)
+
+    def debate_old_rewards() -> list[components.RewardSpec]:
+        return []
+
+    plugin = type("Old", (), {"debate_old_rewards": staticmethod(hookimpl(debate_old_rewards))})()
+    with pytest.warns(DeprecationWarning, match="use debate_rewards"):
+        registry.plugin_manager.register(plugin, name="old")
+    assert isinstance(registry.plugin_manager, pluggy.PluginManager)

@@ -139,3 +139,38 @@ def _parser_texts() -> list[str]:
     from debate_core.testing import PARSER_TEXTS
 
     return list(PARSER_TEXTS)
+
+
+def test_the_pytest11_plugin_loads_only_the_authors_fixtures() -> None:
+    """What pytest loads in every session of every user: the fixtures module alone, not the
+    contract suites, the debate engine or any test double (those are imported on demand)."""
+    import importlib.util
+    import json
+    import subprocess
+    import sys
+    from importlib.metadata import entry_points
+
+    (plugin,) = [ep for ep in entry_points(group="pytest11") if ep.name == "debate_core"]
+    assert plugin.value == "debate_core.testing.fixtures"
+    probe = (
+        "import json, sys; import debate_core.testing.fixtures as f;"
+        "print(json.dumps([sorted(m for m in sys.modules if m.startswith('debate_core.')),"
+        " sorted(n for n in dir(f) if not n.startswith('_'))]))"
+    )
+    loaded, names = json.loads(subprocess.run([sys.executable, "-c", probe], capture_output=True, check=True).stdout)
+    testing_modules = [m for m in loaded if m.startswith("debate_core.testing.")]
+    assert testing_modules == ["debate_core.testing.fixtures"]
+    assert not [m for m in loaded if m.startswith(("debate_core.debate.", "debate_core.training", "debate_core.cli"))]
+    assert {"make_debate", "debate_registry_plugin", "pytest_generate_tests"} <= set(names)
+    assert not [n for n in names if n.endswith("Contract")]
+    assert importlib.util.find_spec("debate_core.testing.scripted_backend") is None  # lives in tests/doubles
+
+
+def test_contract_suites_import_from_the_package_on_first_use() -> None:
+    import debate_core.testing as kit
+    from debate_core.testing.component_contracts import JudgeContract
+
+    assert kit.JudgeContract is JudgeContract
+    assert set(kit.__all__) >= {"RewardContract", "JudgeContract", "InstalledJudgeContract", "build_debate"}
+    with pytest.raises(AttributeError, match="no attribute 'ScriptedServiceClient'"):
+        _ = kit.ScriptedServiceClient

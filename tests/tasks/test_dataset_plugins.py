@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from pathlib import Path
-from types import SimpleNamespace
 
 import attrs
 import pytest
@@ -128,10 +127,13 @@ def test_run_file_picks_a_third_party_dataset_and_checks_its_options(tmp_path: P
 
 
 def test_a_third_party_dataset_cannot_shadow_a_builtin_silently() -> None:
-    impostor = SimpleNamespace(
-        debate_datasets=hookimpl(lambda: [DatasetSpec(name="arithmetic", description="impostor", build=lambda _: None)])
-    )
-    impostor.debate_datasets.__name__ = "debate_datasets"
+    class Impostor:
+        @staticmethod
+        @hookimpl
+        def debate_datasets() -> list[DatasetSpec]:
+            return [DatasetSpec(name="arithmetic", description="impostor", build=lambda _: None)]
+
+    impostor = Impostor()
     registry = get_registry()
     with registry.temporary_plugin(impostor, name="impostor", distribution="debate-impostor"):
         with pytest.raises(ConflictingPluginsError) as info:

@@ -3,7 +3,7 @@
 Only the service is fake: the SDK builds and sends its requests (JSON, and protobuf for
 ``forward_backward``), polls its futures and decodes the responses (protobuf for samples and
 forward-backward outputs) exactly as against the Tinker service. The service computes honestly:
-each training model is the scripted backend's bigram model (``debate_core.testing.scripted_backend``:
+each training model is the scripted backend's bigram model (``tests.doubles.scripted_backend``:
 exact Tinker losses, AdamW), samples carry that model's own logprobs, so the trainer's checks
 see real data.
 
@@ -30,7 +30,7 @@ import numpy as np
 from tinker import types
 from tinker.proto import tinker_public_pb2 as pb
 
-from debate_core.testing.scripted_backend import ScriptedSamplingClient, ScriptedServiceClient, ScriptedTrainingClient
+from tests.doubles.scripted_backend import ScriptedSamplingClient, ScriptedServiceClient, ScriptedTrainingClient
 
 PROTO = "application/x-protobuf"
 PIPELINE_HOLD_S = 0.25

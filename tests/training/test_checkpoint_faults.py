@@ -19,13 +19,8 @@ import pytest
 
 from debate_core.cli import main
 from debate_core.plugins import Registry
-from debate_core.runtime.manifests import (
-    CheckpointError,
-    load_checkpoint_argument,
-    manifest_checksum,
-    manifest_path,
-    read_checkpoint,
-)
+from debate_core.runtime.checkpoint_format import CheckpointError, manifest_checksum
+from debate_core.runtime.manifests import load_checkpoint_argument, manifest_path, read_checkpoint
 from tests.training.fault_runs import RUN, stable, train
 from tests.training.trainer_harness import BASE_OVERRIDES
 

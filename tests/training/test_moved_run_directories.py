@@ -62,8 +62,8 @@ def test_an_old_absolute_manifest_in_a_copied_run_names_the_copy_s_state(registr
     raw = json.loads(path.read_text(encoding="utf-8"))
     for key in ("backend_state", "sampler_weights"):  # as manifests were written before
         raw[key] = str((original / "checkpoints" / raw[key]).resolve())
-    raw.update(format=1)  # before checksums, too
-    del raw["checksum"], raw["files"]
+    del raw["format_version"], raw["checksum"], raw["files"]  # format version 1: before checksums, too
+    raw["format"] = 1
     path.write_text(json.dumps(raw), encoding="utf-8")
     copy = tmp_path / "copy"
     shutil.copytree(original, copy)

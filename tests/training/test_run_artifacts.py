@@ -16,9 +16,8 @@ import pytest
 from debate_core.debate.transcripts import load_transcript
 from debate_core.plugins import Registry, get_registry
 from debate_core.rewards.advantages import compute_advantages
+from debate_core.runtime.checkpoint_format import Checkpoint, DataPosition
 from debate_core.runtime.manifests import (
-    Checkpoint,
-    DataPosition,
     capture_rng_state,
     list_checkpoints,
     prune_checkpoints,
@@ -159,7 +158,8 @@ def test_manifests_are_compact_and_restore_every_generator(tmp_path: Path) -> No
     assert (random.random(), np.random.random()) == expected
 
 
-def test_manifests_written_before_packing_still_restore(tmp_path: Path) -> None:
+def test_a_version_1_manifest_with_unpacked_rng_states_still_restores(tmp_path: Path) -> None:
+    """Format version 1 (docs/training.md#checkpoint-format) may hold RNG state vectors as lists."""
     random.seed(3)
     np.random.seed(3)
     version, state, gauss = random.getstate()
@@ -169,7 +169,12 @@ def test_manifests_written_before_packing_still_restore(tmp_path: Path) -> None:
         "numpy": [name, [int(k) for k in keys], int(pos), int(has_gauss), float(cached)],
     }
     expected = (random.random(), np.random.random())
-    restore_rng_state(old_form)
+    manifest = {"format": 1, "step": 2, "warmstart_steps": 0, "iteration": 2, "backend_state": "x", "seed": 0}
+    path = tmp_path / "step_000002.json"
+    path.write_text(json.dumps(manifest | {"rng": old_form}), encoding="utf-8")
+    restored = read_checkpoint(path)
+    assert restored.format_version == 1 and restored.sampler_weights is None
+    restore_rng_state(restored.rng)
     assert (random.random(), np.random.random()) == expected
 
 

@@ -24,7 +24,7 @@ from debate_core.config import RunConfig, load_run_config
 from debate_core.hookspecs import hookimpl
 from debate_core.plugins import Registry, get_registry
 from debate_core.records import Problem
-from debate_core.testing.scripted_backend import ScriptedServiceClient
+from tests.doubles.scripted_backend import ScriptedServiceClient
 
 SERVICES: list[ScriptedServiceClient] = []
 """Every scripted service client built in this process (tests inspect the last one)."""

@@ -43,6 +43,7 @@ __all__ = [
     "debate_datasets",
     "debate_graders",
     "debate_history_policies",
+    "debate_judges",
     "debate_metric_sinks",
     "debate_parsers",
     "debate_persona_sets",

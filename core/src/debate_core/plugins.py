@@ -18,6 +18,7 @@ import inspect
 import os
 import re
 import sys
+import types
 import warnings
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -132,6 +133,12 @@ class Registry:
         self._imported: dict[tuple[str, str], ComponentSpec[Any]] = {}
         self._failed_kinds: dict[str, set[str]] = {}
 
+    @property
+    def plugin_manager(self) -> pluggy.PluginManager:
+        """The pluggy manager every hook is called through: ``plugin_manager.trace`` and
+        ``enable_tracing()`` show each hook call with its results (docs/plugin-guide.md)."""
+        return self._manager
+
     # ---------------------------------------------------------------- collection
     def _collect(self) -> dict[str, dict[str, list[_Provided]]]:
         if self._collected is not None:
@@ -140,19 +147,12 @@ class Registry:
         spec_type_of_kind = {t.kind: t for t in SPEC_TYPES}
         failed_plugins: set[str] = set()
         for hook_name, kind in hookspecs.HOOK_KINDS.items():
-            hook = getattr(self._manager.hook, hook_name)
-            for impl in hook.get_hookimpls():
+            for impl in _in_call_order(getattr(self._manager.hook, hook_name)):
                 source = self._sources.get(impl.plugin_name)
                 if source is None or source.status != "active" or impl.plugin_name in failed_plugins:
                     continue
                 try:
-                    provided = list(impl.function())
-                    expected = spec_type_of_kind[kind]
-                    for item in provided:
-                        if not isinstance(item, expected):
-                            raise TypeError(
-                                f"hook {hook_name} returned {type(item).__name__}, expected {expected.__name__}"
-                            )
+                    provided = self._call_one(hook_name, impl, spec_type_of_kind[kind])
                 except Exception as exc:  # a plugin's own bug must not stop the others
                     failed_plugins.add(impl.plugin_name)
                     self._failed_kinds.setdefault(impl.plugin_name, set()).add(kind)
@@ -168,6 +168,23 @@ class Registry:
                         del kind_map[name]
         self._collected = by_kind
         return by_kind
+
+    def _call_one(
+        self, hook_name: str, impl: pluggy.HookImpl, expected: type[ComponentSpec[Any]]
+    ) -> list[ComponentSpec[Any]]:
+        """The specs one plugin's hook returns, called through pluggy (so tracing, hook-call
+        monitoring and wrappers apply) with every other plugin's implementation left out: each
+        plugin's specs keep their source, and one plugin's exception stops only that plugin."""
+        hook = getattr(self._manager.hook, hook_name)
+        others = [i.plugin for i in hook.get_hookimpls() if i is not impl and not (i.wrapper or i.hookwrapper)]
+        results = self._manager.subset_hook_caller(hook_name, remove_plugins=others)()
+        if not results:
+            raise TypeError(f"hook {hook_name} returned None, expected an iterable of {expected.__name__}")
+        provided = [item for result in results for item in result]
+        for item in provided:
+            if not isinstance(item, expected):
+                raise TypeError(f"hook {hook_name} returned {type(item).__name__}, expected {expected.__name__}")
+        return provided
 
     def _fail(self, source: PluginSource, reason: str) -> None:
         failed = attrs.evolve(source, status="failed", reason=reason)
@@ -369,9 +386,13 @@ class Registry:
     def temporary_plugin(
         self, plugin: object, name: str | None = None, distribution: str = "<test>"
     ) -> Iterator[object]:
-        """Register a plugin object (a module or an object with hook implementations)
-        for the duration of a ``with`` block; used by the pytest fixtures."""
+        """Register a plugin object (a module, a class instance or a ``SimpleNamespace`` of hook
+        implementations) for the duration of a ``with`` block; used by the pytest fixtures."""
         plugin_name = name or f"temporary-{id(plugin)}"
+        if isinstance(plugin, types.SimpleNamespace):  # unhashable: pluggy gets a module of its attributes
+            module = types.ModuleType(plugin_name)
+            vars(module).update(vars(plugin))
+            plugin = module
         _register_checked(self._manager, plugin, plugin_name)
         self._sources[plugin_name] = PluginSource(plugin_name, plugin_name, distribution, "0", "active")
         self._collected = None
@@ -383,8 +404,21 @@ class Registry:
             self._collected = None
 
 
+def _in_call_order(hook: pluggy.HookCaller) -> list[pluggy.HookImpl]:
+    """A hook's implementations (wrappers left out) in the order pluggy calls them: ``tryfirst``
+    ones first, ``trylast`` ones last, later registrations before earlier ones otherwise."""
+    return [impl for impl in reversed(hook.get_hookimpls()) if not (impl.wrapper or impl.hookwrapper)]
+
+
 def _register_checked(manager: pluggy.PluginManager, plugin: object, plugin_name: str) -> None:
-    """Register a plugin, rejecting hooks the specs do not define (misspelt hook names)."""
+    """Register a plugin, rejecting hooks the specs do not define (misspelt hook names) and
+    objects pluggy cannot tell apart when it calls one plugin's hook alone (unhashable ones)."""
+    try:
+        hash(plugin)
+    except TypeError:
+        kind = type(plugin).__name__
+        message = f"plugin '{plugin_name}' is a {kind}, which cannot be hashed: use a module or a class instance"
+        raise pluggy.PluginValidationError(plugin, message) from None
     manager.register(plugin, name=plugin_name)
     unknown = [caller.name for caller in manager.get_hookcallers(plugin) or [] if not caller.has_spec()]
     if unknown:

@@ -55,8 +55,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument(
         "--temperature",
         metavar="T",
-        help="sampling temperature of every agent (default: evaluation.temperature when the run file sets it, "
-        "as in evaluation; else the personas' own, else debate.temperature)",
+        help="sampling temperature of every agent: sets evaluation.temperature (default: the run file's, "
+        "as in evaluation; unset, the personas' own, else debate.temperature)",
     )
     parser.add_argument("--quiet", action="store_true", help="print only the tally and the final answer")
     parser.set_defaults(handler=run)
@@ -147,6 +147,8 @@ def run(args: argparse.Namespace) -> int:
     if args.temperature is not None:  # checked as evaluation.temperature, which it stands in for
         args.temperature = option_value("--temperature", args.temperature, "evaluation.temperature")
     overrides: Sequence[str] = [*args.overrides, *args.more_overrides]
+    if args.temperature is not None:  # validated with the run file, like any override
+        overrides = [*overrides, f"evaluation.temperature={args.temperature!r}"]
     config = load_run_config(args.config, overrides, registry=get_registry())
     check_context(config, get_registry())
     if args.questions is not None:
@@ -178,22 +180,17 @@ def _debate_each(
     args: argparse.Namespace, config: RunConfig, registry: Registry, session: BackendSession, problems: list[Any]
 ) -> list[Any]:
     """Debate each problem on the open session, printing each transcript and outcome."""
-    import attrs
 
     from debate_core.debate.episode import build_debate_setup, run_debate
     from debate_core.debate.final_answer import final_answer
     from debate_core.debate.sampling_policy import SamplingClientPolicy
     from debate_core.runtime.interrupts import run_interruptibly
-    from debate_core.runtime.retries import RetryingSamplingClient
     from debate_core.runtime.sampling_failures import raise_backend_failure
+    from debate_core.training.evaluation import evaluation_setup
 
-    setup = build_debate_setup(config.debate, registry, session.tokenizer)
-    temperature = args.temperature if args.temperature is not None else config.evaluation.temperature
-    setup = attrs.evolve(setup, temperature_override=temperature)
+    setup = evaluation_setup(build_debate_setup(config.debate, registry, session.tokenizer), config.evaluation)
     grader = registry.build("grader", config.grader.name, config.grader.options, "grader.options")
-    sampler = RetryingSamplingClient(
-        session.sampling_client(), session.retry, session.backend_name, context_length=session.context_length
-    )
+    sampler = session.sampler()
     policy = SamplingClientPolicy(sampler, setup.renderer)
 
     records = []

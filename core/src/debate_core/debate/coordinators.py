@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import abc
 import asyncio
+from collections.abc import Callable
 from typing import Protocol, runtime_checkable
 
 import attrs
@@ -79,6 +80,13 @@ class TurnState(abc.ABC):
         self.consensus_rule: ConsensusRule = "informed"
         """Which YES answers end the debate (``records.CONSENSUS_RULES``); set by the host."""
         self._condition = asyncio.Condition()
+
+    @classmethod
+    def visible_at(cls, turn_index: int, round_start: int) -> int | None:
+        """How many turns, in commit order, the turn at ``turn_index`` could see when its round
+        starts at ``round_start``: the rule ``_take`` follows, for reading a transcript back.
+        ``None``: the protocol has no fixed rule (its transcripts record ``visible_turns``)."""
+        return None
 
     # ------------------------------------------------------------- the turn protocol's part
     @abc.abstractmethod
@@ -169,6 +177,11 @@ class SequentialTurns(TurnState):
 
     protocol_name = "sequential"
 
+    @classmethod
+    def visible_at(cls, turn_index: int, round_start: int) -> int:
+        """Every turn committed before it."""
+        return turn_index
+
     def __init__(self, num_agents: int, max_rounds: int) -> None:
         super().__init__(num_agents, max_rounds)
         self._round = 1
@@ -200,6 +213,11 @@ class ParallelTurns(TurnState):
     """Parallel rounds: every agent of a round at once, committed in agent order."""
 
     protocol_name = "parallel"
+
+    @classmethod
+    def visible_at(cls, turn_index: int, round_start: int) -> int:
+        """The turns of the earlier rounds."""
+        return round_start
 
     def __init__(self, num_agents: int, max_rounds: int) -> None:
         super().__init__(num_agents, max_rounds)
@@ -248,7 +266,7 @@ class Coordinator(Protocol):
 class SequentialCoordinator:
     """The ``sequential`` coordinator."""
 
-    protocol_name = "sequential"
+    protocol_name = SequentialTurns.protocol_name
     hide_comparisons = False
 
     def start(self, num_agents: int, max_rounds: int) -> TurnState:
@@ -268,7 +286,7 @@ class ParallelOptions:
 class ParallelCoordinator:
     """The ``parallel`` coordinator."""
 
-    protocol_name = "parallel"
+    protocol_name = ParallelTurns.protocol_name
 
     def __init__(self, options: ParallelOptions | None = None) -> None:
         self.options = options or ParallelOptions()
@@ -281,3 +299,27 @@ class ParallelCoordinator:
     def start(self, num_agents: int, max_rounds: int) -> TurnState:
         """A fresh turn state for one debate."""
         return ParallelTurns(num_agents, max_rounds)
+
+
+BUILTIN_TURN_STATES: tuple[type[TurnState], ...] = (SequentialTurns, ParallelTurns)
+"""The turn states of the built-in protocols."""
+DEFAULT_PROTOCOL = SequentialTurns.protocol_name
+"""The protocol of a debate (or transcript) that names none."""
+
+
+def visibility_rule(protocol: str) -> Callable[[int, int], int | None] | None:
+    """``visible_at`` of the built-in protocol called ``protocol``; ``None`` for any other
+    protocol (a third party's coordinator: its transcripts record what each turn saw)."""
+    state = next((s for s in BUILTIN_TURN_STATES if s.protocol_name == protocol), None)
+    return None if state is None else state.visible_at
+
+
+def builtin_coordinator(protocol: str, blind_review: bool = False) -> Coordinator:
+    """The built-in coordinator of ``protocol`` (``blind_review`` for ``parallel``), for tests and
+    the test kit; ``ValueError`` for another protocol."""
+    if protocol == SequentialTurns.protocol_name:
+        return SequentialCoordinator()
+    if protocol == ParallelTurns.protocol_name:
+        return ParallelCoordinator(ParallelOptions(blind_review=blind_review))
+    names = ", ".join(s.protocol_name for s in BUILTIN_TURN_STATES)
+    raise ValueError(f"no built-in coordinator for protocol {protocol!r} (built-in: {names})")

@@ -75,12 +75,12 @@ class DebateSetup:
     num_agents: int = attrs.field(validator=attrs.validators.ge(1))
     max_rounds: int = attrs.field(validator=attrs.validators.ge(1))
     max_tokens: int = attrs.field(validator=attrs.validators.ge(1))
-    temperature: float = attrs.field(validator=attrs.validators.ge(0.0))
-    """The debate's temperature (``debate.temperature``), for agents whose persona sets none."""
-    temperature_override: float | None = attrs.field(
-        default=None, validator=attrs.validators.optional(attrs.validators.ge(0.0))
-    )
-    """A temperature for every agent, persona temperatures included (``evaluation.temperature``)."""
+    temperature: float
+    """The debate's temperature (``debate.temperature``, validated at config load), for agents whose
+    persona sets none."""
+    temperature_override: float | None = None
+    """A temperature for every agent, persona temperatures included (``evaluation.temperature``,
+    validated at config load)."""
     coordinator: Coordinator
     parser: OutputParser
     persona_set: PersonaSet
@@ -110,9 +110,10 @@ class DebateSetup:
 
 
 def sampling_temperature(persona: Persona, setup: DebateSetup) -> float:
-    """The temperature an agent samples at (docs/protocol.md#sampling-temperature): the setup's
-    override when it has one (evaluation's), else the persona's own temperature when it sets one,
-    else the debate's temperature."""
+    """The temperature an agent samples at, the one precedence rule (docs/protocol.md#sampling-temperature):
+    the setup's override when it has one (``evaluation.temperature``, which ``debate eval`` and
+    ``debate run`` set, ``--temperature`` too), else the persona's own temperature when it sets one,
+    else the run's ``debate.temperature``. The run file's values are checked once, at config load."""
     if setup.temperature_override is not None:
         return setup.temperature_override
     if persona.temperature is not None:

@@ -6,8 +6,9 @@ reads it back, or reads the minimal form::
     {"num_agents": 3, "answer": "42", "turns": [{"round": 1, "agent": 0, "text": "<solution>..."}]}
 
 parsing each raw text itself and applying the authorship rules. Step, turn index and
-visible turns are derived from the turns' order and the protocol (sequential unless the
-transcript says ``parallel``); values written in the file must agree with them. Every
+visible turns are derived from the turns' order and the protocol's coordinator (its
+``visible_at`` rule; ``sequential`` when the transcript names none); values written in the file
+must agree with them. Every
 problem raises ``TranscriptError`` naming the key path (``turns[3].agent``).
 """
 
@@ -19,6 +20,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from debate_core.debate.coordinators import DEFAULT_PROTOCOL, visibility_rule
 from debate_core.errors import DebateError, LimitExceeded, TranscriptError
 from debate_core.files import atomic_write_text
 from debate_core.limits import check_limit, check_nesting, loads_json, nesting_message, read_limited_bytes, short_repr
@@ -409,7 +411,7 @@ def _load(data: Mapping[str, Any], parser: OutputParser) -> DebateRecord:
             raise _fail("version", f"this debate-core reads transcripts up to version {FORMAT_VERSION}, got {version}")
     num_agents = _int(_field(data, "num_agents", ""), "num_agents", 1)
     check_limit("agents", num_agents, "num_agents")
-    protocol = _str(_field(data, "protocol", "", "sequential"), "protocol")
+    protocol = _str(_field(data, "protocol", "", DEFAULT_PROTOCOL), "protocol")
     if not protocol:
         raise _fail("protocol", "must not be empty")
     raw_turns = _list(_field(data, "turns", ""), "turns")
@@ -431,6 +433,7 @@ def _load(data: Mapping[str, Any], parser: OutputParser) -> DebateRecord:
         keyed.append(((round_, agent), obj, path))
     keyed.sort(key=lambda item: item[0])
 
+    visible_at = visibility_rule(protocol)  # the coordinator's rule; None: the transcript's own
     history = HistoryIndex([agent for (_, agent), _, _ in keyed])
     turns: list[Turn] = []
     steps: dict[int, int] = {}
@@ -444,9 +447,8 @@ def _load(data: Mapping[str, Any], parser: OutputParser) -> DebateRecord:
         authored = apply_authorship(response.comparisons, agent, num_agents) if response.ok else CheckedComparisons()
         step = steps.get(agent, 0)
         steps[agent] = step + 1
-        visible = turns_before_round[round_] if protocol == "parallel" else index
-        if protocol not in ("sequential", "parallel") and "visible_turns" in obj:
-            visible = _int(obj["visible_turns"], f"{path}.visible_turns", 0)
+        ruled = None if visible_at is None else visible_at(index, turns_before_round[round_])
+        visible = ruled if ruled is not None else _int(obj.get("visible_turns", index), f"{path}.visible_turns", 0)
         _check_agrees(obj, "step", path, step, _int)
         _check_agrees(obj, "turn_index", path, index, _int)
         _check_agrees(obj, "visible_turns", path, visible, _int)

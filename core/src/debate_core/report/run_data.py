@@ -15,7 +15,8 @@ from debate_core.debate.transcripts import load_transcript
 from debate_core.errors import DebateError
 from debate_core.records import DebateRecord
 from debate_core.report.segments import Segment, read_segments
-from debate_core.runtime.manifests import Checkpoint, list_checkpoints
+from debate_core.runtime.checkpoint_format import Checkpoint
+from debate_core.runtime.manifests import list_checkpoints
 from debate_core.training.evaluation_records import read_evaluation_records
 from debate_core.training.lost_history import lost_history_notes
 from debate_core.training.metrics_file import metrics_lines

@@ -1,4 +1,4 @@
-"""Trainer checkpoints: where the run is, written so that a crash never breaks resuming.
+"""Trainer checkpoints on disk: written so that a crash never breaks resuming, found, verified, pruned.
 
 A checkpoint is three things: the backend's saved state (weights and optimizer, written by
 ``save_state``), the same weights saved for sampling (``save_weights_for_sampler``: what
@@ -16,139 +16,35 @@ when its manifest reads back whole, its own checksum matches, its position adds 
 file matches (:func:`verify_checkpoint`). Resuming and ``--checkpoint RUN_DIR`` take the newest
 intact checkpoint (:func:`scan_checkpoints` says which newer ones were damaged and why). States
 on a remote backend (``tinker://...``) are covered by the manifest's own checksum only.
+What a manifest holds, version by version, is :mod:`debate_core.runtime.checkpoint_format`.
 """
 
 from __future__ import annotations
 
-import base64
 import hashlib
 import json
 import os
 import random
 import shutil
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 import attrs
 import numpy as np
 
-from debate_core.errors import DebateError
 from debate_core.files import atomic_write_json
+from debate_core.runtime.checkpoint_format import (
+    Checkpoint,
+    CheckpointError,
+    decode_manifest,
+    encode_manifest,
+    pack_integers,
+    relative_state_path,
+    unpack_integers,
+)
 
-FORMAT_VERSION = 2
-READABLE_FORMATS = (1, 2)
-"""Format 1 manifests (written before checksums) are read and trusted as they are."""
 MANIFEST_PREFIX = "step_"
-CHECKSUM_FIELD = "checksum"
-
-
-class CheckpointError(DebateError):
-    """A checkpoint could not be read or restored."""
-
-
-@attrs.frozen
-class DataPosition:
-    """How far the data stream has been read: stage, iterations done within it."""
-
-    stage: int = 0
-    stage_iteration: int = 0
-
-
-@attrs.frozen
-class Checkpoint:
-    """A trainer checkpoint manifest.
-
-    ``step`` counts every update phase done (warm-start steps, then RL iterations) and is the
-    metrics step of the next record to write.
-    """
-
-    step: int
-    warmstart_steps: int
-    iteration: int
-    backend_state: str
-    data: DataPosition
-    seed: int
-    rng: dict[str, Any] = attrs.field(factory=dict)
-    created: float = attrs.field(factory=time.time)
-    reason: str = "scheduled"
-    sampler_weights: str | None = None
-    """The backend's path of the weights saved for sampling (``None`` in manifests written before
-    sampler weights were saved: the training state is opened instead)."""
-    ttl_seconds: int | None = None
-    """How long the backend keeps both saves (``None``: until deleted)."""
-    periodic: bool = False
-    """A checkpoint of ``save_every`` that ``keep_last`` may prune (not a phase end, stop or failure)."""
-    files: dict[str, str] = attrs.field(factory=dict)
-    """``sha256:<hex>`` of every file of the saved states inside the run directory, by path
-    relative to the manifest's folder (filled in by :func:`write_checkpoint`)."""
-    format: int = FORMAT_VERSION
-
-    def expires_at(self) -> float | None:
-        """When the backend drops this checkpoint (seconds since the epoch), ``None`` when never."""
-        return None if self.ttl_seconds is None else self.created + self.ttl_seconds
-
-    def expired(self, now: float | None = None) -> bool:
-        """True once the backend may have dropped the saves this manifest names."""
-        expiry = self.expires_at()
-        return expiry is not None and (time.time() if now is None else now) >= expiry
-
-    def to_json(self) -> dict[str, Any]:
-        return attrs.asdict(self)
-
-    @classmethod
-    def from_json(cls, raw: dict[str, Any]) -> Checkpoint:
-        if raw.get("format") not in READABLE_FORMATS:
-            raise CheckpointError(f"unsupported checkpoint format {raw.get('format')!r}")
-        if raw["format"] >= 2 and raw.get(CHECKSUM_FIELD) != manifest_checksum(raw):
-            raise CheckpointError("its checksum does not match its content (edited or damaged)")
-        data = raw.get("data") or {}
-        files = raw.get("files") or {}
-        if not isinstance(files, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in files.items()):
-            raise CheckpointError("its 'files' is not a table of paths and checksums")
-        checkpoint = cls(
-            step=int(raw["step"]),
-            warmstart_steps=int(raw["warmstart_steps"]),
-            iteration=int(raw["iteration"]),
-            backend_state=str(raw["backend_state"]),
-            data=DataPosition(int(data.get("stage", 0)), int(data.get("stage_iteration", 0))),
-            seed=int(raw["seed"]),
-            rng=dict(raw.get("rng") or {}),
-            created=float(raw.get("created", 0.0)),
-            reason=str(raw.get("reason", "scheduled")),
-            sampler_weights=None if raw.get("sampler_weights") is None else str(raw["sampler_weights"]),
-            ttl_seconds=None if raw.get("ttl_seconds") is None else int(raw["ttl_seconds"]),
-            periodic=bool(raw.get("periodic", False)),
-            files=dict(files),
-            format=int(raw["format"]),
-        )
-        problem = position_problem(checkpoint)
-        if problem:
-            raise CheckpointError(problem)
-        return checkpoint
-
-
-def manifest_checksum(raw: dict[str, Any]) -> str:
-    """``sha256:<hex>`` of a manifest's content without its own checksum (keys sorted, compact)."""
-    content = {k: v for k, v in raw.items() if k != CHECKSUM_FIELD}
-    canonical = json.dumps(content, sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False)
-    return "sha256:" + hashlib.sha256(canonical.encode("ascii")).hexdigest()
-
-
-def position_problem(checkpoint: Checkpoint) -> str | None:
-    """Why a manifest's position cannot be a real one (``None`` when it adds up)."""
-    counts = (checkpoint.step, checkpoint.warmstart_steps, checkpoint.iteration)
-    if min(counts) < 0 or min(checkpoint.data.stage, checkpoint.data.stage_iteration) < 0:
-        return "its position holds a negative count"
-    if checkpoint.step != checkpoint.warmstart_steps + checkpoint.iteration:
-        return (
-            f"its step ({checkpoint.step}) is not warm-start steps plus RL iterations "
-            f"({checkpoint.warmstart_steps} + {checkpoint.iteration})"
-        )
-    if checkpoint.data.stage_iteration > checkpoint.iteration:
-        return f"its data position ({checkpoint.data.stage_iteration}) is past its iteration ({checkpoint.iteration})"
-    return None
 
 
 def file_checksum(path: Path) -> str:
@@ -176,31 +72,19 @@ def _state_files(directory: Path, saved: str | None) -> dict[str, str]:
     }
 
 
-def _pack(values: Any, dtype: type[np.generic]) -> str:
-    """Integers as one base64 string of their bytes (``dtype``, little-endian)."""
-    return base64.b64encode(np.asarray(values, dtype=np.dtype(dtype).newbyteorder("<")).tobytes()).decode("ascii")
-
-
-def _unpack(packed: Any, dtype: type[np.generic]) -> np.ndarray:
-    """What :func:`_pack` packed; a list (manifests written before packing) is read as it is."""
-    if isinstance(packed, list):
-        return np.asarray(packed, dtype=dtype)
-    return np.frombuffer(base64.b64decode(packed), dtype=np.dtype(dtype).newbyteorder("<")).astype(dtype)
-
-
 def capture_rng_state() -> dict[str, Any]:
     """Every process-wide RNG state, as JSON-ready data (state vectors as base64 strings)."""
     version, state, gauss = random.getstate()
     name, keys, pos, has_gauss, cached = np.random.get_state(legacy=True)
     captured: dict[str, Any] = {
-        "python": [version, _pack(state, np.uint32), gauss],
-        "numpy": [name, _pack(keys, np.uint32), int(pos), int(has_gauss), float(cached)],
+        "python": [version, pack_integers(state, np.uint32), gauss],
+        "numpy": [name, pack_integers(keys, np.uint32), int(pos), int(has_gauss), float(cached)],
     }
     torch = sys.modules.get("torch")
     if torch is not None:
-        captured["torch"] = _pack(torch.random.get_rng_state().numpy(), np.uint8)
+        captured["torch"] = pack_integers(torch.random.get_rng_state().numpy(), np.uint8)
         if torch.cuda.is_available() and torch.cuda.is_initialized():
-            captured["torch_cuda"] = [_pack(s.numpy(), np.uint8) for s in torch.cuda.get_rng_state_all()]
+            captured["torch_cuda"] = [pack_integers(s.numpy(), np.uint8) for s in torch.cuda.get_rng_state_all()]
     return captured
 
 
@@ -208,16 +92,16 @@ def restore_rng_state(captured: dict[str, Any]) -> None:
     """Put back what :func:`capture_rng_state` captured (torch only when it is loaded)."""
     if "python" in captured:
         version, state, gauss = captured["python"]
-        random.setstate((version, tuple(int(x) for x in _unpack(state, np.uint32)), gauss))
+        random.setstate((version, tuple(int(x) for x in unpack_integers(state, np.uint32)), gauss))
     if "numpy" in captured:
         name, keys, pos, has_gauss, cached = captured["numpy"]
-        np.random.set_state((name, _unpack(keys, np.uint32), pos, has_gauss, cached))
+        np.random.set_state((name, unpack_integers(keys, np.uint32), pos, has_gauss, cached))
     torch = sys.modules.get("torch")
     if torch is not None and "torch" in captured:
-        torch.random.set_rng_state(torch.tensor(_unpack(captured["torch"], np.uint8).copy(), dtype=torch.uint8))
+        torch.random.set_rng_state(torch.tensor(unpack_integers(captured["torch"], np.uint8).copy(), dtype=torch.uint8))
         if "torch_cuda" in captured and torch.cuda.is_available():
             torch.cuda.set_rng_state_all(
-                [torch.tensor(_unpack(s, np.uint8).copy(), dtype=torch.uint8) for s in captured["torch_cuda"]]
+                [torch.tensor(unpack_integers(s, np.uint8).copy(), dtype=torch.uint8) for s in captured["torch_cuda"]]
             )
 
 
@@ -226,43 +110,14 @@ def manifest_path(directory: Path, step: int) -> Path:
     return directory / f"{MANIFEST_PREFIX}{step:06d}.json"
 
 
-def _relative_to(directory: Path, saved: str | None) -> str | None:
-    """A local path inside ``directory``'s run directory, written relative to ``directory`` (so a
-    run directory can be moved or copied and still names its own states); others as given."""
-    if saved is None or "://" in saved:
-        return saved
-    path = Path(saved)
-    if not path.is_absolute():
-        return saved
-    run_root = directory.resolve().parent
-    try:
-        path.resolve().relative_to(run_root)
-    except ValueError:
-        return saved
-    return os.path.relpath(path.resolve(), directory.resolve())
-
-
-def _resolved_from(directory: Path, saved: str | None) -> str | None:
-    """A relative local path of a manifest, made absolute against the manifest's folder."""
-    if saved is None or "://" in saved or Path(saved).is_absolute():
-        return saved
-    return str((directory / saved).resolve())
-
-
 def write_checkpoint(directory: Path, checkpoint: Checkpoint) -> Path:
     """Write a manifest atomically; the backend state it names must already be saved. Paths of
     states inside the run directory are stored relative to ``directory``."""
     path = manifest_path(directory, checkpoint.step)
-    stored = attrs.evolve(
-        checkpoint,
-        backend_state=_relative_to(directory, checkpoint.backend_state) or checkpoint.backend_state,
-        sampler_weights=_relative_to(directory, checkpoint.sampler_weights),
-        format=FORMAT_VERSION,
-    )
-    files = _state_files(directory, stored.backend_state) | _state_files(directory, stored.sampler_weights)
-    content = attrs.evolve(stored, files=files).to_json()
-    content[CHECKSUM_FIELD] = manifest_checksum(content)
-    atomic_write_json(path, content)
+    files: dict[str, str] = {}
+    for saved in (checkpoint.backend_state, checkpoint.sampler_weights):
+        files |= _state_files(directory, relative_state_path(directory, saved))
+    atomic_write_json(path, encode_manifest(checkpoint, directory, files))
     return path
 
 
@@ -313,32 +168,11 @@ def read_checkpoint(path: Path) -> Checkpoint:
         raw = json.loads(path.read_text(encoding="utf-8"))
         if not isinstance(raw, dict):
             raise TypeError("not a JSON object")
-        checkpoint = Checkpoint.from_json(raw)
+        return decode_manifest(raw, path.parent)
     except CheckpointError as exc:
         raise CheckpointError(f"{path}: {exc}") from exc
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
         raise CheckpointError(f"{path}: not a readable checkpoint ({type(exc).__name__}: {exc})") from exc
-    directory = path.parent
-    return attrs.evolve(
-        checkpoint,
-        backend_state=_own_state(directory, _resolved_from(directory, checkpoint.backend_state)) or "",
-        sampler_weights=_own_state(directory, _resolved_from(directory, checkpoint.sampler_weights)),
-    )
-
-
-def _own_state(directory: Path, saved: str | None) -> str | None:
-    """An absolute path that a manifest written before paths were relative recorded: when the run
-    directory was moved or copied since, the state of the same name in this run directory's
-    ``checkpoints/backend`` is the run's own (a copy must not load the original's weights)."""
-    if saved is None or "://" in saved:
-        return saved
-    path = Path(saved)
-    if path.parent.name != "backend" or path.parent.parent.name != "checkpoints":
-        return saved
-    own = directory / "backend" / path.name
-    if own.resolve() != path.resolve() and own.exists():
-        return str(own.resolve())
-    return saved
 
 
 def _state_is_present(backend_state: str) -> bool:

@@ -11,6 +11,7 @@ the debates through :class:`RetryingSamplingClient` (which uses it).
 from __future__ import annotations
 
 import asyncio
+import copy
 import logging
 import time
 from collections.abc import Awaitable, Callable, Generator
@@ -238,9 +239,9 @@ class RetryingSamplingClient:
 
     def sibling(self, client: SamplingClientLike) -> RetryingSamplingClient:
         """``client`` with this client's retries and context guard, sharing its ``failures``."""
-        return RetryingSamplingClient(
-            client, self._policy, self._backend, context_length=self.context_length, failures=self.failures
-        )
+        twin = copy.copy(self)  # the same policy, backend, context length and failures list
+        twin.client = client
+        return twin
 
     def _guard_context(self, prompt_tokens: int, max_tokens: int | None) -> None:
         from debate_core.runtime.context_guard import ContextGuardStop, ContextLengthError, check_context

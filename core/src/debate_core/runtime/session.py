@@ -86,7 +86,9 @@ class BackendSession:
     def sampler(self) -> RetryingSamplingClient:
         """The sampling client of the current weights, retrying transient errors with this session's
         policy; its ``failures`` keep the errors that outlasted their retries."""
-        return RetryingSamplingClient(self._current, self.retry, self.backend_name, context_length=self.context_length)
+        return RetryingSamplingClient(
+            self.sampling_client(), self.retry, self.backend_name, context_length=self.context_length
+        )
 
     def require_training_client(self) -> TrainingClientLike:
         """The training client; an error for sampling-only sessions."""

@@ -23,6 +23,7 @@ from debate_core.records import (
     DebateRecord,
     Grade,
     HistoryEntry,
+    JudgePair,
     Message,
     MetricSink,
     Persona,
@@ -36,9 +37,11 @@ __all__ = [
     "DatasetContract",
     "GraderContract",
     "HistoryPolicyContract",
+    "JudgeContract",
     "MetricSinkContract",
     "PersonaSetContract",
     "RendererContract",
+    "build_component",
     "sdk_mismatches",
 ]
 
@@ -62,6 +65,23 @@ def _texts(num_agents: int, rounds: int, consensus_round: int | None = None) -> 
     ]
 
 
+def build_component(kind: str, name: str | None, spec: ComponentSpec[Any] | None, options: Mapping[str, Any]) -> Any:
+    """A component under test: built from ``spec`` with ``options`` (a spec not installed), or the
+    installed component called ``name``, through the process-wide registry."""
+    from debate_core.components import BuildContext
+    from debate_core.config.structuring import structure
+    from debate_core.plugins import get_registry
+
+    if spec is not None:
+        where = f"{kind} '{spec.name}' options"
+        structured = None if spec.options is None else structure(dict(options), spec.options, where)
+        context = BuildContext(kind=spec.kind, name=spec.name, path=where, builder=get_registry())
+        return spec.make(structured, context)
+    if name is None:
+        raise TypeError("set reward_name/parser_name (an installed component) or reward_spec/parser_spec")
+    return get_registry().build(kind, name, options)
+
+
 class ComponentContract:
     """The common part: which component is under test and how it is built."""
 
@@ -73,9 +93,7 @@ class ComponentContract:
     @pytest.fixture
     def contract_component(self) -> Any:
         """The component under test; override this fixture to build it another way."""
-        from debate_core.testing import _build_component
-
-        return _build_component(self.kind, self.component_name, self.component_spec, self.component_options)
+        return build_component(self.kind, self.component_name, self.component_spec, self.component_options)
 
 
 def _run(setup_changes: Mapping[str, Any], texts: Sequence[str], num_agents: int, rounds: int) -> DebateRecord:
@@ -381,3 +399,70 @@ class BackendContract(ComponentContract):
 
     def test_the_service_client_has_the_sdk_surface(self, contract_component: Any) -> None:
         assert sdk_mismatches(type(contract_component), "ServiceClient") == []
+
+
+# ---------------------------------------------------------------- judges
+
+
+class ScriptedJudgeHost:
+    """A ``JudgeHost`` without a model: every policy it serves answers ``reply`` (over the byte
+    tokenizer and the ``role_colon`` renderer), so a judge that samples a model can be checked."""
+
+    def __init__(self, reply: str = "A > B") -> None:
+        self.reply = reply
+        self.requests: list[tuple[str, str | None]] = []
+
+    async def sampling_policy(self, base_model: str, weights: str | None) -> tuple[Any, Any]:
+        from debate_core.debate.rendering import RoleColonRenderer
+        from debate_core.testing.scripted_debate import ScriptedPolicy
+        from debate_core.testing.tokenizer import ByteTokenizer
+
+        self.requests.append((base_model, weights))
+        tokenizer = ByteTokenizer()
+        return ScriptedPolicy(lambda call: self.reply, tokenizer), RoleColonRenderer(tokenizer)
+
+
+def _judge_pairs() -> list[JudgePair]:
+    """Pairs of graded responses: right against wrong, both ways, and ungraded ones."""
+    from debate_core.testing.synthetic import TurnSpec, synthetic_debate
+
+    record = synthetic_debate(
+        3,
+        [TurnSpec(solution="\\boxed{42}", grade=1.0), TurnSpec(solution="\\boxed{41}", grade=0.0), TurnSpec()],
+        answer="42",
+    )
+    right, wrong, ungraded = record.turns
+    pairs = [(right, wrong), (wrong, right), (right, right), (wrong, ungraded)]
+    return [JudgePair(record.question, record.answer, first, second) for first, second in pairs]
+
+
+class JudgeContract(ComponentContract):
+    """A judge gives one verdict (+1, -1 or 0, an int) per pair, in order, none for no pairs, and
+    the same verdicts for the same pairs. The host serves scripted policies
+    (``ScriptedJudgeHost``); override ``contract_host`` for a judge that needs another."""
+
+    kind = "judge"
+
+    @pytest.fixture
+    def contract_host(self) -> Any:
+        """The ``JudgeHost`` the judge is given."""
+        return ScriptedJudgeHost()
+
+    def _compare(self, judge: Any, pairs: Sequence[JudgePair], host: Any) -> list[int]:
+        import asyncio
+
+        return list(asyncio.run(judge.compare(list(pairs), host)))
+
+    def test_one_verdict_per_pair(self, contract_component: Any, contract_host: Any) -> None:
+        pairs = _judge_pairs()
+        verdicts = self._compare(contract_component, pairs, contract_host)
+        assert len(verdicts) == len(pairs)
+        assert all(type(v) is int and v in (-1, 0, 1) for v in verdicts), verdicts
+
+    def test_no_pairs_no_verdicts(self, contract_component: Any, contract_host: Any) -> None:
+        assert self._compare(contract_component, [], contract_host) == []
+
+    def test_the_same_pairs_get_the_same_verdicts(self, contract_component: Any, contract_host: Any) -> None:
+        pairs = _judge_pairs()
+        first = self._compare(contract_component, pairs, contract_host)
+        assert self._compare(contract_component, pairs, contract_host) == first

@@ -15,7 +15,7 @@ from typing import Any, Literal, TypeVar
 
 import attrs
 
-from debate_core.debate.coordinators import Coordinator, ParallelCoordinator, ParallelOptions, SequentialCoordinator
+from debate_core.debate.coordinators import builtin_coordinator
 from debate_core.debate.episode import DebateSetup, run_debate
 from debate_core.debate.history_policies import AllRounds
 from debate_core.debate.personas import DefaultPersonas
@@ -113,11 +113,7 @@ def scripted_setup(
     temperature: float = 1.0,
 ) -> DebateSetup:
     """A debate setup of built-in components over the byte tokenizer (for tests)."""
-    coordinator: Coordinator = (
-        ParallelCoordinator(ParallelOptions(blind_review=blind_review))
-        if protocol == "parallel"
-        else SequentialCoordinator()
-    )
+    coordinator = builtin_coordinator(protocol, blind_review)
     return DebateSetup(
         num_agents=num_agents,
         max_rounds=max_rounds,

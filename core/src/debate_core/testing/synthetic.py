@@ -17,6 +17,7 @@ from typing import Literal
 
 import attrs
 
+from debate_core.debate.coordinators import visibility_rule
 from debate_core.debate.xml_parser import XML_CONTRACT
 from debate_core.records import (
     CheckedComparisons,
@@ -99,7 +100,7 @@ def synthetic_debate(
             error=error,
         )
         authored = CheckedComparisons() if spec.failed else apply_authorship(raw, agent, num_agents)
-        visible = k if protocol == "sequential" else step * num_agents
+        visible = _visible_turns(protocol, k, step * num_agents)
         built.append(
             Turn(
                 round=step + 1,
@@ -178,3 +179,12 @@ def random_debate(
         max_rounds=rounds,
         debate_id=f"random-{rng.randrange(10**9)}",
     )
+
+
+def _visible_turns(protocol: str, turn_index: int, round_start: int) -> int:
+    """What the turn could see, by the coordinator's rule for ``protocol``."""
+    rule = visibility_rule(protocol)
+    seen = None if rule is None else rule(turn_index, round_start)
+    if seen is None:
+        raise ValueError(f"protocol {protocol!r} has no fixed visibility rule")
+    return seen

@@ -66,7 +66,8 @@ def _assigned_docs(module: ModuleType) -> dict[str, str]:
 
 
 def _defining_module(module: ModuleType, name: str) -> ModuleType:
-    """The module a re-exported constant is assigned in (followed through ``from X import name``)."""
+    """The module a re-exported constant is assigned in (followed through ``from X import name``,
+    also one under ``if TYPE_CHECKING:`` of a package that imports its names on first use)."""
     seen: set[str] = set()
     while module.__name__ not in seen:
         seen.add(module.__name__)
@@ -79,7 +80,7 @@ def _defining_module(module: ModuleType, name: str) -> ModuleType:
         source = next(
             (
                 node.module
-                for node in tree.body
+                for node in ast.walk(tree)
                 if isinstance(node, ast.ImportFrom) and node.module and any(a.name == name for a in node.names)
             ),
             None,

@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING
 import attrs
 
 from debate_core.config import RunConfig
-from debate_core.runtime.manifests import Checkpoint, CheckpointError, load_checkpoint_argument
+from debate_core.runtime.checkpoint_format import Checkpoint, CheckpointError
+from debate_core.runtime.manifests import load_checkpoint_argument
 
 if TYPE_CHECKING:
     from debate_core.backends.contract import SamplingClientLike
