@@ -115,7 +115,9 @@ def test_history_options_are_validated_with_key_paths() -> None:
     assert set(specs) == {"all", "none", "last_k"}
 
 
-def instructions(agent: int, round_: int, now: list[int], earlier: list[int]) -> str:
+def instructions(
+    agent: int, round_: int, now: list[int], earlier: list[int], *, brief: bool = False, informed: bool = True
+) -> str:
     return turn_instructions(
         agent=agent,
         round=round_,
@@ -123,6 +125,8 @@ def instructions(agent: int, round_: int, now: list[int], earlier: list[int]) ->
         answered_this_round=now,
         seen_in_earlier_rounds=earlier,
         contract=XML_CONTRACT,
+        brief=brief,
+        informed=informed,
     )
 
 
@@ -162,38 +166,11 @@ def test_brief_instructions_keep_the_rules_in_a_sentence(
     agent: int, round: int, now: list[int], earlier: list[int], expected: str
 ) -> None:
     full = instructions(agent, round, now, earlier)
-    brief = turn_instructions(
-        agent=agent,
-        round=round,
-        max_rounds=3,
-        answered_this_round=now,
-        seen_in_earlier_rounds=earlier,
-        contract=XML_CONTRACT,
-        brief=True,
-    )
+    brief = instructions(agent, round, now, earlier, brief=True)
     assert expected in brief
     assert len(brief) < len(full) * 0.7
-    informed = turn_instructions(
-        agent=agent,
-        round=round,
-        max_rounds=3,
-        answered_this_round=now,
-        seen_in_earlier_rounds=earlier,
-        contract=XML_CONTRACT,
-        brief=True,
-        informed=True,
-    )
-    uninformed = turn_instructions(
-        agent=agent,
-        round=round,
-        max_rounds=3,
-        answered_this_round=now,
-        seen_in_earlier_rounds=earlier,
-        contract=XML_CONTRACT,
-        brief=True,
-        informed=False,
-    )
-    assert informed.endswith("YES in <consensus> only if all answers agree with yours.")
+    assert brief.endswith("YES in <consensus> only if all answers agree with yours.")
+    uninformed = instructions(agent, round, now, earlier, brief=True, informed=False)
     assert uninformed.endswith("NO in <consensus>.")
 
 
