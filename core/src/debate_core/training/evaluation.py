@@ -267,11 +267,8 @@ class Evaluator:
             both.append(judgements_of(episodes, cases, order, grader))
         pairs = list(zip(both[0], both[1], strict=True))
         prefix = f"{self.prefix}/judge"
-        by_index = {index: pair for (index, _), pair in zip(cases, pairs, strict=True)}
-        self.per_problem[f"{prefix}/accuracy"] = [
-            mean([float(j.verdict == "correct") for j in by_index[i]]) if i in by_index else 0.0
-            for i in range(len(problems))
-        ]
+        # one value per judged problem, in problem order (the same problems in every evaluation)
+        self.per_problem[f"{prefix}/accuracy"] = [mean([float(j.verdict == "correct") for j in pair]) for pair in pairs]
         return benchmark_metrics(pairs, prefix)
 
     async def _role_averaged(
