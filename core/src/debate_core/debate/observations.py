@@ -73,17 +73,17 @@ def recap(question: str, others: Sequence[HistoryEntry]) -> str:
 
 
 def _user_message(
-    question: str | None, others: Sequence[HistoryEntry], instructions: str, recap_of: str | None = None
+    question: str, others: Sequence[HistoryEntry], instructions: str, *, first: bool, with_recap: bool
 ) -> Message:
     parts: list[str] = []
     if others:
-        heading = "Responses of the other agents:" if question is not None else "New responses since your last turn:"
+        heading = "Responses of the other agents:" if first else "New responses since your last turn:"
         parts.append(heading + "\n\n" + "\n\n".join(format_entry(e) for e in others))
     parts.append(instructions)
-    if question is not None:
+    if first:
         parts.append(f"Question:\n{question}")
-    elif recap_of is not None:
-        parts.append(recap(recap_of, others))
+    elif with_recap:
+        parts.append(recap(question, others))
     return Message("user", "\n\n".join(parts))
 
 
@@ -131,12 +131,8 @@ def build_messages(
     first = True
     for r in shown_own:
         own = own_turns[r]
-        messages.append(
-            _user_message(
-                question if first else None, before_own[r], own.instructions, question if with_recap else None
-            )
-        )
+        messages.append(_user_message(question, before_own[r], own.instructions, first=first, with_recap=with_recap))
         messages.append(Message("assistant", own.text))
         first = False
-    messages.append(_user_message(question if first else None, current, instructions, question if with_recap else None))
+    messages.append(_user_message(question, current, instructions, first=first, with_recap=with_recap))
     return messages
