@@ -223,9 +223,9 @@ class WarmstartSettings:
     """Also train on the flawed first answers (off: they are only what the other agents judge)."""
     evaluation_form: EvaluationForm = "verdict"
     """How the reference responses judge another agent (docs/training.md#warm-start): ``verdict``
-    says right, or wrong and why (``Agent 1: 27 is wrong, the answer is 28.``); ``check`` sets the
-    stated answer beside the judge's own and compares them character by character before the
-    verdict (``Agent 1: 27 vs 28: 2-2 same, 7-8 differ: wrong.``)."""
+    says right, or wrong and why (``Agent 1: 27 is wrong, the answer is 28.``); ``check`` states the
+    judge's own answer, then checks each stated answer against it character by character before the
+    verdict (``I say 28. Agent 1 says 27: 2-2 same, 7-8 differ: wrong.``)."""
 
 
 @attrs.frozen(kw_only=True)
