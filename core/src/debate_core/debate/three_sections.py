@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 
-from debate_core.debate.xml_parser import comparison_line, parse_comparisons
+from debate_core.debate.xml_parser import comparison_line, parse_comparisons, render_tagged_sections
 from debate_core.records import OutputContract, ParsedResponse, RenderedResponse, ResponseContent, SectionSpan
 
 THREE_SECTIONS: tuple[str, ...] = ("solution", "evaluation", "comparison")
@@ -82,13 +82,7 @@ def render_three_sections(content: ResponseContent) -> RenderedResponse:
         ("evaluation", content.evaluation or THREE_SECTION_CONTRACT.empty_marker),
         ("comparison", "\n".join(lines) or THREE_SECTION_CONTRACT.empty_marker),
     )
-    text = ""
-    spans: list[SectionSpan] = []
-    for name, body in sections:
-        text += ("\n" if text else "") + f"<{name}>"
-        spans.append(SectionSpan(name, len(text), len(text) + len(body)))
-        text += f"{body}</{name}>"
-    return RenderedResponse(text, tuple(spans))
+    return render_tagged_sections(sections)
 
 
 THREE_SECTION_CONTRACT = OutputContract(

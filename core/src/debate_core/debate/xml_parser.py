@@ -244,6 +244,18 @@ def comparison_line(comparison: Comparison) -> str:
     return f"Agent {comparison.a} {comparison.op} Agent {comparison.b}"
 
 
+def render_tagged_sections(sections: Sequence[tuple[str, str]]) -> RenderedResponse:
+    """``<name>body</name>`` for each ``(name, body)`` in order, one per line, with the span of
+    each body: how every tag-based contract writes a response."""
+    text = ""
+    spans: list[SectionSpan] = []
+    for name, body in sections:
+        text += ("\n" if text else "") + f"<{name}>"
+        spans.append(SectionSpan(name, len(text), len(text) + len(body)))
+        text += f"{body}</{name}>"
+    return RenderedResponse(text, tuple(spans))
+
+
 def render_xml(content: ResponseContent) -> RenderedResponse:
     """A response in the XML contract: the five sections in order, one per line."""
     lines = [comparison_line(c) for c in content.comparisons] + list(content.extra_comparison_lines)
@@ -254,13 +266,7 @@ def render_xml(content: ResponseContent) -> RenderedResponse:
         ("consensus", "YES" if content.consensus else "NO"),
         ("consensus_reason", content.consensus_reason),
     )
-    text = ""
-    spans: list[SectionSpan] = []
-    for name, body in sections:
-        text += ("\n" if text else "") + f"<{name}>"
-        spans.append(SectionSpan(name, len(text), len(text) + len(body)))
-        text += f"{body}</{name}>"
-    return RenderedResponse(text, tuple(spans))
+    return render_tagged_sections(sections)
 
 
 XML_CONTRACT = OutputContract(
