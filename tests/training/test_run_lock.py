@@ -3,11 +3,13 @@ naming the holder, and the lock of a process that is gone is taken over with a n
 
 from __future__ import annotations
 
+import fcntl
 import os
 import signal
 import socket
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -118,3 +120,44 @@ def test_without_kernel_locks_a_live_holder_still_refuses(tmp_path: Path, monkey
     with run_directory_lock(tmp_path, notices.append):
         pass
     assert len(notices) == 1 and f"pid {holder.pid}" in notices[0]
+
+
+def _dead_pid() -> int:
+    child = subprocess.Popen(["true"])
+    child.wait()
+    return child.pid
+
+
+def test_a_refused_writer_names_the_new_holder_not_the_dead_one_it_replaced(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Between taking the lock and writing its line, a new holder leaves the dead holder's line in
+    the file: the refusal waits for the new line instead of naming the dead process."""
+    from debate_core.training import run_lock
+
+    root = tmp_path / "run"
+    root.mkdir()
+    dead = run_lock.LockHolder(_dead_pid(), socket.gethostname(), "2026-01-01T00:00:00Z")
+    (root / run_lock.LOCK_NAME).write_text(dead.to_line())
+    holder = os.open(root / run_lock.LOCK_NAME, os.O_RDWR)
+    fcntl.flock(holder, fcntl.LOCK_EX | fcntl.LOCK_NB)  # taken, line not yet written
+    me = run_lock.LockHolder.this_process()
+    writer = threading.Timer(0.2, lambda: (root / run_lock.LOCK_NAME).write_text(me.to_line()))
+    writer.start()
+    try:
+        with (
+            pytest.raises(run_lock.RunLockedError, match=rf"is being written by pid {me.pid} on "),
+            run_lock.run_directory_lock(root, print),
+        ):
+            pass
+        writer.join()
+        (root / run_lock.LOCK_NAME).write_text(dead.to_line())  # a holder that never writes its line
+        monkeypatch.setattr(run_lock, "HOLDER_LINE_WAIT_S", 0.1)
+        with (
+            pytest.raises(run_lock.RunLockedError, match=r"by another process \(its holder line is not written"),
+            run_lock.run_directory_lock(root, print),
+        ):
+            pass
+    finally:
+        writer.cancel()
+        os.close(holder)

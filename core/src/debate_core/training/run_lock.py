@@ -20,6 +20,7 @@ import fcntl
 import json
 import os
 import socket
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from datetime import UTC, datetime
@@ -87,6 +88,26 @@ def _read_holder(fd: int) -> LockHolder | None:
     return LockHolder.from_text(os.read(fd, 4096).decode("utf-8", errors="replace"))
 
 
+HOLDER_LINE_WAIT_S = 2.0
+"""How long a refused writer waits for the lock's new holder to write its line."""
+
+
+def _current_holder(fd: int) -> LockHolder | None:
+    """The holder of a lock another process holds. Between taking the lock and writing its own line,
+    a new holder leaves the file empty or naming the previous holder, whose process is gone: such a
+    line is read again until it names a live holder (at most ``HOLDER_LINE_WAIT_S``); ``None`` when
+    it never does."""
+    deadline = time.monotonic() + HOLDER_LINE_WAIT_S
+    while True:
+        holder = _read_holder(fd)
+        stale = holder is None or (holder.host == socket.gethostname() and not process_alive(holder.pid))
+        if not stale:
+            return holder
+        if time.monotonic() >= deadline:
+            return None
+        time.sleep(0.02)
+
+
 def _write_holder(fd: int, holder: LockHolder | None) -> None:
     os.ftruncate(fd, 0)
     if holder is not None:
@@ -96,7 +117,7 @@ def _write_holder(fd: int, holder: LockHolder | None) -> None:
 
 
 def _refusal(root: Path, holder: LockHolder | None) -> RunLockedError:
-    who = holder.describe() if holder is not None else "another process (its holder line is unreadable)"
+    who = holder.describe() if holder is not None else "another process (its holder line is not written or unreadable)"
     return RunLockedError(
         f"{root} is being written by {who}; wait for it to finish or stop it "
         f"(a process that is gone releases the lock by itself)"
@@ -122,7 +143,7 @@ def run_directory_lock(root: Path, notice: Callable[[str], object]) -> Iterator[
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            raise _refusal(root, _read_holder(fd)) from None
+            raise _refusal(root, _current_holder(fd)) from None
         except OSError as exc:
             if exc.errno not in _NO_LOCKING:
                 raise
