@@ -573,17 +573,18 @@ def _union(intervals: list[tuple[float, float]], start: float, end: float) -> fl
 def bench_overhead(model: str, setting: Setting, iterations: int) -> None:
     """RL iterations through ``run_training`` on the local backend, starting from the responder.
 
-    Each iteration's window is timed around ``Trainer._iteration``; the model's time is the
+    Each iteration's window is timed around ``rl_iteration`` as the loop calls it; the model's time is the
     union of the sampler engine's and the training worker's busy intervals within those
     windows; the rest (the asyncio thread building prompts, parsing, scoring, assembling
     Datums, and waiting for it) is outside the model.
     """
     import debate_core.builtin.backend_local as plugin
+    import debate_core.training.loop as loop
     from debate_core.backends.local.futures import OrderedWorker
     from debate_core.config import load_run_config
     from debate_core.plugins import get_registry
-    from debate_core.training.loop import Trainer, run_training
     from debate_core.training.progress import Progress
+    from debate_core.training.run import run_training
     from debate_core.training.run_dir import fresh_run_directory
 
     path = _responder_path(model)
@@ -598,12 +599,12 @@ def bench_overhead(model: str, setting: Setting, iterations: int) -> None:
         return service
 
     windows: list[tuple[float, float]] = []
-    original_iteration = Trainer._iteration
+    original_iteration = loop.rl_iteration
 
-    async def timed(self: Any, iteration: int) -> Any:
+    async def timed(context: Any, position: Any, iteration: int) -> Any:
         start = time.perf_counter()
         try:
-            return await original_iteration(self, iteration)
+            return await original_iteration(context, position, iteration)
         finally:
             windows.append((start, time.perf_counter()))
 
@@ -624,7 +625,7 @@ def bench_overhead(model: str, setting: Setting, iterations: int) -> None:
     registry = get_registry()
     spec = registry.resolve("backend", "local")
     object.__setattr__(spec, "build", from_responder)
-    Trainer._iteration = timed  # type: ignore[method-assign]
+    loop.rl_iteration = timed
     try:
         with tempfile.TemporaryDirectory() as scratch:
             run_dir = fresh_run_directory(Path(scratch) / "run")
@@ -632,7 +633,7 @@ def bench_overhead(model: str, setting: Setting, iterations: int) -> None:
             records = [json.loads(line) for line in (run_dir.root / "metrics.jsonl").read_text().splitlines()]
     finally:
         object.__setattr__(spec, "build", original_build)
-        Trainer._iteration = original_iteration  # type: ignore[method-assign]
+        loop.rl_iteration = original_iteration
     service = built[0]
     intervals = list(service.engine.busy_intervals)
     for worker in OrderedWorker.instances():

@@ -405,9 +405,9 @@ def test_each_turn_shows_its_steps_generator_and_judge_rewards_and_advantages(tm
     rewards the trainer saved beside the transcript."""
     import asyncio
 
-    from debate_core.training.loop import run_training
     from debate_core.training.progress import Progress
     from debate_core.training.reward_sidecars import read_sidecar
+    from debate_core.training.run import run_training
     from debate_core.training.run_dir import RunDirectory
     from tests.training.trainer_harness import harness_registry, make_config
 

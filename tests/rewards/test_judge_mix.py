@@ -90,6 +90,44 @@ def test_the_mixed_reward_by_hand() -> None:
     assert judge_mixed_reward(record, peer, V2Reward(), oracle_verdicts(record), 0.0) is peer
 
 
+def test_the_judge_mix_reward_mixes_by_its_schedule_in_training_and_is_its_peer_elsewhere() -> None:
+    """``judge_mix`` at RL iteration i is ``judge_mixed_reward`` at ``judge_weight(weight, decay, i)``;
+    called as a plain reward (evaluation) it is the peer reward."""
+    from debate_core.config.choices import ComponentChoice
+    from debate_core.records import TrainingRound, TrainingTimeReward
+    from debate_core.rewards.judge_mix import JudgeMixOptions, JudgeMixReward
+
+    record = graded()
+    options = JudgeMixOptions(judge=ComponentChoice(name="oracle"), weight=0.6, decay_iterations=3)
+    reward = JudgeMixReward(V2Reward(), OracleJudge(), options)
+    assert isinstance(reward, TrainingTimeReward)
+    peer = V2Reward()(record)
+    assert reward(record) == peer
+    for iteration in range(5):
+        scored = asyncio.run(reward.score_in_training(record, TrainingRound(iteration, None)))  # type: ignore[arg-type]
+        weight = judge_weight(0.6, 3, iteration)
+        assert scored == judge_mixed_reward(record, peer, V2Reward(), oracle_verdicts(record), weight)
+        assert (scored == peer) == (iteration >= 3)
+
+
+def test_a_judge_that_breaks_its_contract_is_named_with_the_debate() -> None:
+    from debate_core.config.choices import ComponentChoice
+    from debate_core.errors import ComponentFailure
+    from debate_core.records import TrainingRound
+    from debate_core.rewards.judge_mix import JudgeMixOptions, JudgeMixReward
+
+    class TwoVerdicts:
+        async def compare(self, pairs: Sequence[JudgePair], host: object) -> list[int]:
+            return [1, 1]
+
+    record = graded()
+    options = JudgeMixOptions(judge=ComponentChoice(name="two"))
+    reward = JudgeMixReward(V2Reward(), TwoVerdicts(), options)
+    named = r"judge plugin 'two' returned .*: 2 verdicts for 3 pairs, in compare on 3 pairs of debate 'synthetic'"
+    with pytest.raises(ComponentFailure, match=named):
+        asyncio.run(reward.score_in_training(record, TrainingRound(0, None)))  # type: ignore[arg-type]
+
+
 def test_read_verdict() -> None:
     assert read_verdict("A > B") == 1
     assert read_verdict(" B > A\n") == -1

@@ -13,9 +13,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from debate_core.plugins import Registry
-from debate_core.training.loop import run_training
 from debate_core.training.metrics_file import MetricsRepair, repair_metrics
 from debate_core.training.progress import Progress
+from debate_core.training.run import run_training
 from debate_core.training.run_dir import RunDirectory
 from tests.training.trainer_harness import make_config, read_metrics, train_quietly, without_timings
 

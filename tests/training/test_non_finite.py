@@ -18,8 +18,8 @@ from debate_core.records import RewardResult
 from debate_core.rewards.result_checks import REWARD_BOUND, result_problems
 from debate_core.runtime.manifests import latest_checkpoint
 from debate_core.testing.synthetic import TurnSpec, synthetic_debate
-from debate_core.training.loop import run_training
 from debate_core.training.progress import Progress
+from debate_core.training.run import run_training
 from debate_core.training.run_dir import RunDirectory
 from debate_core.training.update import NonFiniteUpdateError
 from tests.doubles.scripted_backend import ScriptedFuture, ScriptedTrainingClient

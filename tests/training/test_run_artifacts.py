@@ -26,9 +26,9 @@ from debate_core.runtime.manifests import (
     write_checkpoint,
 )
 from debate_core.training.evaluation_records import best_steps
-from debate_core.training.loop import run_training
 from debate_core.training.progress import Progress
 from debate_core.training.reward_sidecars import read_sidecar, reward_summary, sidecar_path
+from debate_core.training.run import run_training
 from debate_core.training.run_dir import RunDirectory
 from tests.training.trainer_harness import make_config, read_metrics
 

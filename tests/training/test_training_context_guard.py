@@ -19,8 +19,8 @@ from debate_core.runtime.context_guard import (
     check_context,
     context_hint,
 )
-from debate_core.training.loop import run_training
 from debate_core.training.progress import Progress
+from debate_core.training.run import run_training
 from debate_core.training.run_dir import RunDirectory
 from tests.doubles.scripted_backend import ScriptedServiceClient
 from tests.training.trainer_harness import BASE_OVERRIDES, SERVICES, make_config, service_setup

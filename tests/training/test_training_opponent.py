@@ -20,8 +20,8 @@ from debate_core.runtime.manifests import read_checkpoint
 from debate_core.stats import mean
 from debate_core.testing.scripted_debate import run_scripted_debate, run_sync
 from debate_core.training.evaluation import per_problem_seat_win_rate, seat_win_rates
-from debate_core.training.loop import run_training
 from debate_core.training.progress import Progress
+from debate_core.training.run import run_training
 from debate_core.training.run_dir import RunDirectory
 from tests.debate.helpers import response
 from tests.training.trainer_harness import BASE_OVERRIDES, SERVICES, make_config

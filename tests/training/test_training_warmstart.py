@@ -14,15 +14,15 @@ from hypothesis import strategies as st
 from debate_core.config.sections import WarmstartSettings
 from debate_core.debate.episode import run_debate
 from debate_core.debate.xml_parser import XML_CONTRACT
-from debate_core.plugins import Registry
+from debate_core.plugins import Registry, get_registry
 from debate_core.records import Problem
 from debate_core.tasks.arithmetic import ArithmeticDataset, ArithmeticOptions
 from debate_core.tasks.graders import build_boxed
 from debate_core.testing.scripted_debate import scripted_setup
 from debate_core.testing.tokenizer import ByteTokenizer
 from debate_core.training.grading import grade_debate
-from debate_core.training.loop import run_training
 from debate_core.training.progress import Progress
+from debate_core.training.run import run_training
 from debate_core.training.run_components import NamedDataset
 from debate_core.training.run_dir import RunDirectory
 from debate_core.training.warmstart import (
@@ -33,7 +33,16 @@ from debate_core.training.warmstart import (
     reference_solution,
     warmstart_datums,
 )
-from tests.training.trainer_harness import SERVICES, TinySums, TinySumsOptions, make_config, read_metrics
+from tests.training.trainer_harness import (
+    BASE_OVERRIDES,
+    SERVICES,
+    TinySums,
+    TinySumsOptions,
+    make_config,
+    read_metrics,
+    train_quietly,
+    without_timings,
+)
 
 
 def prepare(
@@ -221,29 +230,79 @@ def test_problem_order_is_seeded_and_covers_each_epoch() -> None:
     assert first_epoch != [i for it in range(5) for i in batch_indices(8, 0, it, 2, 10)]
 
 
-def test_the_external_judge_is_mixed_in_and_phased_out(registry: Registry, tmp_path: Path) -> None:
-    config = make_config(
-        "judge.name=oracle",
-        "judge.weight=0.8",
-        "judge.decay_iterations=2",
-        "training.num_iterations=3",
-        "evaluation.num_problems=0",
-        "reward.name=v2",
-        "debate.coordinator=parallel",
-        "debate.max_rounds=2",
-    )
-    asyncio.run(
-        run_training(config, registry, RunDirectory(tmp_path / "run"), progress=Progress("off"), handle_signals=False)
-    )
+JUDGE_MIX = (
+    "reward.name=judge_mix",
+    "reward.options={peer={name='v2'}, judge={name='oracle'}, weight=0.8, decay_iterations=2}",
+)
+JUDGED_RUN = (
+    "training.num_iterations=3",
+    "evaluation.num_problems=0",
+    "debate.coordinator=parallel",
+    "debate.max_rounds=2",
+)
+
+
+def test_the_judge_mix_reward_mixes_the_judge_in_and_phases_it_out(registry: Registry, tmp_path: Path) -> None:
+    train_quietly(make_config(*JUDGE_MIX, *JUDGED_RUN), registry, tmp_path / "run")
     records = read_metrics(tmp_path / "run" / "metrics.jsonl")
     assert [r.get("judge/weight") for r in records] == [pytest.approx(0.8), pytest.approx(0.4), None]
+    assert all("judge/pairs" in r for r in records[:2])
+
+
+def test_an_old_judge_section_is_read_as_the_judge_mix_reward_with_one_notice(
+    registry: Registry, tmp_path: Path
+) -> None:
+    """A run file from before the judge became a reward trains exactly as the new spelling."""
+    from debate_core.config import load_run_config
+    from debate_core.config.loading import RenamedKeyWarning
+
+    run_file = tmp_path / "old.toml"
+    run_file.write_text('[judge]\nname = "oracle"\nweight = 0.8\ndecay_iterations = 2\n', encoding="utf-8")
+    with pytest.warns(RenamedKeyWarning) as caught:  # the reward it wraps: v2, as the overrides say
+        old = load_run_config(run_file, [*BASE_OVERRIDES, "reward.name=v2", *JUDGED_RUN], registry=get_registry())
+    assert len(caught) == 1 and "[judge] is deprecated: it is the judge_mix reward now" in str(caught[0].message)
+    assert str(run_file) in str(caught[0].message)
+    new = make_config(*JUDGE_MIX, *JUDGED_RUN)
+    assert old.reward == new.reward
+    train_quietly(old, registry, tmp_path / "old")
+    train_quietly(new, registry, tmp_path / "new")
+    metrics = [without_timings(read_metrics(tmp_path / name / "metrics.jsonl")) for name in ("old", "new")]
+    assert metrics[0] == metrics[1]
+
+
+def test_a_judge_section_naming_no_judge_is_dropped_without_a_word(tmp_path: Path) -> None:
+    """Every resolved config.toml before the change had an empty ``[judge]``; resuming such a run says nothing."""
+    import warnings
+
+    from debate_core.config import load_run_config
+
+    run_file = tmp_path / "resolved.toml"
+    run_file.write_text('[reward]\nname = "v2"\n\n[judge]\nname = ""\noptions = {}\nweight = 1.0\n', encoding="utf-8")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        config = load_run_config(run_file, registry=get_registry())
+    assert config.reward.name == "v2"
 
 
 def test_an_unknown_judge_is_a_config_error(registry: Registry) -> None:
     from debate_core.errors import ConfigError
 
-    with pytest.raises(ConfigError, match=r"judge\.name"):
-        make_config("judge.name=oracel")
+    with pytest.raises(
+        ConfigError, match=r"reward\.options\.judge\.name: unknown judge 'oracel'. Did you mean 'oracle'"
+    ):
+        make_config("reward.name=judge_mix", "reward.options.judge.name=oracel")
+
+
+def test_judge_mix_wrapped_by_another_reward_is_refused_at_the_start(registry: Registry) -> None:
+    """A wrapper would call judge_mix as a plain reward, and its judge would never be asked."""
+    from debate_core.errors import ConfigError
+    from debate_core.training.run_components import build_run_components
+
+    config = make_config(
+        "reward.name=gt_mix", "reward.options.peer={name='judge_mix', options={judge={name='oracle'}}}"
+    )
+    with pytest.raises(ConfigError, match=r"^reward\.options\.peer: judge_mix must be the run's reward itself"):
+        build_run_components(config, registry, ByteTokenizer())
 
 
 def test_evaluation_records_keep_per_problem_outcomes_and_paired_changes(registry: Registry, tmp_path: Path) -> None:

@@ -240,8 +240,8 @@ def train_quietly(config: RunConfig, registry: Registry, run_dir: Path, resume: 
     """``run_training`` on ``run_dir`` with the progress line off; returns its ``RunOutcome``."""
     import asyncio
 
-    from debate_core.training.loop import run_training
     from debate_core.training.progress import Progress
+    from debate_core.training.run import run_training
     from debate_core.training.run_dir import RunDirectory
 
     return asyncio.run(

@@ -24,7 +24,7 @@ from debate_core.components import (
     RendererSpec,
     RewardSpec,
 )
-from debate_core.config.choices import ComponentChoice
+from debate_core.config.choices import ComponentChoice, nested_component
 from debate_core.errors import ComponentFailure, ConfigError, DebateError, PluginError
 from debate_core.hookspecs import hookimpl
 from debate_core.records import (
@@ -60,6 +60,8 @@ from debate_core.records import (
     SectionSpan,
     StopCondition,
     Tokenizer,
+    TrainingRound,
+    TrainingTimeReward,
     Turn,
     VoteTally,
     tally_votes,
@@ -119,12 +121,15 @@ __all__ = [
     "SectionSpan",
     "StopCondition",
     "Tokenizer",
+    "TrainingRound",
+    "TrainingTimeReward",
     "Turn",
     "VoteTally",
     "__version__",
     "answers_match",
     "extract_last_boxed",
     "hookimpl",
+    "nested_component",
     "normalise_answer",
     "tally_votes",
 ]

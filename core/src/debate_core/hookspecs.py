@@ -239,8 +239,8 @@ def debate_metric_sinks() -> Iterable[MetricSinkSpec]:
 @hookspec
 def debate_judges() -> Iterable[JudgeSpec]:
     """Register external judges: components whose verdicts on the pairs of responses the agents
-    compared are mixed into the peer reward, with a weight that falls to zero over the run
-    (``[judge]`` in a run file; docs/rewards.md#a-stronger-judge-phased-out).
+    compared are mixed into the peer reward, with a weight that falls to zero over the run (the
+    ``judge_mix`` reward's option ``judge`` in a run file; docs/rewards.md#a-stronger-judge-phased-out).
 
     Returns:
         Specs whose ``build(options)`` returns a ``Judge``: ``await judge.compare(pairs, host)``

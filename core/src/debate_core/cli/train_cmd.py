@@ -13,6 +13,9 @@ from debate_core.errors import DebateError, OutputWriteError
 from debate_core.runtime.interrupts import run_interruptibly
 
 if TYPE_CHECKING:
+    from debate_core.config import RunConfig
+    from debate_core.plugins import Registry
+    from debate_core.training.loop import RunOutcome
     from debate_core.training.run_dir import RunDirectory
 
 HEADLINE = (
@@ -116,13 +119,43 @@ def next_commands(config: str, run_dir: str, checkpointed: bool) -> list[str]:
 
 
 def run(args: argparse.Namespace) -> int:
+    from debate_core.training.progress import Progress
+    from debate_core.training.run import run_training
+
+    registry, config, config_path, resumed = _read_config(args)
+    run_dir = _run_directory(args, config, resumed)
+    progress = Progress(config.logging.progress, line_interval_s=config.logging.progress_interval_s)
+    progress.message(f"run directory: {run_dir.root}")
+    created_root = not run_dir.root.exists()
+    try:
+        outcome = run_interruptibly(
+            run_training(config, registry, run_dir, resume=args.resume is not None, progress=progress)
+        )
+    except BaseException as exc:
+        if resumed is None:  # a new run that failed before its first step leaves nothing to block a retry
+            run_dir.discard_failed_start(created_root)
+        if not isinstance(exc, DebateError):
+            raise
+        _raise_with_a_way_on(exc, run_dir)
+    _print_summary(outcome, config_path, run_dir)
+    if outcome.stopped_by:
+        print(
+            f"stopped by {outcome.stopped_by}; checkpoint at step {outcome.last_checkpoint}. "
+            f"Continue with: debate train --resume {outcome.run_dir}",
+            file=sys.stderr,
+        )
+        return 128 + int(signal.Signals[outcome.stopped_by])
+    return 0
+
+
+def _read_config(args: argparse.Namespace) -> tuple[Registry, RunConfig, Path | None, RunDirectory | None]:
+    """The registry, the run's config (its run file or, with ``--resume`` alone, the run's own
+    resolved config; overrides applied and checked), the run file read, and the run resumed."""
     from debate_core.config import load_run_config
     from debate_core.plugins import get_registry
     from debate_core.training.context_check import check_context
-    from debate_core.training.loop import run_training
     from debate_core.training.policy_weights import resolve_init_from
-    from debate_core.training.progress import Progress
-    from debate_core.training.run_dir import default_run_directory, existing_run_directory, fresh_run_directory
+    from debate_core.training.run_dir import existing_run_directory
 
     registry = get_registry()
     overrides = list(args.overrides)
@@ -141,25 +174,22 @@ def run(args: argparse.Namespace) -> int:
     check_context(config, registry)
     if resumed is None:
         config = resolve_init_from(config)  # a wrong model.init_from fails before a run directory is chosen
+    return registry, config, config_path, resumed
+
+
+def _run_directory(args: argparse.Namespace, config: RunConfig, resumed: RunDirectory | None) -> RunDirectory:
+    """The run resumed, the new directory ``--run-dir`` names, or a fresh one under ``runs/``."""
+    from debate_core.training.run_dir import default_run_directory, fresh_run_directory
+
     if resumed is not None:
-        run_dir = resumed
-    elif args.run_dir is not None:
-        run_dir = fresh_run_directory(args.run_dir)
-    else:
-        run_dir = default_run_directory(config.run.name)
-    progress = Progress(config.logging.progress, line_interval_s=config.logging.progress_interval_s)
-    progress.message(f"run directory: {run_dir.root}")
-    created_root = not run_dir.root.exists()
-    try:
-        outcome = run_interruptibly(
-            run_training(config, registry, run_dir, resume=args.resume is not None, progress=progress)
-        )
-    except BaseException as exc:
-        if resumed is None:  # a new run that failed before its first step leaves nothing to block a retry
-            run_dir.discard_failed_start(created_root)
-        if not isinstance(exc, DebateError):
-            raise
-        _raise_with_a_way_on(exc, run_dir)
+        return resumed
+    if args.run_dir is not None:
+        return fresh_run_directory(args.run_dir)
+    return default_run_directory(config.run.name)
+
+
+def _print_summary(outcome: RunOutcome, config_path: Path | None, run_dir: RunDirectory) -> None:
+    """Where the run is, how far it came, its evaluations and their changes, and what to run next."""
     print(f"run directory: {outcome.run_dir}")
     print(f"steps done: {outcome.step} (warm-start {outcome.warmstart_steps}, RL iterations {outcome.iterations})")
     if outcome.evaluations:
@@ -170,14 +200,6 @@ def run(args: argparse.Namespace) -> int:
             print("\n".join(changes))
     print("\n".join(next_commands(str(config_path), str(outcome.run_dir), outcome.last_checkpoint is not None)))
     print(f"reproduce: debate train {run_dir.config_path} --run-dir NEW_DIR  # the resolved config, overrides included")
-    if outcome.stopped_by:
-        print(
-            f"stopped by {outcome.stopped_by}; checkpoint at step {outcome.last_checkpoint}. "
-            f"Continue with: debate train --resume {outcome.run_dir}",
-            file=sys.stderr,
-        )
-        return 128 + int(signal.Signals[outcome.stopped_by])
-    return 0
 
 
 def _raise_with_a_way_on(exc: DebateError, run_dir: RunDirectory) -> NoReturn:

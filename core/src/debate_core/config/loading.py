@@ -142,6 +142,50 @@ def rename_old_keys(raw: dict[str, Any], where: str = "") -> dict[str, Any]:
     return raw
 
 
+JUDGE_SECTION_KEYS = ("name", "options", "weight", "decay_iterations")
+"""The keys of the ``[judge]`` section that run files had before the judge became the ``judge_mix``
+reward (docs/config-reference.md#renamed-keys)."""
+
+
+def move_judge_section(raw: dict[str, Any], where: str = "") -> dict[str, Any]:
+    """``raw`` with an old ``[judge]`` section moved into the ``judge_mix`` reward, which wraps the
+    run's reward: ``reward = { name = "judge_mix", options = { peer = <reward>, judge = { name,
+    options }, weight, decay_iterations } }``, with a one-line warning. A ``[judge]`` that names no
+    judge did nothing (every resolved config.toml had one) and is dropped without a word.
+
+    Raises:
+        ConfigError: ``[judge]`` is not a table, or has a key the section never had.
+    """
+    judge = raw.pop("judge", None)
+    if judge is None:
+        return raw
+    if not isinstance(judge, dict):
+        raise ConfigError(f"{where}judge: expected a table (the judge_mix reward's options now), got {judge!r}")
+    unknown = sorted(set(judge) - set(JUDGE_SECTION_KEYS))
+    if unknown:
+        raise ConfigError(f"{where}judge.{unknown[0]}: unknown key (the section had {', '.join(JUDGE_SECTION_KEYS)})")
+    if not judge.get("name"):
+        return raw
+    options: dict[str, Any] = {
+        "peer": raw.get("reward", {"name": _default_reward_name()}),
+        "judge": {key: judge[key] for key in ("name", "options") if key in judge},
+    }
+    options.update({key: judge[key] for key in ("weight", "decay_iterations") if key in judge})
+    raw["reward"] = {"name": "judge_mix", "options": options}
+    warnings.warn(
+        f'{where}[judge] is deprecated: it is the judge_mix reward now, read as [reward] name = "judge_mix" '
+        "with options.peer = the run's reward and options.judge, weight, decay_iterations from [judge]",
+        RenamedKeyWarning,
+        stacklevel=3,
+    )
+    return raw
+
+
+def _default_reward_name() -> str:
+    """The reward a run file without ``[reward]`` gets."""
+    return RunConfig().reward.name
+
+
 def load_run_config(
     path: str | os.PathLike[str] | None,
     overrides: Sequence[str] = (),
@@ -156,7 +200,7 @@ def load_run_config(
     """
     raw = read_toml(path) if path is not None else {}
     where = f"{path}: " if path is not None else ""
-    raw = rename_old_keys(apply_overrides(raw, overrides), where)
+    raw = move_judge_section(rename_old_keys(apply_overrides(raw, overrides), where), where)
     try:
         config = structure(raw, RunConfig)
     except ConfigError as exc:

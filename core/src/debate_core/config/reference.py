@@ -201,7 +201,13 @@ def config_reference_markdown() -> str:
             out += [" ".join(class_doc.split()), ""]
         out += _table(cls)
         out.append("")
-    out += [
+    out += renamed_keys_section()
+    return "\n".join(out)
+
+
+def renamed_keys_section() -> list[str]:
+    """The reference's last section: keys that old run files use, and what they are read as."""
+    out = [
         "## Renamed keys",
         "",
         "A run file that still uses an old key keeps working: the key is read under its new name, with a",
@@ -212,5 +218,12 @@ def config_reference_markdown() -> str:
     ]
     for (section, old), new in RENAMED_KEYS.items():
         out.append(f"| `{section}.{old}` | `{section}.{new}` |")
-    out.append("")
-    return "\n".join(out)
+    out += [
+        "| `[judge]` (`name`, `options`, `weight`, `decay_iterations`) | the `judge_mix` reward: `reward.name = "
+        '"judge_mix"`, `reward.options.peer` = the run\'s reward, `reward.options.judge = { name, options }`, '
+        "`reward.options.weight`, `reward.options.decay_iterations` "
+        "([a stronger judge, phased out](rewards.md#a-stronger-judge-phased-out)); a `[judge]` naming no judge "
+        "is dropped |",
+        "",
+    ]
+    return out

@@ -229,27 +229,6 @@ class WarmstartSettings:
 
 
 @attrs.frozen(kw_only=True)
-class JudgeSettings:
-    """A stronger judge whose verdicts on the pairs the agents compared are mixed into the peer
-    reward, with a weight that falls to zero (docs/rewards.md#a-stronger-judge-phased-out)."""
-
-    name: str = ""
-    """The judge component (``oracle``: ground truth; ``model``: a model the backend serves);
-    empty: no judge."""
-    options: dict[str, Any] = attrs.field(factory=dict)
-    """The judge component's options."""
-    weight: float = attrs.field(default=1.0, validator=[v.ge(0.0), v.le(1.0)])
-    """The judge's weight in the reward at the first RL iteration."""
-    decay_iterations: int = attrs.field(default=20, validator=v.ge(0))
-    """RL iterations over which the weight falls linearly to 0."""
-
-    @property
-    def choice(self) -> ComponentChoice | None:
-        """The judge component as a choice, or None without one."""
-        return ComponentChoice(name=self.name, options=dict(self.options)) if self.name else None
-
-
-@attrs.frozen(kw_only=True)
 class CurriculumStage:
     """One stage of a curriculum: a dataset and how many iterations to train on it."""
 
@@ -321,7 +300,6 @@ class RunConfig:
     """Checks solutions against the dataset's answers (``none`` for open-ended prompts)."""
     training: TrainingSettings = attrs.field(factory=TrainingSettings)
     warmstart: WarmstartSettings = attrs.field(factory=WarmstartSettings)
-    judge: JudgeSettings = attrs.field(factory=JudgeSettings)
     curriculum: tuple[CurriculumStage, ...] = ()
     """Dataset stages trained in order; empty: train on ``dataset`` for ``training.num_iterations``."""
     evaluation: EvaluationSettings = attrs.field(factory=EvaluationSettings)

@@ -13,7 +13,7 @@ from typing import Any, Protocol, TypeVar
 
 import tomli_w
 
-from debate_core.config.choices import ComponentChoice
+from debate_core.config.choices import ComponentChoice, nested_choices
 from debate_core.config.sections import RunConfig
 from debate_core.config.structuring import unstructure
 from debate_core.errors import ConfigError, DebateError
@@ -41,8 +41,6 @@ def component_choices(config: RunConfig) -> Iterator[tuple[str, str, ComponentCh
     yield "reward", "reward", config.reward
     yield "dataset", "dataset", config.dataset
     yield "grader", "grader", config.grader
-    if config.judge.choice is not None:
-        yield "judge", "judge", config.judge.choice
     for i, stage in enumerate(config.curriculum):
         yield f"curriculum[{i}].dataset", "dataset", stage.dataset
     for i, sink in enumerate(config.logging.sinks):
@@ -57,18 +55,36 @@ def validate_components(config: RunConfig, registry: ComponentCatalog[Any]) -> d
     problems: list[str] = []
     resolved: dict[str, Any] = {}
     for path, kind, choice in component_choices(config):
-        try:
-            spec = registry.resolve(kind, choice.name)
-        except DebateError as exc:
-            problems.append(f"{path}.name: {exc}")
-            continue
-        try:
-            resolved[path] = registry.structure_options(spec, choice.options, f"{path}.options")
-        except DebateError as exc:
-            problems.extend(str(exc).splitlines())
+        options = _checked_options(registry, path, kind, choice, problems)
+        if options is not _INVALID:
+            resolved[path] = options
     if problems:
         raise ConfigError("\n".join(problems))
     return resolved
+
+
+_INVALID = object()
+"""What :func:`_checked_options` returns for a choice whose problems it recorded."""
+
+
+def _checked_options(
+    registry: ComponentCatalog[Any], path: str, kind: str, choice: ComponentChoice, problems: list[str]
+) -> Any:
+    """The structured options of ``choice`` at ``path``, after checking the components they choose
+    in turn (``config.choices.nested_component``); ``_INVALID`` with ``problems`` extended."""
+    try:
+        spec = registry.resolve(kind, choice.name)
+    except DebateError as exc:
+        problems.append(f"{path}.name: {exc}")
+        return _INVALID
+    try:
+        options = registry.structure_options(spec, choice.options, f"{path}.options")
+    except DebateError as exc:
+        problems.extend(str(exc).splitlines())
+        return _INVALID
+    for option, nested_kind, nested in nested_choices(options):
+        _checked_options(registry, f"{path}.options.{option}", nested_kind, nested, problems)
+    return options
 
 
 def resolved_config_dict(config: RunConfig, registry: ComponentCatalog[Any]) -> dict[str, Any]:

@@ -45,7 +45,14 @@ from debate_core.records.prompts import (
     StopCondition,
     Tokenizer,
 )
-from debate_core.records.rewards import GENERATOR_STREAM, JUDGE_STREAM, RewardFunction, RewardResult
+from debate_core.records.rewards import (
+    GENERATOR_STREAM,
+    JUDGE_STREAM,
+    RewardFunction,
+    RewardResult,
+    TrainingRound,
+    TrainingTimeReward,
+)
 from debate_core.records.tasks import Dataset, Grade, Grader, Problem
 from debate_core.records.votes import AgentVotes, VoteTally, tally_votes, vote_counts
 
@@ -91,6 +98,8 @@ __all__ = [
     "SectionSpan",
     "StopCondition",
     "Tokenizer",
+    "TrainingRound",
+    "TrainingTimeReward",
     "Transition",
     "Turn",
     "TurnView",

@@ -13,6 +13,7 @@ from typing import Protocol, runtime_checkable
 import attrs
 
 from debate_core.records.debate import DebateRecord
+from debate_core.records.judging import JudgeHost
 
 GENERATOR_STREAM = "generator"
 """The stream of the tokens that produce a solution (and, by default, everything else)."""
@@ -61,3 +62,35 @@ class RewardFunction(Protocol):
     debate the coordinators can produce (no comparisons, every turn failing to parse)."""
 
     def __call__(self, debate: DebateRecord) -> RewardResult: ...
+
+
+@attrs.frozen
+class TrainingRound:
+    """What the trainer tells a reward about the RL iteration whose debates it scores."""
+
+    iteration: int
+    """The RL iteration, from 0 (a reward with a schedule reads it)."""
+    host: JudgeHost
+    """Sampling from models the run's backend serves (a model judge samples through it)."""
+
+
+@runtime_checkable
+class TrainingTimeReward(RewardFunction, Protocol):
+    """A reward whose score during training depends on the RL iteration or on a model the run's
+    backend serves (``judge_mix``, docs/rewards.md#a-stronger-judge-phased-out).
+
+    The trainer awaits :meth:`score_in_training` for every debate of an RL iteration; everywhere
+    else (evaluation, ``debate show``, the reward sidecars) the reward is called as a plain
+    :class:`RewardFunction`, which scores the debate as it would with no training round.
+
+    Example::
+
+        class Annealed:
+            def __call__(self, debate): return self.inner(debate)
+            async def score_in_training(self, debate, round):
+                scale = max(0.0, 1.0 - round.iteration / 100)
+                result = self.inner(debate)
+                return attrs.evolve(result, agent_rewards=[scale * r for r in result.agent_rewards])
+    """
+
+    async def score_in_training(self, debate: DebateRecord, round: TrainingRound) -> RewardResult: ...

@@ -13,7 +13,13 @@ from debate_core.rewards.advantages import (
     compute_advantages,
 )
 from debate_core.rewards.gt_mix import GtMixOptions, GtMixReward, build_gt_mix, final_grades, truth_judge_stream
-from debate_core.rewards.judge_mix import judge_mixed_reward, judge_weight
+from debate_core.rewards.judge_mix import (
+    JudgeMixOptions,
+    JudgeMixReward,
+    build_judge_mix,
+    judge_mixed_reward,
+    judge_weight,
+)
 from debate_core.rewards.judges import ModelJudge, ModelJudgeOptions, OracleJudge
 from debate_core.rewards.peer import (
     PairwiseReward,
@@ -31,6 +37,8 @@ __all__ = [
     "DebateAdvantages",
     "GtMixOptions",
     "GtMixReward",
+    "JudgeMixOptions",
+    "JudgeMixReward",
     "ModelJudge",
     "ModelJudgeOptions",
     "OracleJudge",
@@ -38,6 +46,7 @@ __all__ = [
     "V2Options",
     "V2Reward",
     "build_gt_mix",
+    "build_judge_mix",
     "build_win_minus_loss",
     "build_win_rate",
     "check_result",

@@ -26,7 +26,7 @@ import attrs
 from attrs import validators as v
 
 from debate_core.components import BuildContext
-from debate_core.config.choices import ComponentChoice
+from debate_core.config.choices import ComponentChoice, nested_component
 from debate_core.errors import ComponentFailure
 from debate_core.records import GENERATOR_STREAM, JUDGE_STREAM, DebateRecord, RewardFunction, RewardResult, Turn
 from debate_core.rewards.result_checks import check_result
@@ -47,7 +47,7 @@ def _default_peer() -> ComponentChoice:
 class GtMixOptions:
     """Options of the ``gt_mix`` reward."""
 
-    peer: ComponentChoice = attrs.field(factory=_default_peer)
+    peer: ComponentChoice = attrs.field(factory=_default_peer, metadata=nested_component("reward"))
     """The wrapped peer reward: ``{ name = "win_rate" }`` or ``{ name = "v2", options = {...} }``."""
     w_peer: float = attrs.field(default=0.7, validator=[_finite, v.ge(0.0)])
     w_gt: float = attrs.field(default=0.3, validator=[_finite, v.ge(0.0)])

@@ -12,15 +12,38 @@ judge: +1 when it sides with the judge's strict verdict, -1 when it goes against
 equal a pair the judge split, 0 when the judge calls the pair equal. The weight ``w`` starts at
 ``weight`` and falls linearly to 0 over ``decay_iterations`` RL iterations, so training ends on
 the peer reward alone.
+
+The mixing is the ``judge_mix`` reward, which wraps the run's peer reward (as ``gt_mix`` wraps
+one) and owns the judge and its schedule: the trainer scores an RL iteration's debates through
+:meth:`JudgeMixReward.score_in_training` with the iteration and a host to sample models; outside
+training (evaluation, ``debate show``) it is its peer reward. It must be the run's reward itself,
+not wrapped by another: a wrapper would call it as a plain reward and the judge would never speak.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from functools import partial
 
 import attrs
+from attrs import validators as v
 
-from debate_core.records import JUDGE_STREAM, Comparison, DebateRecord, JudgePair, RewardFunction, RewardResult, Turn
+from debate_core.components import BuildContext
+from debate_core.config.choices import ComponentChoice, nested_component
+from debate_core.errors import ConfigError, PluginError
+from debate_core.plugin_results import PluginCall, call_async_plugin, check_judge_verdicts
+from debate_core.records import (
+    JUDGE_STREAM,
+    Comparison,
+    DebateRecord,
+    Judge,
+    JudgePair,
+    RewardFunction,
+    RewardResult,
+    TrainingRound,
+    Turn,
+)
+from debate_core.rewards.result_checks import check_result
 from debate_core.rewards.v2 import ResolvedVote, StepRef, resolve_votes
 from debate_core.stats import mean
 
@@ -131,3 +154,80 @@ def judge_mixed_reward(
     if split:
         metrics["judge/agreement"] = agreed / split
     return attrs.evolve(mixed, metrics=metrics)
+
+
+def _default_peer() -> ComponentChoice:
+    return ComponentChoice(name="v2")
+
+
+def _default_judge() -> ComponentChoice:
+    return ComponentChoice(name="oracle")
+
+
+@attrs.frozen(kw_only=True)
+class JudgeMixOptions:
+    """Options of the ``judge_mix`` reward."""
+
+    judge: ComponentChoice = attrs.field(factory=_default_judge, metadata=nested_component("judge"))
+    """The judge component: ``{ name = "oracle" }`` (ground truth, the default) or ``{ name = "model",
+    options = {...} }``."""
+    peer: ComponentChoice = attrs.field(factory=_default_peer, metadata=nested_component("reward"))
+    """The wrapped peer reward, which the judge's verdicts are mixed into (``gt_mix`` may be it)."""
+    weight: float = attrs.field(default=1.0, validator=[v.ge(0.0), v.le(1.0)])
+    """The judge's weight in the reward at the first RL iteration."""
+    decay_iterations: int = attrs.field(default=20, validator=v.ge(0))
+    """RL iterations over which the weight falls linearly to 0."""
+
+
+class JudgeMixReward:
+    """The peer reward mixed with a stronger judge's, the judge's weight falling to zero."""
+
+    def __init__(self, peer: RewardFunction, judge: Judge, options: JudgeMixOptions) -> None:
+        self.peer = peer
+        self.judge = judge
+        self.options = options
+
+    def __call__(self, debate: DebateRecord) -> RewardResult:
+        """The peer reward alone: what the debate earns with no training round (evaluation)."""
+        result = self.peer(debate)
+        check_result(debate, result, f"judge_mix peer {self.peer!r}")
+        return result
+
+    async def score_in_training(self, debate: DebateRecord, round: TrainingRound) -> RewardResult:
+        """The peer reward mixed with the judge's at the round's weight (the module docstring)."""
+        peer = self(debate)
+        weight = judge_weight(self.options.weight, self.options.decay_iterations, round.iteration)
+        if weight <= 0.0:
+            return peer
+        pairs = compared_pairs(debate)
+        name = self.options.judge.name
+        call = PluginCall("judge", name, "compare", f"{len(pairs)} pairs of debate '{debate.debate_id}'")
+        answer = await call_async_plugin(call, partial(self.judge.compare, judge_pairs(debate, pairs), round.host))
+        verdicts = dict(zip(pairs, check_judge_verdicts(call, answer, len(pairs)), strict=True))
+        return judge_mixed_reward(debate, peer, self, verdicts, weight)
+
+    def __repr__(self) -> str:
+        return f"JudgeMixReward({self.peer!r}, {self.options!r})"
+
+
+def build_judge_mix(options: JudgeMixOptions, context: BuildContext) -> JudgeMixReward:
+    """Build the peer reward and the judge through the host's registry, then the mixer.
+
+    Raises:
+        ConfigError: ``judge_mix`` is wrapped by another reward (the judge would never be asked).
+        PluginError: the judge component built something that is not a ``Judge``.
+    """
+    if ".options." in context.path:  # its options' key path runs through a wrapper's options
+        raise ConfigError(
+            f"{context.path.removesuffix('.options')}: judge_mix must be the run's reward itself "
+            "([reward] name = \"judge_mix\"), wrapping the others through its option 'peer': "
+            "a wrapper calls it as a plain reward and its judge would never be asked"
+        )
+    peer: RewardFunction = context.build("reward", options.peer, "peer")
+    judge = context.build("judge", options.judge, "judge")
+    if not isinstance(judge, Judge):
+        raise PluginError(
+            f"{context.path}.judge: component '{options.judge.name}' built a {type(judge).__name__}, "
+            "which is not a Judge"
+        )
+    return JudgeMixReward(peer, judge, options)

@@ -14,6 +14,7 @@ a test module that imports a suite.
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import math
 import random
@@ -25,13 +26,17 @@ import pytest
 
 from debate_core.components import ParserSpec, RewardSpec
 from debate_core.records import (
+    AgentPolicy,
     Comparison,
     DebateRecord,
     OutputParser,
     ParsedResponse,
+    Renderer,
     ResponseContent,
     RewardFunction,
     RewardResult,
+    TrainingRound,
+    TrainingTimeReward,
 )
 from debate_core.rewards.result_checks import result_problems
 from debate_core.tasks.errors import DatasetError
@@ -160,12 +165,13 @@ class RewardContract:
     def test_shapes_and_values_fit_the_debate(
         self, contract_reward: RewardFunction, contract_debate: DebateRecord
     ) -> None:
-        problems = result_problems(contract_debate, contract_reward(contract_debate))
-        assert not problems, "; ".join(problems)
+        for where, result in _scored_every_way(contract_reward, contract_debate):
+            problems = result_problems(contract_debate, result)
+            assert not problems, f"{where}: " + "; ".join(problems)
 
     def test_is_deterministic(self, contract_reward: RewardFunction, contract_debate: DebateRecord) -> None:
-        first = contract_reward(contract_debate)
-        again = contract_reward(attrs.evolve(contract_debate))
+        first = _scored_every_way(contract_reward, contract_debate)
+        again = _scored_every_way(contract_reward, attrs.evolve(contract_debate))
         assert first == again
 
     def test_streams_are_named_consistently(
@@ -186,6 +192,28 @@ class RewardContract:
         assert abs(sum(advantages.agent_advantages)) < 1e-9
         for stream, rows in advantages.step_advantages.items():
             assert abs(sum(x for row in rows for x in row)) < 1e-9, stream
+
+
+def _scored_every_way(reward: RewardFunction, debate: DebateRecord) -> list[tuple[str, RewardResult]]:
+    """The reward's result as a plain function, and, for a ``TrainingTimeReward``, its results in
+    training at the first RL iteration and long after (no models served: one that samples a model
+    is skipped, with the reason)."""
+    results = [("as a plain reward", reward(debate))]
+    if isinstance(reward, TrainingTimeReward):
+        for iteration in (0, 1_000_000):
+            round = TrainingRound(iteration, _NoModelsServed())
+            results.append(
+                (f"in training at RL iteration {iteration}", asyncio.run(reward.score_in_training(debate, round)))
+            )
+    return results
+
+
+class _NoModelsServed:
+    """The ``JudgeHost`` of the contract suite: no backend runs, so a reward that samples a model
+    is skipped, with the reason."""
+
+    async def sampling_policy(self, base_model: str, weights: str | None) -> tuple[AgentPolicy, Renderer]:
+        pytest.skip(f"the reward samples {base_model}: the contract suite serves no models")
 
 
 _CANONICAL = (

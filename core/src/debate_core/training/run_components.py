@@ -12,6 +12,7 @@ that raises or returns a bad result is reported as a ``ComponentFailure`` naming
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Protocol
 
@@ -23,9 +24,14 @@ from debate_core.config.sections import RunConfig, WarmstartSettings
 from debate_core.debate.episode import DebateSetup, build_debate_setup, run_debate
 from debate_core.debate.sampling_policy import SamplingClientPolicy
 from debate_core.debate.transcripts import save_transcript
-from debate_core.errors import PluginError
 from debate_core.limits import short_repr
-from debate_core.plugin_results import PluginCall, checked_grade, checked_problems, checked_reward_result
+from debate_core.plugin_results import (
+    PluginCall,
+    call_async_plugin,
+    checked_grade,
+    checked_problems,
+    checked_reward_result,
+)
 from debate_core.records import (
     AgentPolicy,
     Dataset,
@@ -33,13 +39,14 @@ from debate_core.records import (
     DebateRecord,
     Grade,
     Grader,
-    Judge,
     OutputContract,
     Problem,
     Renderer,
     RewardFunction,
     RewardResult,
     Tokenizer,
+    TrainingRound,
+    TrainingTimeReward,
 )
 
 
@@ -106,8 +113,6 @@ class RunComponents:
     stages: list[Stage]
     eval_dataset: NamedDataset
     write_transcript: TranscriptWriter
-    judge: Judge | None = None
-    """The external judge of ``[judge]`` (docs/rewards.md#a-stronger-judge-phased-out), if any."""
     renderer_for: Callable[[Tokenizer], Renderer] | None = None
     """The run's renderer for another tokenizer (a model judge samples another model)."""
     tokenizer: Tokenizer | None = None
@@ -141,9 +146,15 @@ class RunComponents:
         call = PluginCall("reward", self.reward_name, "__call__", given)
         return checked_reward_result(call, record, lambda: self.reward(record))
 
-    def checked_reward(self, debate: DebateRecord) -> RewardResult:
-        """:meth:`score` as a reward function (the judged copy of a debate is scored through it)."""
-        return self.score(debate)
+    async def score_in_training(self, record: DebateRecord, problem: Problem, round: TrainingRound) -> RewardResult:
+        """:meth:`score` of an RL iteration's debate: a reward whose training-time score depends on
+        the round (``TrainingTimeReward``, e.g. ``judge_mix``) is awaited with it, checked alike."""
+        if not isinstance(self.reward, TrainingTimeReward):
+            return self.score(record, problem)
+        given = f"debate '{record.debate_id}' (problem '{problem.id}')"
+        call = PluginCall("reward", self.reward_name, "score_in_training", given)
+        result = await call_async_plugin(call, partial(self.reward.score_in_training, record, round))
+        return checked_reward_result(call, record, lambda: result)
 
     @property
     def total_iterations(self) -> int:
@@ -197,12 +208,6 @@ def build_run_components(config: RunConfig, registry: ComponentBuilder, tokenize
         ]
     else:
         stages = [Stage(main, config.training.num_iterations)]
-    judge_choice = config.judge.choice
-    judge = None if judge_choice is None else build_choice(registry, "judge", judge_choice, "judge")
-    if judge is not None and not isinstance(judge, Judge):
-        raise PluginError(
-            f"judge: component '{config.judge.name}' built a {type(judge).__name__}, which is not a Judge"
-        )
     return RunComponents(
         setup=setup,
         runner_for=debate_runner_factory(grader),
@@ -214,7 +219,6 @@ def build_run_components(config: RunConfig, registry: ComponentBuilder, tokenize
         stages=stages,
         eval_dataset=main,
         write_transcript=save_transcript,
-        judge=judge,
         renderer_for=build_choice(registry, "renderer", config.debate.renderer, "debate.renderer"),
         tokenizer=tokenizer,
         solution_template=config.warmstart.solution_template,

@@ -78,8 +78,9 @@ def comparison_uses(config: RunConfig) -> list[str]:
     uses = []
     if config.curriculum or config.training.num_iterations > 0:
         uses.append(f"RL rewards from peer votes (reward '{config.reward.name}')")
-    if config.judge.name:
-        uses.append(f"judge '{config.judge.name}' on the pairs the agents compared")
+    judge = config.reward.options.get("judge") if config.reward.name == "judge_mix" else None
+    if isinstance(judge, dict) and judge.get("name"):
+        uses.append(f"judge '{judge['name']}' (reward judge_mix) on the pairs the agents compared")
     evaluating = config.evaluation.num_problems > 0
     if evaluating and "debate" in config.evaluation.modes:
         uses.append("evaluation debates (evaluation.modes has 'debate')")

@@ -1,0 +1,129 @@
+"""The metrics record of one RL iteration (docs/training.md#metrics) and its progress headline."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import attrs
+
+from debate_core.records.metrics import MetricValue
+from debate_core.stats import mean
+from debate_core.training.grading import grade_debate, verifiable_metrics
+from debate_core.training.iteration_data import Batch, ScoredDebates, TrainedBatch
+from debate_core.training.metrics import (
+    backend_metrics,
+    debate_metrics,
+    episode_metrics,
+    reward_metrics,
+    sample_train_metrics,
+    total_returns,
+    turn_metrics,
+)
+from debate_core.training.rollouts import sampled_tokens
+from debate_core.training.run_context import RunContext
+from debate_core.training.update import UpdateResult
+
+
+@attrs.define
+class IterationClock:
+    """When an iteration's phases ended (``time.perf_counter`` seconds)."""
+
+    started: float
+    sampled: float = 0.0
+    scored: float = 0.0
+    trained: float = 0.0
+
+
+def iteration_metrics(
+    context: RunContext,
+    iteration: int,
+    batch: Batch,
+    scored: ScoredDebates,
+    trained: TrainedBatch,
+    clock: IterationClock,
+) -> dict[str, MetricValue]:
+    """The record of RL iteration ``iteration``: its debates, rewards, grades, update and timings."""
+    records = [e.record for e in scored.episodes]
+    metrics: dict[str, MetricValue] = {
+        "phase": "rl",
+        "iteration": iteration,
+        "stage": batch.stage_index,
+        "optim/lr": trained.lr,
+    }
+    returns = [total_returns(r, res) for r, res in zip(records, scored.results, strict=True)]
+    metrics.update(turn_metrics(records))
+    metrics.update(reward_metrics(scored.results))
+    metrics.update(episode_metrics(scored.episodes, returns))
+    metrics.update(debate_metrics(records))
+    grader = context.components.grader
+    if grader is not None:
+        graded = [grade_debate(r, grader, p.answer) for r, p in zip(records, batch.problems, strict=True)]
+        n = context.config.debate.num_agents
+        metrics.update(verifiable_metrics([g for g in graded if g is not None], f"train_{batch.dataset_name}", n))
+    metrics.update(optim_metrics(scored, trained))
+    metrics.update(timing_metrics(scored, trained.update, clock))
+    rewards = [float(x) for res in scored.results for x in res.agent_rewards]
+    metrics["reward/configured"] = mean(rewards)
+    metrics["reward/failure_penalty"] = mean(rewards) - float(metrics["env/all/reward/total"])
+    return metrics
+
+
+def optim_metrics(scored: ScoredDebates, trained: TrainedBatch) -> dict[str, MetricValue]:
+    """What was trained: Datums built, trained and skipped, updates, and the advantages' size."""
+    datums, trainable, update = trained.datums, trained.trainable, trained.update
+    out: dict[str, MetricValue] = {
+        "optim/num_datums": len(datums),
+        "optim/num_datums_trained": len(update.datums),
+        "optim/num_datums_zero_advantage": len(datums) - len(trainable),
+        "optim/num_updates": len(update.outputs),
+        "optim/update_skipped": float(not update.updated),
+        "optim/trained_tokens": sum(d.num_tokens for d in update.datums),
+        "advantages/dropped_debates": sum(1 for a in scored.advantages if a is None),
+        "advantages/mean_abs": mean(action_advantages(scored)),
+    }
+    if update.updated:
+        out.update(sample_train_metrics(update.datums, update.outputs))
+        out.update(backend_metrics(update.outputs))
+    return out
+
+
+def action_advantages(scored: ScoredDebates) -> list[float]:
+    """The size of the advantage of every action token of the debates kept for training, in
+    trajectory order, from the advantages themselves (not read back from the Datums)."""
+    return [
+        abs(a)
+        for episode, advantage in zip(scored.episodes, scored.advantages, strict=True)
+        if advantage is not None
+        for trajectory in episode.trajectories
+        for transition in trajectory.transitions
+        for a in advantage.token_advantages(trajectory.agent, transition.step, transition.action_sections)
+    ]
+
+
+def timing_metrics(scored: ScoredDebates, update: UpdateResult, clock: IterationClock) -> dict[str, MetricValue]:
+    """Seconds per phase and tokens per second sampled and trained."""
+    action_tokens = sum(sampled_tokens(e) for e in scored.episodes)
+    trained_tokens = sum(d.num_tokens for d in update.datums)
+    sampling, training = clock.sampled - clock.started, clock.trained - clock.scored
+    return {
+        "time/sampling": sampling,
+        "time/rewards": clock.scored - clock.sampled,
+        "time/training": training,
+        "time/total": clock.trained - clock.started,
+        "throughput/sampled_tokens_per_s": action_tokens / max(sampling, 1e-9),
+        "throughput/trained_tokens_per_s": trained_tokens / max(training, 1e-9) if trained_tokens else 0.0,
+    }
+
+
+def iteration_headline(metrics: Mapping[str, MetricValue], dataset_name: str) -> dict[str, float]:
+    """The figures of an iteration's progress line."""
+    headline = {
+        "reward": float(metrics["reward/configured"]),
+        "fail_penalty": float(metrics["reward/failure_penalty"]),
+        "parse_err": float(metrics["parse_error"]),
+        "tok/s": float(metrics["throughput/sampled_tokens_per_s"]),
+    }
+    if f"train_{dataset_name}/format" in metrics:
+        headline["format"] = float(metrics[f"train_{dataset_name}/format"])
+        headline["correct"] = float(metrics[f"train_{dataset_name}/correct"])
+    return headline

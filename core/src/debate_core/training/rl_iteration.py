@@ -1,0 +1,151 @@
+"""One RL iteration (docs/training.md#one-iteration), as one short function over named steps:
+take the batch, sample its debates, score them, turn rewards into advantages and the debates
+into Datums, log transcripts, update, and describe it all in one metrics record."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Sequence
+
+from debate_core.errors import ComponentFailure, DebateError
+from debate_core.records import DebateEpisode, TrainingRound
+from debate_core.records.metrics import MetricValue
+from debate_core.rewards.advantages import AdvantageOptions, compute_advantages
+from debate_core.runtime.sampling_failures import raise_backend_failure
+from debate_core.training.datum import AssembledDatum, trajectory_datums
+from debate_core.training.iteration_data import Batch, ScoredDebates, TrainedBatch
+from debate_core.training.iteration_metrics import IterationClock, iteration_headline, iteration_metrics
+from debate_core.training.judge_host import BackendJudgeHost
+from debate_core.training.rollouts import DebateJob, run_debates, sampled_tokens
+from debate_core.training.run_context import RunContext, RunPosition
+from debate_core.training.schedule import learning_rate_at
+from debate_core.training.seeding import batch_indices, derive_seed
+from debate_core.training.step_update import update_step
+from debate_core.training.transcript_log import log_transcripts
+
+
+class SamplingAbandoned(Exception):
+    """Sampling was abandoned because a stop was requested (no weights changed)."""
+
+
+async def rl_iteration(context: RunContext, position: RunPosition, iteration: int) -> dict[str, MetricValue]:
+    """RL iteration ``iteration`` (from 0), the update of step ``position.step + 1``: its metrics."""
+    step = position.step + 1
+    batch = training_batch(context, iteration)
+    clock = IterationClock(started=time.perf_counter())
+    episodes = await sample_debates(context, batch, iteration, step)
+    clock.sampled = time.perf_counter()
+    scored = await score_debates(context, batch, episodes, iteration)
+    datums = policy_datums(scored)
+    # before the update: a transcript that cannot be written leaves the weights of a finished step
+    log_transcripts(context, step, [e.record for e in episodes], scored.results, scored.advantages)
+    clock.scored = time.perf_counter()
+    trained = await update_policy(context, position, datums, iteration)
+    clock.trained = time.perf_counter()
+    metrics = iteration_metrics(context, iteration, batch, scored, trained, clock)
+    context.progress.finish(iteration_headline(metrics, batch.dataset_name))
+    return metrics
+
+
+def training_batch(context: RunContext, iteration: int) -> Batch:
+    """``training.batch_size`` problems of the iteration's curriculum stage, in the seeded order."""
+    components = context.components
+    stage_index, within = components.stage_at(iteration)
+    stage = components.stages[stage_index]
+    problems = stage.dataset.problems("train")
+    if not problems:
+        raise ComponentFailure(f"dataset plugin '{stage.dataset.name}' has no 'train' problems")
+    indices = batch_indices(
+        context.config.run.seed, stage_index, within, context.config.training.batch_size, len(problems)
+    )
+    return Batch(stage_index, stage.dataset.name, [problems[i] for i in indices])
+
+
+async def sample_debates(context: RunContext, batch: Batch, iteration: int, step: int) -> list[DebateEpisode]:
+    """One self-play debate per problem, every agent sampling the current weights.
+
+    Raises:
+        SamplingAbandoned: a stop was requested before the debates finished.
+    """
+    config, components = context.config, context.components
+    sampler = context.session.sampler()
+    policy = components.make_policy(sampler)
+    n = config.debate.num_agents
+    jobs = [
+        DebateJob(p, (policy,) * n, derive_seed(config.run.seed, "train", iteration, i), f"step{step}-debate{i}")
+        for i, p in enumerate(batch.problems)
+    ]
+    context.progress.start(f"{context.step_label(step)} iter {iteration + 1}/{components.total_iterations}", len(jobs))
+    episodes = await _until_stopped(context, jobs, step)
+    raise_backend_failure(sampler, episodes, config)
+    return episodes
+
+
+async def _until_stopped(context: RunContext, jobs: Sequence[DebateJob], step: int) -> list[DebateEpisode]:
+    """Run the debates, or abandon them when a stop is requested meanwhile."""
+    progress = context.progress
+    rollouts = asyncio.ensure_future(
+        run_debates(
+            context.components.runner(),
+            jobs,
+            context.config.training.max_debates_in_flight,
+            lambda e: progress.debate_done(sampled_tokens(e)),
+        )
+    )
+    stopper = asyncio.ensure_future(context.stop.wait())
+    try:
+        await asyncio.wait({rollouts, stopper}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        stopper.cancel()
+    if not rollouts.done():
+        rollouts.cancel()
+        await asyncio.gather(rollouts, return_exceptions=True)
+        progress.message(f"debate: sampling of step {step} abandoned (stop requested)")
+        raise SamplingAbandoned
+    return rollouts.result()
+
+
+async def score_debates(
+    context: RunContext, batch: Batch, episodes: Sequence[DebateEpisode], iteration: int
+) -> ScoredDebates:
+    """Each debate's reward at this training round, and the advantages of the batch."""
+    components = context.components
+    round = TrainingRound(iteration, BackendJudgeHost(context.session, components))
+    results = [
+        await components.score_in_training(e.record, p, round) for e, p in zip(episodes, batch.problems, strict=True)
+    ]
+    training = context.config.training
+    options = AdvantageOptions(
+        normalisation=training.advantage_normalisation, drop_uniform=training.drop_uniform_groups
+    )
+    try:
+        advantages = compute_advantages([e.record for e in episodes], results, options)
+    except DebateError as exc:
+        raise ComponentFailure(f"reward plugin '{components.reward_name}': {exc}") from exc
+    return ScoredDebates(list(episodes), results, advantages)
+
+
+def policy_datums(scored: ScoredDebates) -> list[AssembledDatum]:
+    """The policy-gradient Datums of every trajectory of every debate kept for training."""
+    return [
+        d
+        for index, (episode, advantage) in enumerate(zip(scored.episodes, scored.advantages, strict=True))
+        if advantage is not None
+        for trajectory in episode.trajectories
+        for d in trajectory_datums(trajectory, advantage, debate_index=index)
+    ]
+
+
+async def update_policy(
+    context: RunContext, position: RunPosition, datums: list[AssembledDatum], iteration: int
+) -> TrainedBatch:
+    """The iteration's update at its learning rate, on the Datums that carry a signal (all of them
+    unless ``training.skip_zero_advantage_updates``)."""
+    training = context.config.training
+    trainable = [d for d in datums if d.has_signal()] if training.skip_zero_advantage_updates else datums
+    lr = learning_rate_at(training.learning_rate, training.lr_schedule, iteration, context.components.total_iterations)
+    update = await update_step(
+        context, position, trainable, training.loss_fn, training.loss_fn_config, lr, training.num_substeps
+    )
+    return TrainedBatch(datums, trainable, update, lr)

@@ -1,0 +1,34 @@
+"""The transcripts a step logs: its first ``logging.num_groups_to_log`` debates, each with its
+rewards and advantages beside it (``transcripts/step_N/``, read by ``debate show``)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from debate_core.files import output_write_errors
+from debate_core.records import DebateRecord, RewardResult
+from debate_core.rewards.advantages import DebateAdvantages
+from debate_core.training.reward_sidecars import reward_summary, write_sidecar
+from debate_core.training.run_context import RunContext
+
+
+def log_transcripts(
+    context: RunContext,
+    step: int,
+    records: Sequence[DebateRecord],
+    results: Sequence[RewardResult],
+    advantages: Sequence[DebateAdvantages | None],
+) -> None:
+    """Write the step's first debates and their reward sidecars.
+
+    Raises:
+        OutputWriteError: a file could not be written (a full disk); the message names it.
+    """
+    components, run_dir = context.components, context.run_dir
+    logged = list(zip(records, results, advantages, strict=True))[: context.config.logging.num_groups_to_log]
+    for index, (record, result, advantage) in enumerate(logged):
+        path = run_dir.transcript_path(step, index)
+        with output_write_errors(path):
+            path.parent.mkdir(parents=True, exist_ok=True)
+            components.write_transcript(record, path)
+        write_sidecar(path, reward_summary(components.reward_name, record, result, advantage))
