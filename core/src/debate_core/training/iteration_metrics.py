@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 import attrs
+import numpy as np
 
 from debate_core.records.metrics import MetricValue
 from debate_core.stats import mean
@@ -89,15 +90,17 @@ def optim_metrics(scored: ScoredDebates, trained: TrainedBatch) -> dict[str, Met
 
 def action_advantages(scored: ScoredDebates) -> list[float]:
     """The size of the advantage of every action token of the debates kept for training, in
-    trajectory order, from the advantages themselves (not read back from the Datums)."""
-    return [
-        abs(a)
+    trajectory order, from the advantages themselves (not read back from the Datums), at the
+    precision the update receives them: a Datum's arrays are float32 on the wire."""
+    values = [
+        a
         for episode, advantage in zip(scored.episodes, scored.advantages, strict=True)
         if advantage is not None
         for trajectory in episode.trajectories
         for transition in trajectory.transitions
         for a in advantage.token_advantages(trajectory.agent, transition.step, transition.action_sections)
     ]
+    return [abs(float(a)) for a in np.asarray(values, dtype=np.float32)]
 
 
 def timing_metrics(scored: ScoredDebates, update: UpdateResult, clock: IterationClock) -> dict[str, MetricValue]:
