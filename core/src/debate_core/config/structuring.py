@@ -27,65 +27,76 @@ _VALIDATOR_MESSAGE = re.compile(r"^'(?P<field>[A-Za-z_][A-Za-z0-9_]*)' (?P<rest>
 
 
 def _make_converter() -> cattrs.Converter:
+    """The converter: strict scalars, attrs classes from tables only, unknown keys refused, and one
+    value accepted for a list."""
     converter = cattrs.Converter(forbid_extra_keys=True)
-
-    def structure_float(value: Any, _: type) -> float:
-        if isinstance(value, bool) or not isinstance(value, int | float | str):
-            raise TypeError(f"expected a number, got {type(value).__name__} {short_repr(value)}")
-        try:
-            number = float(value)
-        except (ValueError, OverflowError):
-            raise TypeError(f"expected a number, got {short_repr(value)}") from None
-        if not math.isfinite(number):
-            # an infinite learning rate or temperature passes every bound check and then turns
-            # every weight into NaN: no option takes a non-finite value (docs/config-reference.md)
-            raise TypeError(f"expected a finite number, got {short_repr(value)}")
-        return number
-
-    def structure_int(value: Any, _: type) -> int:
-        if isinstance(value, bool) or (isinstance(value, float) and not value.is_integer()):
-            raise TypeError(f"expected an integer, got {short_repr(value)}")
-        if not isinstance(value, int | float | str):
-            raise TypeError(f"expected an integer, got {type(value).__name__} {short_repr(value)}")
-        try:
-            return int(value)
-        except ValueError:
-            raise TypeError(f"expected an integer, got {short_repr(value)}") from None
-
-    def structure_bool(value: Any, _: type) -> bool:
-        if isinstance(value, bool):
-            return value
-        if isinstance(value, str) and value.lower() in ("true", "false"):
-            return value.lower() == "true"
-        raise TypeError(f"expected true or false, got {short_repr(value)}")
-
-    def structure_str(value: Any, _: type) -> str:
-        if not isinstance(value, str | int | float) or isinstance(value, bool):
-            raise TypeError(f"expected a string, got {type(value).__name__} {short_repr(value)}")
-        return str(value)
-
-    converter.register_structure_hook(float, structure_float)
-    converter.register_structure_hook(int, structure_int)
-    converter.register_structure_hook(bool, structure_bool)
-    converter.register_structure_hook(str, structure_str)
-
-    def attrs_hook_factory(cls: type) -> Any:
-        inner: cattrs.SimpleStructureHook[Mapping[str, Any], Any] = cattrs.gen.make_dict_structure_fn(
-            cls, converter, _cattrs_forbid_extra_keys=True
-        )
-
-        def structure_attrs(value: Any, target: type) -> Any:
-            if not isinstance(value, Mapping):
-                raise TypeError(
-                    f"expected a table of {target.__name__} keys, got {type(value).__name__} {short_repr(value)}"
-                )
-            return inner(value, target)
-
-        return structure_attrs
-
-    converter.register_structure_hook_factory(attrs.has, attrs_hook_factory)
+    converter.register_structure_hook(float, _structure_float)
+    converter.register_structure_hook(int, _structure_int)
+    converter.register_structure_hook(bool, _structure_bool)
+    converter.register_structure_hook(str, _structure_str)
+    converter.register_structure_hook_factory(attrs.has, _table_factory)
     converter.register_structure_hook_factory(_is_homogeneous_sequence, _one_or_many_factory)
     return converter
+
+
+def _structure_float(value: Any, _: type) -> float:
+    """A finite number (an integer, float or numeric string; never a bool)."""
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        raise TypeError(f"expected a number, got {type(value).__name__} {short_repr(value)}")
+    try:
+        number = float(value)
+    except (ValueError, OverflowError):
+        raise TypeError(f"expected a number, got {short_repr(value)}") from None
+    if not math.isfinite(number):
+        # an infinite learning rate or temperature passes every bound check and then turns
+        # every weight into NaN: no option takes a non-finite value (docs/config-reference.md)
+        raise TypeError(f"expected a finite number, got {short_repr(value)}")
+    return number
+
+
+def _structure_int(value: Any, _: type) -> int:
+    """An integer (a whole float or an integer string too; never a bool)."""
+    if isinstance(value, bool) or (isinstance(value, float) and not value.is_integer()):
+        raise TypeError(f"expected an integer, got {short_repr(value)}")
+    if not isinstance(value, int | float | str):
+        raise TypeError(f"expected an integer, got {type(value).__name__} {short_repr(value)}")
+    try:
+        return int(value)
+    except ValueError:
+        raise TypeError(f"expected an integer, got {short_repr(value)}") from None
+
+
+def _structure_bool(value: Any, _: type) -> bool:
+    """``true`` or ``false``, as a boolean or (from the command line) a string in any case."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.lower() in ("true", "false"):
+        return value.lower() == "true"
+    raise TypeError(f"expected true or false, got {short_repr(value)}")
+
+
+def _structure_str(value: Any, _: type) -> str:
+    """A string; a number is read as its text (``model.name = 7`` from the command line)."""
+    if not isinstance(value, str | int | float) or isinstance(value, bool):
+        raise TypeError(f"expected a string, got {type(value).__name__} {short_repr(value)}")
+    return str(value)
+
+
+def _table_factory(cls: type, converter: cattrs.Converter) -> Any:
+    """An attrs class is structured from a table only: any other value is named by its type and
+    value (cattrs' own hook fails on it with "'str' object has no attribute 'keys'")."""
+    inner: cattrs.SimpleStructureHook[Mapping[str, Any], Any] = cattrs.gen.make_dict_structure_fn(
+        cls, converter, _cattrs_forbid_extra_keys=True
+    )
+
+    def structure_attrs(value: Any, target: type) -> Any:
+        if not isinstance(value, Mapping):
+            raise TypeError(
+                f"expected a table of {target.__name__} keys, got {type(value).__name__} {short_repr(value)}"
+            )
+        return inner(value, target)
+
+    return structure_attrs
 
 
 def _is_homogeneous_sequence(target: Any) -> bool:

@@ -20,22 +20,36 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import attrs
+
 from debate_core.debate.coordinators import DEFAULT_PROTOCOL, visibility_rule
+from debate_core.debate.transcript_fields import (
+    as_answer,
+    as_bool,
+    as_consensus_rule,
+    as_grade,
+    as_int,
+    as_list,
+    as_mapping,
+    as_optional_str,
+    as_parsed,
+    as_prompt,
+    as_stored_comparisons,
+    as_str,
+    check_agrees,
+    fail,
+    type_name,
+    value_of,
+)
 from debate_core.errors import DebateError, LimitExceeded, TranscriptError
 from debate_core.files import atomic_write_text
 from debate_core.limits import check_limit, check_nesting, loads_json, nesting_message, read_limited_bytes, short_repr
 from debate_core.records import (
-    CONSENSUS_RULES,
     CheckedComparisons,
-    Comparison,
-    ConsensusRule,
     DebateRecord,
     HistoryIndex,
-    Message,
     OutputParser,
     ParsedResponse,
-    ParseError,
-    SectionSpan,
     Turn,
     apply_authorship,
     round_reaches_consensus,
@@ -43,8 +57,6 @@ from debate_core.records import (
 
 FORMAT_NAME = "debate-transcript"
 FORMAT_VERSION = 2
-
-_MISSING = object()
 
 
 # ------------------------------------------------------------------ writing
@@ -125,161 +137,6 @@ def save_transcript(record: DebateRecord, path: str | os.PathLike[str]) -> Path:
 # ------------------------------------------------------------------ reading
 
 
-def _fail(path: str, message: str) -> TranscriptError:
-    return TranscriptError(f"{path}: {message}" if path else message)
-
-
-def _type_name(value: Any) -> str:
-    return "null" if value is None else type(value).__name__
-
-
-def _field(obj: Mapping[str, Any], key: str, path: str, default: Any = _MISSING) -> Any:
-    if key in obj:
-        return obj[key]
-    if default is _MISSING:
-        raise _fail(path, f"missing required key '{key}'")
-    return default
-
-
-def _int(value: Any, path: str, minimum: int | None = None) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise _fail(path, f"expected an integer, got {_type_name(value)} {short_repr(value)}")
-    if minimum is not None and value < minimum:
-        raise _fail(path, f"must be at least {minimum}, got {value}")
-    return value
-
-
-def _str(value: Any, path: str) -> str:
-    if not isinstance(value, str):
-        raise _fail(path, f"expected a string, got {_type_name(value)} {short_repr(value)}")
-    return value
-
-
-def _optional_str(value: Any, path: str) -> str | None:
-    return None if value is None else _str(value, path)
-
-
-def _bool(value: Any, path: str) -> bool:
-    if not isinstance(value, bool):
-        raise _fail(path, f"expected true or false, got {_type_name(value)} {short_repr(value)}")
-    return value
-
-
-def _mapping(value: Any, path: str) -> Mapping[str, Any]:
-    if not isinstance(value, Mapping):
-        raise _fail(path, f"expected an object, got {_type_name(value)}")
-    return value
-
-
-def _list(value: Any, path: str) -> Sequence[Any]:
-    if not isinstance(value, list | tuple):
-        raise _fail(path, f"expected a list, got {_type_name(value)}")
-    return value
-
-
-def _prompt(value: Any, path: str) -> tuple[Message, ...]:
-    messages = []
-    for index, raw in enumerate(_list(value, path)):
-        where = f"{path}[{index}]"
-        message = _mapping(raw, where)
-        role = _str(_field(message, "role", where), f"{where}.role")
-        content = _str(_field(message, "content", where), f"{where}.content")
-        messages.append(Message(role, content))
-    return tuple(messages)
-
-
-def _op(value: Any, path: str) -> Any:
-    if value not in (">", "="):
-        raise _fail(path, f"expected '>' or '=', got {short_repr(value)}")
-    return value
-
-
-def _parsed_from_json(raw: Any, path: str) -> ParsedResponse:
-    obj = _mapping(raw, path)
-    comparisons = []
-    for k, item in enumerate(_list(_field(obj, "comparisons", path, []), f"{path}.comparisons")):
-        where = f"{path}.comparisons[{k}]"
-        triple = _list(item, where)
-        if len(triple) != 3:
-            raise _fail(where, f"expected [a, op, b], got {short_repr(list(triple), 200)}")
-        comparisons.append(
-            Comparison(_int(triple[0], f"{where}[0]"), _op(triple[1], f"{where}[1]"), _int(triple[2], f"{where}[2]"))
-        )
-    spans = []
-    for k, item in enumerate(_list(_field(obj, "spans", path, []), f"{path}.spans")):
-        where = f"{path}.spans[{k}]"
-        span = _mapping(item, where)
-        spans.append(
-            SectionSpan(
-                _str(_field(span, "name", where), f"{where}.name"),
-                _int(_field(span, "start", where), f"{where}.start", 0),
-                _int(_field(span, "end", where), f"{where}.end", 0),
-            )
-        )
-    error_raw = _field(obj, "error", path, None)
-    error = None
-    if error_raw is not None:
-        err = _mapping(error_raw, f"{path}.error")
-        error = ParseError(
-            _str(_field(err, "code", f"{path}.error"), f"{path}.error.code"),
-            _str(_field(err, "message", f"{path}.error"), f"{path}.error.message"),
-        )
-    return ParsedResponse(
-        solution=_str(_field(obj, "solution", path, ""), f"{path}.solution"),
-        evaluation=_str(_field(obj, "evaluation", path, ""), f"{path}.evaluation"),
-        comparison=_str(_field(obj, "comparison", path, ""), f"{path}.comparison"),
-        consensus=_bool(_field(obj, "consensus", path, False), f"{path}.consensus"),
-        consensus_reason=_str(_field(obj, "consensus_reason", path, ""), f"{path}.consensus_reason"),
-        comparisons=tuple(comparisons),
-        invalid_comparison_lines=_int(
-            _field(obj, "invalid_comparison_lines", path, 0), f"{path}.invalid_comparison_lines", 0
-        ),
-        spans=tuple(spans),
-        error=error,
-    )
-
-
-def _stored_comparisons(raw: Any, path: str, author: int) -> tuple[Comparison, ...]:
-    found = []
-    for k, item in enumerate(_list(raw, path)):
-        where = f"{path}[{k}]"
-        obj = _mapping(item, where)
-        stored_author = _int(_field(obj, "author", where, author), f"{where}.author")
-        if stored_author != author:
-            raise _fail(f"{where}.author", f"is {stored_author} but the turn belongs to agent {author}")
-        found.append(
-            Comparison(
-                _int(_field(obj, "a", where), f"{where}.a"),
-                _op(_field(obj, "op", where), f"{where}.op"),
-                _int(_field(obj, "b", where), f"{where}.b"),
-            )
-        )
-    return tuple(found)
-
-
-def _check_agrees(obj: Mapping[str, Any], key: str, path: str, expected: Any, read: Any) -> None:
-    if key not in obj:
-        return
-    where = f"{path}.{key}" if path else key
-    value = read(obj[key], where)
-    if value != expected:
-        raise _fail(where, f"is {short_repr(value)} but the transcript's turns give {expected!r}")
-
-
-def _grade(value: Any, path: str) -> float | None:
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise _fail(path, f"expected a number or null, got {_type_name(value)} {short_repr(value)}")
-    return float(value)
-
-
-def _answer(value: Any) -> str | None:
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        return str(value)
-    return _optional_str(value, "answer")
-
-
 def _default_parser() -> OutputParser:
     from debate_core.debate.xml_parser import XmlParser
 
@@ -311,7 +168,7 @@ def _read_file(path: Path) -> Mapping[str, Any]:
     except ValueError as exc:
         raise TranscriptError(str(exc)) from None
     if not isinstance(data, Mapping):
-        raise TranscriptError(f"a transcript is a JSON object, got {_type_name(data)}")
+        raise TranscriptError(f"a transcript is a JSON object, got {type_name(data)}")
     return data
 
 
@@ -365,11 +222,11 @@ def load_transcripts(path: str | os.PathLike[str], parser: OutputParser | None =
             records = []
             for k, item in enumerate(data):
                 try:
-                    records.append(_load(_mapping(item, ""), chosen))
+                    records.append(_load(as_mapping(item, ""), chosen))
                 except TranscriptError as exc:
                     raise TranscriptError(f"[{k}]: {exc}") from None
             return records
-        raise TranscriptError(f"a transcript is a JSON object, got {_type_name(data)}")
+        raise TranscriptError(f"a transcript is a JSON object, got {type_name(data)}")
     except TranscriptError as exc:
         raise TranscriptError(f"{file}: {exc}") from None
 
@@ -394,7 +251,7 @@ def _load_lines(file: Path, text: str, parser: OutputParser, whole: json.JSONDec
         except TranscriptError as exc:
             raise TranscriptError(f"line {number}: {exc}") from None
         if not isinstance(data, Mapping):
-            raise TranscriptError(f"line {number}: a transcript is a JSON object, got {_type_name(data)}")
+            raise TranscriptError(f"line {number}: a transcript is a JSON object, got {type_name(data)}")
         try:
             records.append(_load(data, parser))
         except TranscriptError as exc:
@@ -402,116 +259,163 @@ def _load_lines(file: Path, text: str, parser: OutputParser, whole: json.JSONDec
     return records
 
 
-def _load(data: Mapping[str, Any], parser: OutputParser) -> DebateRecord:
-    if "format" in data and data["format"] != FORMAT_NAME:
-        raise _fail("format", f"expected {FORMAT_NAME!r}, got {short_repr(data['format'])}")
-    if "version" in data:
-        version = _int(data["version"], "version", 1)
-        if version > FORMAT_VERSION:
-            raise _fail("version", f"this debate-core reads transcripts up to version {FORMAT_VERSION}, got {version}")
-    num_agents = _int(_field(data, "num_agents", ""), "num_agents", 1)
-    check_limit("agents", num_agents, "num_agents")
-    protocol = _str(_field(data, "protocol", "", DEFAULT_PROTOCOL), "protocol")
-    if not protocol:
-        raise _fail("protocol", "must not be empty")
-    raw_turns = _list(_field(data, "turns", ""), "turns")
-    check_limit("turns", len(raw_turns), "turns")
+@attrs.frozen
+class _TurnEntry:
+    """One turn object of a transcript, with its place in the debate and its key path."""
 
-    keyed: list[tuple[tuple[int, int], Mapping[str, Any], str]] = []
+    round: int
+    agent: int
+    obj: Mapping[str, Any]
+    path: str
+
+
+@attrs.frozen
+class _TurnReader:
+    """What every turn of one transcript is read against: its agents, its parser and who
+    answered in which order (for ``informed``)."""
+
+    num_agents: int
+    parser: OutputParser
+    history: HistoryIndex
+
+
+def _load(data: Mapping[str, Any], parser: OutputParser) -> DebateRecord:
+    """A debate record from a decoded transcript, full or minimal form; the first problem
+    raises ``TranscriptError`` naming its key path."""
+    _check_format(data)
+    num_agents = as_int(value_of(data, "num_agents", ""), "num_agents", 1)
+    check_limit("agents", num_agents, "num_agents")
+    protocol = as_str(value_of(data, "protocol", "", DEFAULT_PROTOCOL), "protocol")
+    if not protocol:
+        raise fail("protocol", "must not be empty")
+    raw_turns = as_list(value_of(data, "turns", ""), "turns")
+    check_limit("turns", len(raw_turns), "turns")
+    entries = _turn_entries(raw_turns, num_agents)
+    turns = _read_turns(entries, protocol, _TurnReader(num_agents, parser, HistoryIndex([e.agent for e in entries])))
+    return _record(data, turns, protocol, num_agents)
+
+
+def _check_format(data: Mapping[str, Any]) -> None:
+    """A stated format must be this one, and a stated version one this debate-core reads."""
+    if "format" in data and data["format"] != FORMAT_NAME:
+        raise fail("format", f"expected {FORMAT_NAME!r}, got {short_repr(data['format'])}")
+    if "version" in data:
+        version = as_int(data["version"], "version", 1)
+        if version > FORMAT_VERSION:
+            raise fail("version", f"this debate-core reads transcripts up to version {FORMAT_VERSION}, got {version}")
+
+
+def _turn_entries(raw_turns: Sequence[Any], num_agents: int) -> list[_TurnEntry]:
+    """The turns in debate order (round, then agent), whatever their order in the file; an agent
+    out of range or a second turn of one agent in a round is an error."""
+    entries: list[_TurnEntry] = []
     seen: dict[tuple[int, int], str] = {}
     for k, raw in enumerate(raw_turns):
         path = f"turns[{k}]"
-        obj = _mapping(raw, path)
-        round_ = _int(_field(obj, "round", path), f"{path}.round", 1)
+        obj = as_mapping(raw, path)
+        round_ = as_int(value_of(obj, "round", path), f"{path}.round", 1)
         check_limit("rounds", round_, f"{path}.round")
-        agent = _int(_field(obj, "agent", path), f"{path}.agent", 0)
+        agent = as_int(value_of(obj, "agent", path), f"{path}.agent", 0)
         if agent >= num_agents:
-            raise _fail(f"{path}.agent", f"is {agent} but the debate has {num_agents} agents (0 to {num_agents - 1})")
+            raise fail(f"{path}.agent", f"is {agent} but the debate has {num_agents} agents (0 to {num_agents - 1})")
         if (round_, agent) in seen:
-            raise _fail(path, f"agent {agent} already has a turn in round {round_} ({seen[(round_, agent)]})")
+            raise fail(path, f"agent {agent} already has a turn in round {round_} ({seen[(round_, agent)]})")
         seen[(round_, agent)] = path
-        keyed.append(((round_, agent), obj, path))
-    keyed.sort(key=lambda item: item[0])
+        entries.append(_TurnEntry(round_, agent, obj, path))
+    entries.sort(key=lambda entry: (entry.round, entry.agent))
+    return entries
 
+
+def _read_turns(entries: Sequence[_TurnEntry], protocol: str, reader: _TurnReader) -> list[Turn]:
+    """Every turn, with its step, turn index and visible turns derived from the order; what each
+    turn saw is the coordinator's rule, or the transcript's own for a protocol without one."""
     visible_at = visibility_rule(protocol)  # the coordinator's rule; None: the transcript's own
-    history = HistoryIndex([agent for (_, agent), _, _ in keyed])
     turns: list[Turn] = []
     steps: dict[int, int] = {}
     turns_before_round: dict[int, int] = {}
-    for index, ((round_, agent), obj, path) in enumerate(keyed):
-        turns_before_round.setdefault(round_, index)
-        text = _str(_field(obj, "text", path), f"{path}.text")
-        check_limit("response_chars", len(text), f"{path}.text")
-        parsed_raw = obj.get("parsed")
-        response = parser.parse(text) if parsed_raw is None else _parsed_from_json(parsed_raw, f"{path}.parsed")
-        authored = apply_authorship(response.comparisons, agent, num_agents) if response.ok else CheckedComparisons()
-        step = steps.get(agent, 0)
-        steps[agent] = step + 1
-        ruled = None if visible_at is None else visible_at(index, turns_before_round[round_])
-        visible = ruled if ruled is not None else _int(obj.get("visible_turns", index), f"{path}.visible_turns", 0)
-        _check_agrees(obj, "step", path, step, _int)
-        _check_agrees(obj, "turn_index", path, index, _int)
-        _check_agrees(obj, "visible_turns", path, visible, _int)
-        informed = (
-            _bool(obj["informed"], f"{path}.informed")
-            if "informed" in obj
-            else history.others_seen(agent, visible) == num_agents - 1
-        )
-        _check_agrees(obj, "self_comparisons", path, authored.self_comparisons, _int)
-        _check_agrees(obj, "malformed_comparisons", path, authored.malformed, _int)
-        if "comparisons" in obj:
-            stored = _stored_comparisons(obj["comparisons"], f"{path}.comparisons", agent)
-            if stored != authored.valid:
-                raise _fail(
-                    f"{path}.comparisons",
-                    "do not match the parsed comparisons after the authorship rules "
-                    f"(expected {[[c.a, c.op, c.b] for c in authored.valid]})",
-                )
-        turns.append(
-            Turn(
-                round=round_,
-                agent=agent,
-                step=step,
-                turn_index=index,
-                visible_turns=visible,
-                text=text,
-                response=response,
-                persona=_str(_field(obj, "persona", path, ""), f"{path}.persona"),
-                comparisons=authored.valid,
-                self_comparisons=authored.self_comparisons,
-                malformed_comparisons=authored.malformed,
-                grade=_grade(obj.get("grade"), f"{path}.grade"),
-                informed=informed,
-                prompt=_prompt(obj.get("prompt", []), f"{path}.prompt"),
-            )
-        )
+    for index, entry in enumerate(entries):
+        turns_before_round.setdefault(entry.round, index)
+        step = steps.get(entry.agent, 0)
+        steps[entry.agent] = step + 1
+        ruled = None if visible_at is None else visible_at(index, turns_before_round[entry.round])
+        turns.append(_read_turn(entry, index, step, ruled, reader))
+    return turns
 
+
+def _read_turn(entry: _TurnEntry, index: int, step: int, ruled: int | None, reader: _TurnReader) -> Turn:
+    """One turn: its text parsed (or its recorded parse), the authorship rules applied, and every
+    derived value it states checked against the derived one."""
+    obj, path, agent = entry.obj, entry.path, entry.agent
+    text = as_str(value_of(obj, "text", path), f"{path}.text")
+    check_limit("response_chars", len(text), f"{path}.text")
+    parsed_raw = obj.get("parsed")
+    response = reader.parser.parse(text) if parsed_raw is None else as_parsed(parsed_raw, f"{path}.parsed")
+    authored = apply_authorship(response.comparisons, agent, reader.num_agents) if response.ok else CheckedComparisons()
+    visible = ruled if ruled is not None else as_int(obj.get("visible_turns", index), f"{path}.visible_turns", 0)
+    check_agrees(obj, "step", path, step, as_int)
+    check_agrees(obj, "turn_index", path, index, as_int)
+    check_agrees(obj, "visible_turns", path, visible, as_int)
+    informed = (
+        as_bool(obj["informed"], f"{path}.informed")
+        if "informed" in obj
+        else reader.history.others_seen(agent, visible) == reader.num_agents - 1
+    )
+    _check_authored(entry, authored)
+    return Turn(
+        round=entry.round,
+        agent=agent,
+        step=step,
+        turn_index=index,
+        visible_turns=visible,
+        text=text,
+        response=response,
+        persona=as_str(value_of(obj, "persona", path, ""), f"{path}.persona"),
+        comparisons=authored.valid,
+        self_comparisons=authored.self_comparisons,
+        malformed_comparisons=authored.malformed,
+        grade=as_grade(obj.get("grade"), f"{path}.grade"),
+        informed=informed,
+        prompt=as_prompt(obj.get("prompt", []), f"{path}.prompt"),
+    )
+
+
+def _check_authored(entry: _TurnEntry, authored: CheckedComparisons) -> None:
+    """The counts and comparisons a turn states must be what the authorship rules give."""
+    obj, path = entry.obj, entry.path
+    check_agrees(obj, "self_comparisons", path, authored.self_comparisons, as_int)
+    check_agrees(obj, "malformed_comparisons", path, authored.malformed, as_int)
+    if "comparisons" in obj:
+        stored = as_stored_comparisons(obj["comparisons"], f"{path}.comparisons", entry.agent)
+        if stored != authored.valid:
+            raise fail(
+                f"{path}.comparisons",
+                "do not match the parsed comparisons after the authorship rules "
+                f"(expected {[[c.a, c.op, c.b] for c in authored.valid]})",
+            )
+
+
+def _record(data: Mapping[str, Any], turns: list[Turn], protocol: str, num_agents: int) -> DebateRecord:
+    """The debate record of the read turns: consensus and abort derived from them (and checked
+    against what the transcript states), the rest read from the transcript."""
     failed = next((t for t in turns if t.failed), None)
     rounds = max((t.round for t in turns), default=0)
     last_round = [t for t in turns if t.round == rounds]
     # transcripts written before the consensus rule existed were made under the literal rule
-    rule = _consensus_rule(data.get("consensus_rule", "any"), "consensus_rule")
+    rule = as_consensus_rule(data.get("consensus_rule", "any"), "consensus_rule")
     consensus = failed is None and round_reaches_consensus(last_round, num_agents, rule)
     aborted = failed is not None
-    _check_agrees(data, "aborted", "", aborted, _bool)
-    _check_agrees(data, "consensus_reached", "", consensus, _bool)
-    computed_reason = None
-    if failed is not None and failed.response.error is not None:
-        error = failed.response.error
-        computed_reason = f"round {failed.round}, agent {failed.agent}: {error.code}: {error.message}"
-    abort_reason = _optional_str(data.get("abort_reason", computed_reason), "abort_reason")
-    max_rounds = _int(_field(data, "max_rounds", "", max(rounds, 1)), "max_rounds", 1)
-    check_limit("rounds", max_rounds, "max_rounds")
-    if max_rounds < rounds:
-        raise _fail("max_rounds", f"is {max_rounds} but the turns reach round {rounds}")
+    check_agrees(data, "aborted", "", aborted, as_bool)
+    check_agrees(data, "consensus_reached", "", consensus, as_bool)
+    abort_reason = _abort_reason(data, failed)
+    max_rounds = _max_rounds(data, rounds)
     return DebateRecord(
-        question=_str(_field(data, "question", "", ""), "question"),
+        question=as_str(value_of(data, "question", "", ""), "question"),
         num_agents=num_agents,
         turns=tuple(turns),
         protocol=protocol,
         max_rounds=max_rounds,
-        answer=_answer(data.get("answer")),
-        debate_id=_str(_field(data, "debate_id", "", ""), "debate_id"),
+        answer=as_answer(data.get("answer")),
+        debate_id=as_str(value_of(data, "debate_id", "", ""), "debate_id"),
         consensus_reached=consensus,
         aborted=aborted,
         abort_reason=abort_reason if aborted else None,
@@ -519,8 +423,19 @@ def _load(data: Mapping[str, Any], parser: OutputParser) -> DebateRecord:
     )
 
 
-def _consensus_rule(value: Any, path: str) -> ConsensusRule:
-    if value not in CONSENSUS_RULES:
-        raise _fail(path, f"must be one of {', '.join(CONSENSUS_RULES)}, got {short_repr(value)}")
-    rule: ConsensusRule = value
-    return rule
+def _abort_reason(data: Mapping[str, Any], failed: Turn | None) -> str | None:
+    """The stated abort reason, else the failed turn's parse error (``round R, agent A: code: message``)."""
+    computed_reason = None
+    if failed is not None and failed.response.error is not None:
+        error = failed.response.error
+        computed_reason = f"round {failed.round}, agent {failed.agent}: {error.code}: {error.message}"
+    return as_optional_str(data.get("abort_reason", computed_reason), "abort_reason")
+
+
+def _max_rounds(data: Mapping[str, Any], rounds: int) -> int:
+    """The stated round limit (default: the rounds the turns reach), which the turns must not pass."""
+    max_rounds = as_int(value_of(data, "max_rounds", "", max(rounds, 1)), "max_rounds", 1)
+    check_limit("rounds", max_rounds, "max_rounds")
+    if max_rounds < rounds:
+        raise fail("max_rounds", f"is {max_rounds} but the turns reach round {rounds}")
+    return max_rounds

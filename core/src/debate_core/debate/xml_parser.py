@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Literal
 
 import attrs
@@ -185,58 +185,84 @@ def parse_response(text: str) -> ParsedResponse:
     if not text.strip():
         return ParsedResponse(error=ParseError("empty", "the response is empty"))
     normalised = _Normalised(text)
-    body = normalised.text
-    tags = [_Tag(m.group("name").lower(), bool(m.group("close")), m.start(), m.end()) for m in _TAG.finditer(body)]
-    first_open = next((k for k, t in enumerate(tags) if not t.closing), None)
-    if first_open is None:
+    tags = _tags_from_first_opening(normalised.text)
+    if not tags:
         return ParsedResponse(
             error=ParseError("missing_tag", "no <solution> tag found: the response opens none of the five sections")
         )
-    tags = tags[first_open:]
+    sections = _read_sections(normalised, tags)
+    comparisons, invalid_lines = parse_comparisons(sections.fields.get("comparison", ""))
+    return ParsedResponse(
+        solution=sections.fields.get("solution", ""),
+        evaluation=sections.fields.get("evaluation", ""),
+        comparison=sections.fields.get("comparison", ""),
+        consensus=sections.consensus,
+        consensus_reason=sections.fields.get("consensus_reason", ""),
+        comparisons=comparisons,
+        invalid_comparison_lines=invalid_lines,
+        spans=sections.spans,
+        error=sections.error,
+    )
 
+
+@attrs.frozen
+class _Sections:
+    """The sections read in order up to the first problem: their stripped contents, their raw
+    spans, the consensus value, and the problem (``None`` when all five were read)."""
+
+    fields: Mapping[str, str]
+    spans: tuple[SectionSpan, ...]
+    consensus: bool
+    error: ParseError | None
+
+
+def _tags_from_first_opening(body: str) -> list[_Tag]:
+    """The contract's tags in ``body`` from the first opening one on (the preamble is skipped);
+    empty when no section is opened."""
+    tags = [_Tag(m.group("name").lower(), bool(m.group("close")), m.start(), m.end()) for m in _TAG.finditer(body)]
+    first_open = next((k for k, t in enumerate(tags) if not t.closing), None)
+    return [] if first_open is None else tags[first_open:]
+
+
+def _section_error(name: str, tags: Sequence[_Tag], position: int) -> ParseError | None:
+    """What is wrong with the tags at ``position`` as section ``name``: its opening tag must come
+    there, followed by its closing tag; ``None`` when they do."""
+    if position >= len(tags):
+        return ParseError("missing_tag", f"<{name}> is missing (the response ends after the previous section)")
+    opening = tags[position]
+    if opening.closing or opening.name != name:
+        return _error_expecting_open(name, opening, tags[position + 1 :])
+    if position + 1 >= len(tags):
+        return ParseError("unclosed_tag", f"<{name}> is not closed: the response ends before </{name}>")
+    closing = tags[position + 1]
+    if not closing.closing or closing.name != name:
+        return ParseError("unclosed_tag", f"<{name}> is not closed: found {closing.label()} before </{name}>")
+    return None
+
+
+def _read_sections(normalised: _Normalised, tags: Sequence[_Tag]) -> _Sections:
+    """The five sections in contract order, each an opening and a closing tag, until the first
+    one that is missing, out of order, unclosed or (for ``consensus``) neither YES nor NO."""
     fields: dict[str, str] = {}
     spans: list[SectionSpan] = []
     error: ParseError | None = None
     consensus = False
-    position = 0
-    for name in SECTION_NAMES:
-        if position >= len(tags):
-            error = ParseError("missing_tag", f"<{name}> is missing (the response ends after the previous section)")
+    for k, name in enumerate(SECTION_NAMES):
+        position = 2 * k  # each section read so far took an opening and a closing tag
+        error = _section_error(name, tags, position)
+        if error is not None:
             break
-        opening = tags[position]
-        if opening.closing or opening.name != name:
-            error = _error_expecting_open(name, opening, tags[position + 1 :])
-            break
-        if position + 1 >= len(tags):
-            error = ParseError("unclosed_tag", f"<{name}> is not closed: the response ends before </{name}>")
-            break
-        closing = tags[position + 1]
-        if not closing.closing or closing.name != name:
-            error = ParseError("unclosed_tag", f"<{name}> is not closed: found {closing.label()} before </{name}>")
-            break
-        content = body[opening.end : closing.start]
+        opening, closing = tags[position], tags[position + 1]
+        content = normalised.text[opening.end : closing.start]
         spans.append(normalised.raw_span(name, opening.end, closing.start))
         fields[name] = content.strip()
-        position += 2
         if name == "consensus":
             value = _consensus_value(content)
             if value is None:
                 error = ParseError("bad_consensus", f"<consensus> must be YES or NO, got {_shorten(content.strip())!r}")
                 break
             consensus = value
-
-    comparisons, invalid_lines = parse_comparisons(fields.get("comparison", ""))
-    return ParsedResponse(
-        solution=fields.get("solution", ""),
-        evaluation=fields.get("evaluation", ""),
-        comparison=fields.get("comparison", ""),
-        consensus=consensus,
-        consensus_reason=fields.get("consensus_reason", ""),
-        comparisons=comparisons,
-        invalid_comparison_lines=invalid_lines,
-        spans=tuple(spans),
-        error=error,
-    )
+    return _Sections(fields, tuple(spans), consensus, error)
 
 
 def comparison_line(comparison: Comparison) -> str:

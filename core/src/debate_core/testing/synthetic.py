@@ -82,41 +82,7 @@ def synthetic_debate(
     """
     if num_agents < 1:
         raise ValueError("a debate needs at least one agent")
-    built: list[Turn] = []
-    for k, spec in enumerate(turns):
-        agent, step = k % num_agents, k // num_agents
-        text, spans = response_text(spec)
-        raw = tuple(Comparison(a, op, b) for a, op, b in spec.comparisons)
-        error = ParseError("missing_tag", "synthetic failure: the response broke the contract") if spec.failed else None
-        response = ParsedResponse(
-            solution=spec.solution,
-            evaluation=spec.evaluation,
-            comparison="\n".join(f"Agent {c.a} {c.op} Agent {c.b}" for c in raw) or "N/A",
-            consensus=spec.consensus,
-            consensus_reason="synthetic",
-            comparisons=raw,
-            invalid_comparison_lines=spec.invalid_lines,
-            spans=() if spec.failed else spans,
-            error=error,
-        )
-        authored = CheckedComparisons() if spec.failed else apply_authorship(raw, agent, num_agents)
-        visible = _visible_turns(protocol, k, step * num_agents)
-        built.append(
-            Turn(
-                round=step + 1,
-                agent=agent,
-                step=step,
-                turn_index=k,
-                visible_turns=visible,
-                text=text,
-                response=response,
-                persona=f"persona-{agent}",
-                comparisons=authored.valid,
-                self_comparisons=authored.self_comparisons,
-                malformed_comparisons=authored.malformed,
-                grade=None if spec.failed else spec.grade,
-            )
-        )
+    built = [_synthetic_turn(spec, k, num_agents, protocol) for k, spec in enumerate(turns)]
     failed = next((t for t in built if t.failed), None)
     rounds = max((t.round for t in built), default=0)
     last_round = [t for t in built if t.round == rounds]
@@ -132,6 +98,48 @@ def synthetic_debate(
         consensus_reached=consensus and failed is None,
         aborted=failed is not None,
         abort_reason=None if failed is None else f"turn {failed.turn_index} of agent {failed.agent} failed to parse",
+    )
+
+
+def _synthetic_turn(spec: TurnSpec, k: int, num_agents: int, protocol: str) -> Turn:
+    """Turn ``k`` of the commit order: agent ``k % N`` in round ``k // N + 1``, its comparisons
+    through the authorship rules (none for a failed turn), seeing what the protocol shows it."""
+    agent, step = k % num_agents, k // num_agents
+    text, spans = response_text(spec)
+    response = _synthetic_response(spec, spans)
+    authored = CheckedComparisons() if spec.failed else apply_authorship(response.comparisons, agent, num_agents)
+    visible = _visible_turns(protocol, k, step * num_agents)
+    return Turn(
+        round=step + 1,
+        agent=agent,
+        step=step,
+        turn_index=k,
+        visible_turns=visible,
+        text=text,
+        response=response,
+        persona=f"persona-{agent}",
+        comparisons=authored.valid,
+        self_comparisons=authored.self_comparisons,
+        malformed_comparisons=authored.malformed,
+        grade=None if spec.failed else spec.grade,
+    )
+
+
+def _synthetic_response(spec: TurnSpec, spans: tuple[SectionSpan, ...]) -> ParsedResponse:
+    """The parse of a synthetic turn, as the spec says it (raw comparisons, unchecked); a failed
+    turn has a parse error and no spans."""
+    raw = tuple(Comparison(a, op, b) for a, op, b in spec.comparisons)
+    error = ParseError("missing_tag", "synthetic failure: the response broke the contract") if spec.failed else None
+    return ParsedResponse(
+        solution=spec.solution,
+        evaluation=spec.evaluation,
+        comparison="\n".join(f"Agent {c.a} {c.op} Agent {c.b}" for c in raw) or "N/A",
+        consensus=spec.consensus,
+        consensus_reason="synthetic",
+        comparisons=raw,
+        invalid_comparison_lines=spec.invalid_lines,
+        spans=() if spec.failed else spans,
+        error=error,
     )
 
 
