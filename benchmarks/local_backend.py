@@ -243,7 +243,7 @@ def _generate(module: Any, prompts: list[list[int]], new_tokens: int) -> float:
 def bench_sampler(model: str, setting: Setting, repeats: int) -> None:
     import torch
 
-    from debate_core.backends.local.fast_decoder import extract_weights
+    from debate_core.backends.local.decoder_weights import extract_weights
 
     shape = SHAPES[model]
     service = _service(setting)

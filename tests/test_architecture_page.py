@@ -23,6 +23,20 @@ def test_the_layout_table_names_every_module_and_package_of_the_core() -> None:
     assert listed == in_tree
 
 
+def test_every_folder_and_module_the_layout_table_names_exists() -> None:
+    """The ``where`` of each row, and the modules and folders a package's row names (``fixtures.py``,
+    ``local/``), are in the tree."""
+    layout = PAGE.split("\n## Layout\n", 1)[1].split("\n## ", 1)[0]
+    rows = re.findall(r"^\| `([^`]+)` \| (.+) \|$", layout, flags=re.MULTILINE)
+    missing = [where for where, _ in rows if not (ROOT / where).exists()]
+    for where, what in rows:
+        if where.startswith("core/src/debate_core/") and where.endswith("/"):
+            for name in re.findall(r"`([a-z_]+(?:\.py|/))`", what):
+                if not any((ROOT / where).rglob(name.rstrip("/"))):
+                    missing.append(f"{where}{name}")
+    assert not missing, f"docs/architecture.md#layout names what is not in the tree: {missing}"
+
+
 def test_the_layer_diagram_is_the_layers_contract() -> None:
     contracts = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["importlinter"]
     layers = next(c for c in contracts["contracts"] if c["type"] == "layers")["layers"]

@@ -1,8 +1,9 @@
-"""The plugin manager: entry-point loading, name-keyed registries per kind, and listing.
+"""The plugin registry: entry-point loading, name-keyed registries per kind, and listing.
 
 Built-ins are ordinary plugins registered through debate-core's own entry points. Every
 entry point loads in its own ``try``: a broken third-party plugin becomes a warning and a
-``failed`` row in ``debate plugins`` while everything else keeps working.
+``failed`` row in ``debate plugins`` while everything else keeps working. Hooks are called
+through pluggy (``debate_core.plugin_manager``).
 
 Environment variables:
     ``DEBATE_STRICT_PLUGINS=1``           a plugin that fails to load or register is fatal.
@@ -34,6 +35,7 @@ from debate_core.config.choices import is_import_path, normalise_name
 from debate_core.config.environment import env_flag
 from debate_core.config.structuring import structure
 from debate_core.errors import ConflictingPluginsError, PluginError, UnknownComponentError
+from debate_core.plugin_manager import call_alone, describe_failure, in_call_order, new_manager, register_checked
 
 __all__ = [
     "CORE_DISTRIBUTION",
@@ -147,12 +149,12 @@ class Registry:
         spec_type_of_kind = {t.kind: t for t in SPEC_TYPES}
         failed_plugins: set[str] = set()
         for hook_name, kind in hookspecs.HOOK_KINDS.items():
-            for impl in _in_call_order(getattr(self._manager.hook, hook_name)):
+            for impl in in_call_order(getattr(self._manager.hook, hook_name)):
                 source = self._sources.get(impl.plugin_name)
                 if source is None or source.status != "active" or impl.plugin_name in failed_plugins:
                     continue
                 try:
-                    provided = self._call_one(hook_name, impl, spec_type_of_kind[kind])
+                    provided = call_alone(self._manager, hook_name, impl, spec_type_of_kind[kind])
                 except Exception as exc:  # a plugin's own bug must not stop the others
                     failed_plugins.add(impl.plugin_name)
                     self._failed_kinds.setdefault(impl.plugin_name, set()).add(kind)
@@ -168,23 +170,6 @@ class Registry:
                         del kind_map[name]
         self._collected = by_kind
         return by_kind
-
-    def _call_one(
-        self, hook_name: str, impl: pluggy.HookImpl, expected: type[ComponentSpec[Any]]
-    ) -> list[ComponentSpec[Any]]:
-        """The specs one plugin's hook returns, called through pluggy (so tracing, hook-call
-        monitoring and wrappers apply) with every other plugin's implementation left out: each
-        plugin's specs keep their source, and one plugin's exception stops only that plugin."""
-        hook = getattr(self._manager.hook, hook_name)
-        others = [i.plugin for i in hook.get_hookimpls() if i is not impl and not (i.wrapper or i.hookwrapper)]
-        results = self._manager.subset_hook_caller(hook_name, remove_plugins=others)()
-        if not results:
-            raise TypeError(f"hook {hook_name} returned None, expected an iterable of {expected.__name__}")
-        provided = [item for result in results for item in result]
-        for item in provided:
-            if not isinstance(item, expected):
-                raise TypeError(f"hook {hook_name} returned {type(item).__name__}, expected {expected.__name__}")
-        return provided
 
     def _fail(self, source: PluginSource, reason: str) -> None:
         failed = attrs.evolve(source, status="failed", reason=reason)
@@ -287,7 +272,7 @@ class Registry:
         try:
             target: Any = importlib.import_module(module_name)
         except Exception as exc:
-            raise PluginError(f"{label}: cannot import module '{module_name}': {_describe_failure(exc)}") from exc
+            raise PluginError(f"{label}: cannot import module '{module_name}': {describe_failure(exc)}") from exc
         for part in attribute.split("."):
             if not hasattr(target, part):
                 raise PluginError(f"{label}: module '{module_name}' has no attribute '{attribute}'")
@@ -393,7 +378,7 @@ class Registry:
             module = types.ModuleType(plugin_name)
             vars(module).update(vars(plugin))
             plugin = module
-        _register_checked(self._manager, plugin, plugin_name)
+        register_checked(self._manager, plugin, plugin_name)
         self._sources[plugin_name] = PluginSource(plugin_name, plugin_name, distribution, "0", "active")
         self._collected = None
         try:
@@ -402,39 +387,6 @@ class Registry:
             self._manager.unregister(name=plugin_name)
             self._sources.pop(plugin_name, None)
             self._collected = None
-
-
-def _in_call_order(hook: pluggy.HookCaller) -> list[pluggy.HookImpl]:
-    """A hook's implementations (wrappers left out) in the order pluggy calls them: ``tryfirst``
-    ones first, ``trylast`` ones last, later registrations before earlier ones otherwise."""
-    return [impl for impl in reversed(hook.get_hookimpls()) if not (impl.wrapper or impl.hookwrapper)]
-
-
-def _register_checked(manager: pluggy.PluginManager, plugin: object, plugin_name: str) -> None:
-    """Register a plugin, rejecting hooks the specs do not define (misspelt hook names) and
-    objects pluggy cannot tell apart when it calls one plugin's hook alone (unhashable ones)."""
-    try:
-        hash(plugin)
-    except TypeError:
-        kind = type(plugin).__name__
-        message = f"plugin '{plugin_name}' is a {kind}, which cannot be hashed: use a module or a class instance"
-        raise pluggy.PluginValidationError(plugin, message) from None
-    manager.register(plugin, name=plugin_name)
-    unknown = [caller.name for caller in manager.get_hookcallers(plugin) or [] if not caller.has_spec()]
-    if unknown:
-        manager.unregister(name=plugin_name)
-        hints = []
-        for hook_name in unknown:
-            close = difflib.get_close_matches(hook_name, list(hookspecs.HOOK_KINDS), n=1)
-            hints.append(f"'{hook_name}'" + (f" (did you mean '{close[0]}'?)" if close else ""))
-        raise pluggy.PluginValidationError(plugin, f"implements unknown hook {', '.join(hints)}")
-
-
-def _describe_failure(exc: BaseException) -> str:
-    if isinstance(exc, pluggy.PluginValidationError):
-        text = " ".join(str(exc).split())
-        return text
-    return f"{type(exc).__name__}: {exc}"
 
 
 def _summary_of(target: object) -> str:
@@ -459,18 +411,12 @@ def _distribution_of(ep: EntryPoint) -> tuple[str, str]:
     return dist.metadata["Name"] or dist.name, dist.version
 
 
-def _new_manager() -> pluggy.PluginManager:
-    manager = pluggy.PluginManager(hookspecs.PROJECT_NAME)
-    manager.add_hookspecs(hookspecs)
-    return manager
-
-
 def load_registry() -> Registry:
     """Load every enabled entry point of the ``debate`` group into a new registry."""
     strict = env_flag(STRICT_ENV)
     builtins_only = env_flag(DISABLE_AUTOLOAD_ENV)
     only = {normalise_distribution(d) for d in os.environ.get(ONLY_ENV, "").split(",") if d.strip()}
-    manager = _new_manager()
+    manager = new_manager()
     sources: list[PluginSource] = []
     seen: set[tuple[str, str]] = set()
     for ep in sorted(entry_points(group=hookspecs.PROJECT_NAME), key=lambda e: (e.dist.name if e.dist else "", e.name)):
@@ -487,9 +433,9 @@ def load_registry() -> Registry:
             continue
         try:
             module = ep.load()
-            _register_checked(manager, module, plugin_name)
+            register_checked(manager, module, plugin_name)
         except Exception as exc:  # each entry point fails alone
-            reason = f"could not be loaded ({ep.value}): {_describe_failure(exc)}"
+            reason = f"could not be loaded ({ep.value}): {describe_failure(exc)}"
             message = f"debate plugin '{ep.name}' from distribution {distribution} {version} failed: {reason}"
             if strict:
                 raise PluginError(message) from exc

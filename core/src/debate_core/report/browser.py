@@ -131,6 +131,22 @@ def _event_line(event: dict[str, Any]) -> str | None:
     return None
 
 
+HEADLESS_FLAGS = (
+    "--headless",
+    "--remote-debugging-pipe",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--no-first-run",
+    "--no-default-browser-check",
+    "--disable-extensions",
+    "--disable-background-networking",
+    "--hide-scrollbars",
+    "--mute-audio",
+)
+"""Chromium's flags: headless, DevTools over the pipe, and nothing the page did not ask for
+(no first-run pages, extensions or background requests)."""
+
+
 def visit(
     page: Path,
     *,
@@ -150,6 +166,17 @@ def visit(
     binary = chromium or find_chromium()
     if binary is None:
         raise BrowserError(f"no Chromium found (install Debian's 'chromium' package or set {CHROMIUM_ENV})")
+    with tempfile.TemporaryDirectory(prefix="debate-chromium-") as profile:
+        process, pipe = _start(binary, profile, timeout_s)
+        try:
+            return _visit(pipe, page, script, width, height, full_page)
+        finally:
+            _stop(process, pipe)
+
+
+def _start(binary: str, profile: str, timeout_s: float) -> tuple[subprocess.Popen[bytes], _Pipe]:
+    """Chromium with a fresh profile, its DevTools pipe on the child's file descriptors 3 and 4,
+    and this process's end of that pipe."""
     commands_read, commands_write = os.pipe()
     answers_read, answers_write = os.pipe()
     child_in, child_out = _high_fd(commands_read), _high_fd(answers_write)
@@ -158,44 +185,30 @@ def visit(
         os.dup2(child_in, 3)
         os.dup2(child_out, 4)
 
-    with tempfile.TemporaryDirectory(prefix="debate-chromium-") as profile:
-        process = subprocess.Popen(
-            [
-                binary,
-                "--headless",
-                "--remote-debugging-pipe",
-                "--no-sandbox",
-                "--disable-gpu",
-                "--no-first-run",
-                "--no-default-browser-check",
-                "--disable-extensions",
-                "--disable-background-networking",
-                "--hide-scrollbars",
-                "--mute-audio",
-                f"--user-data-dir={profile}",
-                "about:blank",
-            ],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            close_fds=False,  # every fd of this process is close-on-exec (PEP 446) but the two dup2'ed ones
-            preexec_fn=connect_pipe,
-        )
-        for fd in (commands_read, answers_write, child_in, child_out):
-            os.close(fd)
-        pipe = _Pipe(commands_write, answers_read, timeout_s)
-        try:
-            return _visit(pipe, page, script, width, height, full_page)
-        finally:
-            with contextlib.suppress(BrowserError, OSError):
-                pipe.send("Browser.close")
-            os.close(commands_write)
-            os.close(answers_read)
-            try:
-                process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+    process = subprocess.Popen(
+        [binary, *HEADLESS_FLAGS, f"--user-data-dir={profile}", "about:blank"],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        close_fds=False,  # every fd of this process is close-on-exec (PEP 446) but the two dup2'ed ones
+        preexec_fn=connect_pipe,
+    )
+    for fd in (commands_read, answers_write, child_in, child_out):
+        os.close(fd)
+    return process, _Pipe(commands_write, answers_read, timeout_s)
+
+
+def _stop(process: subprocess.Popen[bytes], pipe: _Pipe) -> None:
+    """Ask the browser to close, close this end of the pipe, and wait for it (killed after 10 s)."""
+    with contextlib.suppress(BrowserError, OSError):
+        pipe.send("Browser.close")
+    os.close(pipe.to_browser)
+    os.close(pipe.from_browser)
+    try:
+        process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
 
 
 def _visit(pipe: _Pipe, page: Path, script: str | None, width: int, height: int, full_page: bool) -> PageVisit:

@@ -83,6 +83,40 @@ def _finite(series: Series) -> Series:
     )
 
 
+@attrs.frozen
+class _Frame:
+    """The plot area of one chart: its ticks, and where a value is drawn in it."""
+
+    x_ticks: list[float]
+    y_ticks: list[float]
+    width: int = WIDTH - LEFT - RIGHT
+    height: int = HEIGHT - TOP - BOTTOM
+
+    @property
+    def x0(self) -> float:
+        return self.x_ticks[0]
+
+    @property
+    def x1(self) -> float:
+        return self.x_ticks[-1]
+
+    @property
+    def y0(self) -> float:
+        return self.y_ticks[0]
+
+    @property
+    def y1(self) -> float:
+        return self.y_ticks[-1]
+
+    def px(self, x: float) -> float:
+        """The horizontal pixel of step ``x``."""
+        return LEFT + (x - self.x0) / (self.x1 - self.x0 or 1.0) * self.width
+
+    def py(self, y: float) -> float:
+        """The vertical pixel of value ``y`` (SVG's y grows downwards)."""
+        return TOP + self.height - (y - self.y0) / (self.y1 - self.y0 or 1.0) * self.height
+
+
 def line_chart(
     title: str, series: Sequence[Series], x_label: str = "step", y_label: str = "", markers: Sequence[Marker] = ()
 ) -> str:
@@ -99,29 +133,37 @@ def line_chart(
         return (
             head + f'<text x="{WIDTH / 2}" y="{HEIGHT / 2}" text-anchor="middle" class="empty">no data yet</text></svg>'
         )
+    frame = _frame(drawn)
+    parts = [head, *_axes(frame, x_label, y_label), *_markers(frame, markers)]
+    for index, s in enumerate(drawn):
+        parts.extend(_curve(frame, s, s.colour or PALETTE[index % len(PALETTE)]))
+    parts.extend(_legend(drawn))
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def _frame(drawn: Sequence[Series]) -> _Frame:
+    """Round ticks covering every point of ``drawn`` and its ± whiskers."""
     xs = [x for s in drawn for x, _ in s.points]
     ys = [y for s in drawn for _, y in s.points]
     ys += [y + sign * e for s in drawn for (_, y), e in zip(s.points, s.errors, strict=False) for sign in (-1, 1)]
-    x_ticks = nice_ticks(min(xs), max(xs))
-    y_ticks = nice_ticks(min(ys), max(ys))
-    x0, x1, y0, y1 = x_ticks[0], x_ticks[-1], y_ticks[0], y_ticks[-1]
-    plot_w, plot_h = WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
+    return _Frame(nice_ticks(min(xs), max(xs)), nice_ticks(min(ys), max(ys)))
 
-    def px(x: float) -> float:
-        return LEFT + (x - x0) / (x1 - x0 or 1.0) * plot_w
 
-    def py(y: float) -> float:
-        return TOP + plot_h - (y - y0) / (y1 - y0 or 1.0) * plot_h
-
-    parts = [head, f'<rect x="{LEFT}" y="{TOP}" width="{plot_w}" height="{plot_h}" class="plot"/>']
-    for tick in y_ticks:
-        y = py(tick)
+def _axes(frame: _Frame, x_label: str, y_label: str) -> list[str]:
+    """The plot's box, its horizontal grid with the value ticks, the zero line when 0 is inside,
+    the step ticks and the axis labels."""
+    plot_w, plot_h = frame.width, frame.height
+    parts = [f'<rect x="{LEFT}" y="{TOP}" width="{plot_w}" height="{plot_h}" class="plot"/>']
+    for tick in frame.y_ticks:
+        y = frame.py(tick)
         parts.append(f'<line x1="{LEFT}" x2="{LEFT + plot_w}" y1="{y:.1f}" y2="{y:.1f}" class="grid"/>')
         parts.append(f'<text x="{LEFT - 4}" y="{y + 3:.1f}" text-anchor="end" class="tick">{_label(tick)}</text>')
-    if y0 < 0 < y1:
-        parts.append(f'<line x1="{LEFT}" x2="{LEFT + plot_w}" y1="{py(0):.1f}" y2="{py(0):.1f}" class="zero"/>')
-    for tick in x_ticks:
-        x = px(tick)
+    if frame.y0 < 0 < frame.y1:
+        zero = frame.py(0)
+        parts.append(f'<line x1="{LEFT}" x2="{LEFT + plot_w}" y1="{zero:.1f}" y2="{zero:.1f}" class="zero"/>')
+    for tick in frame.x_ticks:
+        x = frame.px(tick)
         parts.append(
             f'<text x="{x:.1f}" y="{TOP + plot_h + 13}" text-anchor="middle" class="tick">{_label(tick)}</text>'
         )
@@ -132,31 +174,48 @@ def line_chart(
             f'<text x="12" y="{TOP + plot_h / 2}" text-anchor="middle" class="axis" '
             f'transform="rotate(-90 12 {TOP + plot_h / 2})">{escape(y_label)}</text>'
         )
+    return parts
+
+
+def _markers(frame: _Frame, markers: Sequence[Marker]) -> list[str]:
+    """A dashed vertical line, labelled and with a hover title, per marker inside the steps drawn."""
+    parts = []
     for marker in markers:
-        if x0 <= marker.x <= x1:
-            x = px(marker.x)
+        if frame.x0 <= marker.x <= frame.x1:
+            x = frame.px(marker.x)
             parts.append(
                 f'<g class="marker"><title>{escape(marker.title or marker.label)}</title>'
-                f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{TOP}" y2="{TOP + plot_h}" stroke="#6b7785" '
+                f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{TOP}" y2="{TOP + frame.height}" stroke="#6b7785" '
                 f'stroke-width="1.2" stroke-dasharray="2 3"/>'
                 f'<text x="{x + 3:.1f}" y="{TOP + 10}" class="marker-label">{escape(marker.label)}</text></g>'
             )
-    for index, s in enumerate(drawn):
-        colour = s.colour or PALETTE[index % len(PALETTE)]
-        dash = ' stroke-dasharray="5 3"' if s.dashed else ""
-        points = " ".join(f"{px(x):.1f},{py(y):.1f}" for x, y in s.points)
-        parts.append(f'<polyline points="{points}" fill="none" stroke="{colour}" stroke-width="1.6"{dash}/>')
-        for (x, y), e in zip(s.points, s.errors, strict=False):
-            parts.append(
-                f'<line x1="{px(x):.1f}" x2="{px(x):.1f}" y1="{py(y - e):.1f}" y2="{py(y + e):.1f}" '
-                f'stroke="{colour}" stroke-width="1.2" class="whisker"/>'
-            )
-        if len(s.points) <= 30:
-            parts.extend(
-                f'<circle cx="{px(x):.1f}" cy="{py(y):.1f}" r="2.6" fill="{colour}"><title>'
-                f"{escape(s.label)}: step {_label(x)}, {y:.4g}{f' ± {e:.3g}' if s.errors else ''}</title></circle>"
-                for (x, y), e in zip(s.points, s.errors or (0.0,) * len(s.points), strict=True)
-            )
+    return parts
+
+
+def _curve(frame: _Frame, s: Series, colour: str) -> list[str]:
+    """One series: its line, a whisker per standard error, and (at most 30 points) a dot per
+    point whose hover title gives the value."""
+    px, py = frame.px, frame.py
+    dash = ' stroke-dasharray="5 3"' if s.dashed else ""
+    points = " ".join(f"{px(x):.1f},{py(y):.1f}" for x, y in s.points)
+    parts = [f'<polyline points="{points}" fill="none" stroke="{colour}" stroke-width="1.6"{dash}/>']
+    for (x, y), e in zip(s.points, s.errors, strict=False):
+        parts.append(
+            f'<line x1="{px(x):.1f}" x2="{px(x):.1f}" y1="{py(y - e):.1f}" y2="{py(y + e):.1f}" '
+            f'stroke="{colour}" stroke-width="1.2" class="whisker"/>'
+        )
+    if len(s.points) <= 30:
+        parts.extend(
+            f'<circle cx="{px(x):.1f}" cy="{py(y):.1f}" r="2.6" fill="{colour}"><title>'
+            f"{escape(s.label)}: step {_label(x)}, {y:.4g}{f' ± {e:.3g}' if s.errors else ''}</title></circle>"
+            for (x, y), e in zip(s.points, s.errors or (0.0,) * len(s.points), strict=True)
+        )
+    return parts
+
+
+def _legend(drawn: Sequence[Series]) -> list[str]:
+    """A colour swatch and label per series along the bottom, wrapping to a new row at the edge."""
+    parts = []
     legend_y = HEIGHT - 20
     x = float(LEFT)
     for index, s in enumerate(drawn):
@@ -167,5 +226,4 @@ def line_chart(
         parts.append(f'<rect x="{x:.0f}" y="{legend_y - 8}" width="10" height="10" fill="{colour}"/>')
         parts.append(f'<text x="{x + 13:.0f}" y="{legend_y + 1}" class="legend">{escape(s.label)}</text>')
         x += width
-    parts.append("</svg>")
-    return "".join(parts)
+    return parts

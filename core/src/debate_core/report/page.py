@@ -70,22 +70,40 @@ def _eval_series(evaluations: Sequence[dict[str, Any]], metric: str, label: str,
     return Series(label, tuple(points), dashed, tuple(errors) if any(errors) else ())
 
 
+ChartSpec = tuple[str, list[Series], bool]
+"""One chart of the report: its title, its curves, and whether it is a core chart (drawn, saying
+'no data yet', even when the run never wrote its metrics)."""
+
+
 def charts(run: RunData) -> str:
     """The curves over steps; charts of metrics the run never wrote are left out, except the
     core ones, which say 'no data yet' below the drawn ones; a configuration change at a resume
     is a dashed vertical line on every chart."""
-    m = run.metrics
-    names = m.names()
+    names = run.metrics.names()
     datasets = sorted({n[len("train_") : -len("/correct")] for n in names if re.fullmatch(r"train_.+/correct", n)})
+    specs = [*_outcome_charts(run, datasets), *_diagnostic_charts(run, datasets)]
+    markers = resume_markers(run.segments)
+    shown = [(title, series) for title, series, core in specs if core or any(s.points for s in series)]
+    # the live curves first: a panel with no data yet goes below every drawn one
+    shown.sort(key=lambda spec: not any(s.points for s in spec[1]))
+    return '<div class="charts">' + "".join(line_chart(t, series, markers=markers) for t, series in shown) + "</div>"
 
-    def train(metric: str) -> list[Series]:
-        return [
-            Series(f"train {d}" if len(datasets) > 1 else "training", m.series(f"train_{d}/{metric}")) for d in datasets
-        ]
 
+def _train_series(run: RunData, datasets: Sequence[str], metric: str) -> list[Series]:
+    """``train_<dataset>/<metric>`` of every training dataset, one curve each (``training`` when
+    there is one dataset)."""
+    return [
+        Series(f"train {d}" if len(datasets) > 1 else "training", run.metrics.series(f"train_{d}/{metric}"))
+        for d in datasets
+    ]
+
+
+def _outcome_charts(run: RunData, datasets: Sequence[str]) -> list[ChartSpec]:
+    """The charts a run is judged by: rewards, held-out accuracy, the judges and their comparisons."""
+    m = run.metrics
     ev = run.evaluations
-    comparison = "debate/comparison_rate" if "debate/comparison_rate" in names else "debate/valid_comparison_rate"
-    specs: list[tuple[str, list[Series], bool]] = [
+    comparison = "debate/comparison_rate" if "debate/comparison_rate" in m.names() else "debate/valid_comparison_rate"
+    return [
         (
             "Reward per stream (training)",
             [
@@ -108,7 +126,10 @@ def charts(run: RunData) -> str:
         ("Debate − direct, held-out (± SE)", [_eval_series(ev, "debate_minus_direct", "debate − direct")], True),
         (
             "Judge accuracy",
-            [*train("judge_accuracy"), _eval_series(ev, "debate/judge_accuracy", "held-out", dashed=True)],
+            [
+                *_train_series(run, datasets, "judge_accuracy"),
+                _eval_series(ev, "debate/judge_accuracy", "held-out", dashed=True),
+            ],
             True,
         ),
         (
@@ -124,17 +145,24 @@ def charts(run: RunData) -> str:
             [Series("training", m.series(comparison)), _eval_series(ev, "debate/comparison_rate", "held-out")],
             True,
         ),
+    ]
+
+
+def _diagnostic_charts(run: RunData, datasets: Sequence[str]) -> list[ChartSpec]:
+    """The charts that explain the training: format, the optimiser's view, the reward's parts, the warm-start."""
+    m = run.metrics
+    return [
         (
             "Format and parse errors (training)",
             [
-                *(Series(f"format {s.label}", s.points) for s in train("format")),
+                *(Series(f"format {s.label}", s.points) for s in _train_series(run, datasets, "format")),
                 Series("parse errors", m.series("parse_error")),
             ],
             True,
         ),
         ("KL(sampler ‖ trainer)", [Series("kl v1", m.series("optim/kl_sample_train_v1"))], True),
         ("Entropy of sampled tokens", [Series("entropy", m.series("optim/entropy"))], True),
-        ("Training accuracy", train("correct"), False),
+        ("Training accuracy", _train_series(run, datasets, "correct"), False),
         (
             "Judge weight and agreement",
             [Series("judge weight", m.series("judge/weight")), Series("agreement", m.series("judge/agreement"))],
@@ -151,11 +179,6 @@ def charts(run: RunData) -> str:
         ),
         ("Warm-start loss per token", [Series("loss", m.series("warmstart/loss_per_token"))], False),
     ]
-    markers = resume_markers(run.segments)
-    shown = [(title, series) for title, series, core in specs if core or any(s.points for s in series)]
-    # the live curves first: a panel with no data yet goes below every drawn one
-    shown.sort(key=lambda spec: not any(s.points for s in spec[1]))
-    return '<div class="charts">' + "".join(line_chart(t, series, markers=markers) for t, series in shown) + "</div>"
 
 
 def resume_markers(segments: Sequence[Segment]) -> list[Marker]:

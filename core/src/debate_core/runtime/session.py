@@ -239,56 +239,18 @@ async def open_session_async(
     service = build_service_client(config.backend, registry, state_directory)
     if isinstance(service, RunsInProcess) and service.runs_in_process:
         policy = attrs.evolve(policy, timeout_s=None, watched=False)  # its own work, not a wait
-    name = config.backend.name
-    model = config.model
     training_client: TrainingClientLike | None = None
-
-    async def create_training() -> TrainingClientLike:
-        if state_path is None:
-            return await service.create_lora_training_client(
-                model.base_model,
-                rank=model.lora_rank,
-                seed=config.run.seed,
-                train_mlp=model.train_mlp,
-                train_attn=model.train_attn,
-                train_unembed=model.train_unembed,
-            )
-        if with_optimizer:
-            return await service.create_training_client_from_state_with_optimizer(state_path)
-        # a new run from trained weights (model.init_from): the backend checks they fit the base model
-        return await service.create_training_client_from_state(state_path, model.base_model)
-
     if training:
-        training_client = await with_retries("create the training client", create_training, policy, name)
-        client = training_client
-
-        async def first_snapshot() -> SamplingClientLike:
-            return await client.save_weights_and_get_sampling_client()
-
-        current = await with_retries("save_weights_and_get_sampling_client", first_snapshot, policy, name)
+        training_client, current = await _open_for_training(service, config, policy, state_path, with_optimizer)
         tokenizer = training_client.get_tokenizer()
     else:
-
-        async def create_sampler() -> SamplingClientLike:
-            if sampler_path is not None or state_path is not None:
-                return await open_saved_weights(service, sampler_path, state_path)
-            return await service.create_sampling_client(base_model=model.base_model)
-
-        current = await with_retries("create_sampling_client", create_sampler, policy, name)
+        current = await _open_for_sampling(service, config, policy, state_path, sampler_path)
         tokenizer = current.get_tokenizer()
     ttl = service.checkpoint_ttl_seconds if isinstance(service, SupportsCheckpointTTL) else None
-    context = None
-    if isinstance(service, SupportsContextLength):
-        base_model = model.base_model
-        context = await with_retries(
-            "read the model's context length",
-            lambda: run_off_thread(lambda: service.max_context_length(base_model)),
-            policy,
-            name,
-        )
+    context = await _read_context_length(service, config.model.base_model, policy, config.backend.name)
     return BackendSession(
-        name,
-        model.base_model,
+        config.backend.name,
+        config.model.base_model,
         service,
         training_client,
         tokenizer,
@@ -296,6 +258,83 @@ async def open_session_async(
         current,
         checkpoint_ttl_seconds=ttl,
         context_length=context,
+    )
+
+
+async def _create_training_client(
+    service: ServiceClientLike, config: RunConfig, state_path: str | None, with_optimizer: bool
+) -> TrainingClientLike:
+    """The policy's training client: a fresh LoRA client of ``model``, or one restored from
+    ``state_path`` (with the optimizer to resume, without it to start a new run from trained weights)."""
+    model = config.model
+    if state_path is None:
+        return await service.create_lora_training_client(
+            model.base_model,
+            rank=model.lora_rank,
+            seed=config.run.seed,
+            train_mlp=model.train_mlp,
+            train_attn=model.train_attn,
+            train_unembed=model.train_unembed,
+        )
+    if with_optimizer:
+        return await service.create_training_client_from_state_with_optimizer(state_path)
+    # a new run from trained weights (model.init_from): the backend checks they fit the base model
+    return await service.create_training_client_from_state(state_path, model.base_model)
+
+
+async def _open_for_training(
+    service: ServiceClientLike,
+    config: RunConfig,
+    policy: RetryPolicy,
+    state_path: str | None,
+    with_optimizer: bool,
+) -> tuple[TrainingClientLike, SamplingClientLike]:
+    """The training client and the sampling client of its first weights, each call retried."""
+    name = config.backend.name
+
+    async def create_training() -> TrainingClientLike:
+        return await _create_training_client(service, config, state_path, with_optimizer)
+
+    client = await with_retries("create the training client", create_training, policy, name)
+
+    async def first_snapshot() -> SamplingClientLike:
+        return await client.save_weights_and_get_sampling_client()
+
+    current = await with_retries("save_weights_and_get_sampling_client", first_snapshot, policy, name)
+    return client, current
+
+
+async def _open_for_sampling(
+    service: ServiceClientLike,
+    config: RunConfig,
+    policy: RetryPolicy,
+    state_path: str | None,
+    sampler_path: str | None,
+) -> SamplingClientLike:
+    """The sampling client of a sampling-only session: saved weights when a path is given, else the
+    base model; retried."""
+    base_model = config.model.base_model
+
+    async def create_sampler() -> SamplingClientLike:
+        if sampler_path is not None or state_path is not None:
+            return await open_saved_weights(service, sampler_path, state_path)
+        return await service.create_sampling_client(base_model=base_model)
+
+    return await with_retries("create_sampling_client", create_sampler, policy, config.backend.name)
+
+
+async def _read_context_length(
+    service: ServiceClientLike, base_model: str, policy: RetryPolicy, name: str
+) -> int | None:
+    """The model's context length from a backend that tells it (``SupportsContextLength``), read off
+    the event loop and retried; ``None`` from one that does not."""
+    if not isinstance(service, SupportsContextLength):
+        return None
+    return await with_retries(
+        "read the model's context length",
+        lambda: run_off_thread(lambda: service.max_context_length(base_model)),
+        policy,
+        name,
     )
 
 

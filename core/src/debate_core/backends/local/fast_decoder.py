@@ -1,9 +1,9 @@
 """A batched decoder with a preallocated KV cache for Llama-family models (Llama, Mistral,
 Qwen2, Qwen3, and the embedded models, which are Qwen3-style).
 
-It reads the weights of a ``transformers`` model once, merging any LoRA adapter, into plain
-tensors (fused q/k/v and gate/up projections), so a snapshot is independent of later
-training. Each row of a batch has its own length in the cache: rows can start from a reused
+It runs the weights of a ``transformers`` model read once into plain tensors
+(``decoder_weights``: LoRA merged, fused q/k/v and gate/up projections), so a snapshot is
+independent of later training. Each row of a batch has its own length in the cache: rows can start from a reused
 prefix, join a running batch, and finish at different steps. ``transformers``' ``generate``
 grows its cache by concatenation at every step; writing into a preallocated cache is what
 makes this decoder faster (``benchmarks/local_backend.py`` measures it).
@@ -13,11 +13,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import torch
 import torch.nn.functional as F
 
+from debate_core.backends.local.decoder_weights import DecoderWeights, LayerWeights
 from debate_core.backends.local.prefix_cache import PrefixCache
 from debate_core.backends.local.prefix_groups import group_by_prefix
 from debate_core.backends.local.runtime import no_grad
@@ -25,171 +25,6 @@ from debate_core.backends.local.threads import ThreadPlan, use_threads
 
 SHARED_PREFILL_MIN = 32
 """Prompts of one batch sharing at least this many tokens (not cached yet) prefill them once."""
-
-SUPPORTED_MODEL_TYPES = frozenset({"llama", "mistral", "qwen2", "qwen3"})
-
-
-@dataclass(frozen=True)
-class LayerWeights:
-    """One decoder layer, with q/k/v fused into one matrix and gate/up into another.
-
-    ``qk_norm`` (Qwen3's per-head q and k norms) holds the q norm's weight once per query head,
-    then the k norm's once per kv head, ``[heads + kv_heads, head_dim]``: queries and keys are
-    normalised and rotated together, as one tensor."""
-
-    input_norm: torch.Tensor
-    qkv: torch.Tensor
-    qkv_bias: torch.Tensor | None
-    qk_norm: torch.Tensor | None
-    out: torch.Tensor
-    out_bias: torch.Tensor | None
-    post_norm: torch.Tensor
-    gate_up: torch.Tensor
-    down: torch.Tensor
-
-
-@dataclass(frozen=True)
-class DecoderWeights:
-    """Every weight the decoder needs, detached from the training model."""
-
-    embed: torch.Tensor
-    layers: tuple[LayerWeights, ...]
-    final_norm: torch.Tensor
-    lm_head: torch.Tensor
-    num_heads: int
-    num_kv_heads: int
-    head_dim: int
-    norm_eps: float
-    rope_cos: torch.Tensor
-    rope_sin: torch.Tensor
-    max_positions: int
-
-    @property
-    def vocab_size(self) -> int:
-        return int(self.lm_head.shape[0])
-
-    @property
-    def num_layers(self) -> int:
-        return len(self.layers)
-
-
-def supports(model_config: Any) -> bool:
-    """Whether a ``transformers`` config can run on this decoder (else the generic one runs)."""
-    if getattr(model_config, "model_type", None) not in SUPPORTED_MODEL_TYPES:
-        return False
-    if getattr(model_config, "use_sliding_window", False) and getattr(model_config, "sliding_window", None):
-        return False
-    if getattr(model_config, "hidden_act", "silu") != "silu":
-        return False
-    return not getattr(model_config, "mlp_bias", False)
-
-
-def _linear(module: torch.nn.Module, *, owned: bool) -> tuple[torch.Tensor, torch.Tensor | None]:
-    """A linear layer's weight and bias with any active peft LoRA delta merged in.
-
-    With ``owned``, the result never shares storage with a trainable parameter (a copy is
-    made where it would), so later optimizer steps cannot reach it.
-    """
-    base = getattr(module, "base_layer", module)
-    weight: torch.Tensor = base.weight.detach()
-    merged = False
-    adapted = base is not module and not getattr(module, "merged", False)
-    if adapted and not getattr(module, "disable_adapters", False):
-        for adapter in getattr(module, "active_adapters", []):
-            if adapter in getattr(module, "lora_A", {}):
-                weight = weight + module.get_delta_weight(adapter).detach().to(weight.dtype)
-                merged = True
-    if owned and not merged and base.weight.requires_grad:
-        weight = weight.clone()
-    bias = getattr(base, "bias", None)
-    if bias is None:
-        return weight, None
-    return weight, (bias.detach().clone() if owned and bias.requires_grad else bias.detach())
-
-
-def _owned(parameter: torch.Tensor) -> torch.Tensor:
-    """A snapshot of a parameter: a copy when training can still change it, else the tensor itself."""
-    return parameter.detach().clone() if parameter.requires_grad else parameter.detach()
-
-
-def _kv_heads(model_config: Any) -> int:
-    return int(getattr(model_config, "num_key_value_heads", None) or model_config.num_attention_heads)
-
-
-def _stacked_norms(q_norm: Any, k_norm: Any, heads: int, kv_heads: int) -> torch.Tensor | None:
-    """The q norm's weight once per query head, then the k norm's once per kv head (a copy)."""
-    if q_norm is None or k_norm is None:
-        return None
-    q_weight, k_weight = q_norm.weight.detach(), k_norm.weight.detach()
-    return torch.cat([q_weight.expand(heads, -1), k_weight.expand(kv_heads, -1)]).contiguous()
-
-
-def _core(model: torch.nn.Module) -> torch.nn.Module:
-    """The ``*ForCausalLM`` module, under any peft wrappers."""
-    get_base = getattr(model, "get_base_model", None)
-    return get_base() if callable(get_base) else model
-
-
-@no_grad
-def extract_weights(model: torch.nn.Module) -> DecoderWeights:
-    """Copy (or share, where frozen) a Llama-family model's weights into a ``DecoderWeights``."""
-    core = _core(model)
-    config = core.config
-    inner = core.model
-    layers = []
-    for layer in inner.layers:
-        attn, mlp = layer.self_attn, layer.mlp
-        wq, bq = _linear(attn.q_proj, owned=False)
-        wk, bk = _linear(attn.k_proj, owned=False)
-        wv, bv = _linear(attn.v_proj, owned=False)
-        wo, bo = _linear(attn.o_proj, owned=True)
-        wg, _ = _linear(mlp.gate_proj, owned=False)
-        wu, _ = _linear(mlp.up_proj, owned=False)
-        wd, _ = _linear(mlp.down_proj, owned=True)
-        qkv_bias = torch.cat([bq, bk, bv]) if bq is not None and bk is not None and bv is not None else None
-        q_norm = getattr(attn, "q_norm", None)
-        k_norm = getattr(attn, "k_norm", None)
-        layers.append(
-            LayerWeights(
-                input_norm=_owned(layer.input_layernorm.weight),
-                qkv=torch.cat([wq, wk, wv]).contiguous(),
-                qkv_bias=qkv_bias,
-                qk_norm=_stacked_norms(q_norm, k_norm, int(config.num_attention_heads), _kv_heads(config)),
-                out=wo,
-                out_bias=bo,
-                post_norm=_owned(layer.post_attention_layernorm.weight),
-                gate_up=torch.cat([wg, wu]).contiguous(),
-                down=wd,
-            )
-        )
-    embed_param = inner.embed_tokens.weight
-    embed = _owned(embed_param)
-    head_module = core.lm_head
-    head_base = getattr(head_module, "base_layer", head_module)
-    if head_base is head_module and head_module.weight.data_ptr() == embed_param.data_ptr():
-        lm_head = embed  # tied, no adapter: one tensor
-    else:
-        lm_head, _ = _linear(head_module, owned=True)
-    head_dim = getattr(config, "head_dim", None) or config.hidden_size // config.num_attention_heads
-    rotary = inner.rotary_emb
-    max_positions = int(config.max_position_embeddings)
-    positions = torch.arange(max_positions, dtype=torch.float32, device=embed.device)
-    freqs = positions[:, None] * rotary.inv_freq.to(device=embed.device, dtype=torch.float32)[None, :]
-    angles = torch.cat([freqs, freqs], dim=-1)
-    scaling = float(getattr(rotary, "attention_scaling", 1.0))
-    return DecoderWeights(
-        embed=embed,
-        layers=tuple(layers),
-        final_norm=_owned(inner.norm.weight),
-        lm_head=lm_head,
-        num_heads=int(config.num_attention_heads),
-        num_kv_heads=_kv_heads(config),
-        head_dim=int(head_dim),
-        norm_eps=float(config.rms_norm_eps),
-        rope_cos=(angles.cos() * scaling).to(embed.dtype),
-        rope_sin=(angles.sin() * scaling).to(embed.dtype),
-        max_positions=max_positions,
-    )
 
 
 class KVBatch:
@@ -264,6 +99,23 @@ def _rotate_half(x: torch.Tensor) -> torch.Tensor:
     return torch.cat([-x[..., half:], x[..., :half]], dim=-1)
 
 
+@dataclass(frozen=True)
+class _Pass:
+    """What every layer of one :func:`forward` call shares: the batch's shape, the rotary tables at
+    the tokens' positions, the attention mask, and where the new keys and values go."""
+
+    batch: int
+    steps: int
+    group: int
+    span: int
+    intermediate: int
+    positions: torch.Tensor
+    rows: torch.Tensor
+    cos: torch.Tensor
+    sin: torch.Tensor
+    mask: torch.Tensor
+
+
 def forward(
     weights: DecoderWeights,
     tokens: torch.Tensor,
@@ -280,59 +132,83 @@ def forward(
     ``None``), flattened in row-major order.
     """
     batch, steps = tokens.shape
-    heads, kv_heads, dim = weights.num_heads, weights.num_kv_heads, weights.head_dim
-    group = heads // kv_heads
+    group = weights.num_heads // weights.num_kv_heads
     span = int(positions.max().item()) + 1
-    eps = weights.norm_eps
     hidden_size = weights.embed.shape[1]
 
     x = F.embedding(tokens, weights.embed)
     cos = weights.rope_cos[positions].unsqueeze(2)  # [B, S, 1, D]
     sin = weights.rope_sin[positions].unsqueeze(2)
-    key_positions = torch.arange(span, device=tokens.device)
-    allowed = key_positions.view(1, 1, span) <= positions.unsqueeze(-1)  # [B, S, span]
-    if group > 1:
-        # Queries of one kv group side by side: [B, 1, S*G, span] broadcast over kv heads.
-        allowed = allowed.unsqueeze(2).expand(batch, steps, group, span).reshape(batch, steps * group, span)
-    # An additive float mask, made once: SDPA would convert a boolean one in every layer.
-    mask = torch.zeros(allowed.shape, dtype=x.dtype, device=x.device).masked_fill_(~allowed, float("-inf"))
-    mask = mask.unsqueeze(1)
+    mask = _causal_mask(positions, span, group, x.dtype, x.device)
     rows = torch.arange(batch, device=tokens.device).unsqueeze(1)
-    q_size, kv_size = heads * dim, kv_heads * dim
     intermediate = weights.layers[0].down.shape[1] if weights.layers else 0
+    shared = _Pass(batch, steps, group, span, intermediate, positions, rows, cos, sin, mask)
 
     for layer, keys, values in zip(weights.layers, cache.keys, cache.values, strict=True):
-        h = F.rms_norm(x, (hidden_size,), layer.input_norm, eps)
-        # Row slices of the fused matrices are contiguous, and so are their outputs: elementwise work
-        # (norms, rotary, SiLU) on strided column slices of one fused output is several times slower
-        # on a CPU, which dominates a long prefill. Queries and keys come out of one product and are
-        # normalised and rotated as one tensor (fewer operations per decoding step).
-        qk_rows = q_size + kv_size
-        qk = F.linear(h, layer.qkv[:qk_rows], _part(layer.qkv_bias, 0, qk_rows))
-        qk = qk.view(batch, steps, heads + kv_heads, dim)
-        v = F.linear(h, layer.qkv[qk_rows:], _part(layer.qkv_bias, qk_rows, None))
-        v = v.view(batch, steps, kv_heads, dim)
-        if layer.qk_norm is not None:
-            qk = F.rms_norm(qk, (dim,), None, eps) * layer.qk_norm
-        qk = qk * cos + _rotate_half(qk) * sin
-        q, k = qk[:, :, :heads], qk[:, :, heads:]
-        keys[rows, :, positions] = k
-        values[rows, :, positions] = v
-        # [B, kv_heads, S*G, D]: the G query heads that share a kv head, for every step.
-        q = q.view(batch, steps, kv_heads, group, dim).permute(0, 2, 1, 3, 4)
-        q = q.reshape(batch, kv_heads, steps * group, dim)
-        attended = F.scaled_dot_product_attention(q, keys[:, :, :span], values[:, :, :span], attn_mask=mask)
-        attended = attended.view(batch, kv_heads, steps, group, dim).permute(0, 2, 1, 3, 4)
-        attended = attended.reshape(batch, steps, q_size)
-        x = x + F.linear(attended, layer.out, layer.out_bias)
-        h = F.rms_norm(x, (hidden_size,), layer.post_norm, eps)
+        h = F.rms_norm(x, (hidden_size,), layer.input_norm, weights.norm_eps)
+        x = x + _attention(weights, layer, h, keys, values, shared)
+        h = F.rms_norm(x, (hidden_size,), layer.post_norm, weights.norm_eps)
         gate = F.linear(h, layer.gate_up[:intermediate])
         up = F.linear(h, layer.gate_up[intermediate:])
         x = x + F.linear(F.silu(gate).mul_(up), layer.down)
 
     if output_rows is not None:
         x = x[output_rows]
-    return F.rms_norm(x, (hidden_size,), weights.final_norm, eps)
+    return F.rms_norm(x, (hidden_size,), weights.final_norm, weights.norm_eps)
+
+
+def _causal_mask(
+    positions: torch.Tensor, span: int, group: int, dtype: torch.dtype, device: torch.device
+) -> torch.Tensor:
+    """The additive attention mask ``[B, 1, S*G, span]``: 0 where a query at position ``p`` may see
+    a cached position ``<= p`` of its row, ``-inf`` elsewhere, repeated for the ``G`` query heads
+    of a kv head."""
+    batch, steps = positions.shape
+    key_positions = torch.arange(span, device=positions.device)
+    allowed = key_positions.view(1, 1, span) <= positions.unsqueeze(-1)  # [B, S, span]
+    if group > 1:
+        # Queries of one kv group side by side: [B, 1, S*G, span] broadcast over kv heads.
+        allowed = allowed.unsqueeze(2).expand(batch, steps, group, span).reshape(batch, steps * group, span)
+    # An additive float mask, made once: SDPA would convert a boolean one in every layer.
+    mask = torch.zeros(allowed.shape, dtype=dtype, device=device).masked_fill_(~allowed, float("-inf"))
+    return mask.unsqueeze(1)
+
+
+def _attention(
+    weights: DecoderWeights,
+    layer: LayerWeights,
+    h: torch.Tensor,
+    keys: torch.Tensor,
+    values: torch.Tensor,
+    shared: _Pass,
+) -> torch.Tensor:
+    """One layer's attention on the normalised hidden states ``h``: this call's keys and values are
+    written into the layer's cache, and the output projection of the attended values is returned."""
+    batch, steps, group, span = shared.batch, shared.steps, shared.group, shared.span
+    heads, kv_heads, dim = weights.num_heads, weights.num_kv_heads, weights.head_dim
+    q_size, kv_size = heads * dim, kv_heads * dim
+    # Row slices of the fused matrices are contiguous, and so are their outputs: elementwise work
+    # (norms, rotary, SiLU) on strided column slices of one fused output is several times slower
+    # on a CPU, which dominates a long prefill. Queries and keys come out of one product and are
+    # normalised and rotated as one tensor (fewer operations per decoding step).
+    qk_rows = q_size + kv_size
+    qk = F.linear(h, layer.qkv[:qk_rows], _part(layer.qkv_bias, 0, qk_rows))
+    qk = qk.view(batch, steps, heads + kv_heads, dim)
+    v = F.linear(h, layer.qkv[qk_rows:], _part(layer.qkv_bias, qk_rows, None))
+    v = v.view(batch, steps, kv_heads, dim)
+    if layer.qk_norm is not None:
+        qk = F.rms_norm(qk, (dim,), None, weights.norm_eps) * layer.qk_norm
+    qk = qk * shared.cos + _rotate_half(qk) * shared.sin
+    q, k = qk[:, :, :heads], qk[:, :, heads:]
+    keys[shared.rows, :, shared.positions] = k
+    values[shared.rows, :, shared.positions] = v
+    # [B, kv_heads, S*G, D]: the G query heads that share a kv head, for every step.
+    q = q.view(batch, steps, kv_heads, group, dim).permute(0, 2, 1, 3, 4)
+    q = q.reshape(batch, kv_heads, steps * group, dim)
+    attended = F.scaled_dot_product_attention(q, keys[:, :, :span], values[:, :, :span], attn_mask=shared.mask)
+    attended = attended.view(batch, kv_heads, steps, group, dim).permute(0, 2, 1, 3, 4)
+    attended = attended.reshape(batch, steps, q_size)
+    return F.linear(attended, layer.out, layer.out_bias)
 
 
 def _part(bias: torch.Tensor | None, start: int, end: int | None) -> torch.Tensor | None:

@@ -25,7 +25,7 @@ import attrs
 import torch
 import torch.nn.functional as F
 
-from debate_core.backends.local.fast_decoder import supports
+from debate_core.backends.local.decoder_weights import supports
 from debate_core.backends.local.prefix_groups import PrefixGroup
 
 

@@ -6,8 +6,9 @@ from typing import Any
 
 import torch
 
+from debate_core.backends.local.decoder_weights import extract_weights, supports
 from debate_core.backends.local.engine import Decoder, SamplerSnapshot
-from debate_core.backends.local.fast_decoder import FastDecoder, extract_weights, supports
+from debate_core.backends.local.fast_decoder import FastDecoder
 from debate_core.backends.local.generic_decoder import GenericDecoder, snapshot_model
 from debate_core.backends.local.prefix_cache import PrefixCache
 from debate_core.backends.local.threads import ThreadPlan

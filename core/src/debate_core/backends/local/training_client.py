@@ -21,8 +21,8 @@ from tinker import types
 from tinker.lib.retry_handler import RetryConfig
 
 from debate_core.backends.local import losses, saved_states
+from debate_core.backends.local.decoder_weights import supports
 from debate_core.backends.local.engine import SamplerEngine, SamplerSnapshot
-from debate_core.backends.local.fast_decoder import supports
 from debate_core.backends.local.fast_training import batch_logprobs
 from debate_core.backends.local.futures import AwaitableConcurrentFuture, OrderedWorker
 from debate_core.backends.local.models import LoadedModel, trainable_parameters
