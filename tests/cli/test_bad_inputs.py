@@ -24,8 +24,13 @@ from debate_core.cli import main
 
 MEMORY_BYTES = 3 * 1024**3
 """Address space each command may use: far less than the allocations the limits prevent."""
-WALL_SECONDS = 60
 CPU_SECONDS = 60
+"""CPU time each command may use: an endless read or a runaway loop is stopped by this limit,
+which load on the machine does not shorten."""
+WALL_SECONDS = 300
+"""A command still running after this long hangs (blocked, since ``CPU_SECONDS`` ends a busy one).
+Beside five CPU hogs on a 2-core machine the slowest case took 15 s (the commands that import
+torch), the whole corpus 43 s on two workers."""
 
 
 def _limit_resources() -> None:

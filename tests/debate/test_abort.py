@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-import time
-from collections.abc import Sequence
+from collections.abc import Coroutine, Sequence
+from typing import Any, TypeVar
 
 import pytest
 
@@ -16,16 +16,23 @@ from debate_core.testing.scripted_debate import scripted_setup
 
 from .helpers import RecordingPolicy, response
 
-SLOW = 30.0
-ABORTED_WITHIN = SLOW / 3
-"""A debate that stops at once ends far sooner than an agent still sampling for ``SLOW`` seconds;
-the margin holds on a loaded machine (well under 1 s on a quiet one)."""
+T = TypeVar("T")
+
+SLOW = 3600.0
+"""How long a slow agent samples: a debate that ends before ``HANG_S`` did not wait for it."""
+HANG_S = 60.0
+"""A debate still running after this long hangs (or waits for a ``SLOW`` agent). The debates here
+end in milliseconds, so no time limit of the test decides between stopping at once and waiting."""
 
 
-async def timed(coroutine: object) -> tuple[DebateEpisode, float]:
-    start = time.perf_counter()
-    episode = await asyncio.wait_for(coroutine, timeout=SLOW / 2)  # type: ignore[arg-type]
-    return episode, time.perf_counter() - start
+async def ended(coroutine: Coroutine[Any, Any, T]) -> T:
+    """The coroutine's result; a debate that has not ended within ``HANG_S`` fails the test."""
+    return await asyncio.wait_for(coroutine, timeout=HANG_S)
+
+
+async def every_agent_sampling(policies: Sequence[RecordingPolicy]) -> None:
+    while not all(p.in_flight == 1 for p in policies):
+        await asyncio.sleep(0)
 
 
 def leftover_tasks() -> set[asyncio.Task[object]]:
@@ -33,10 +40,10 @@ def leftover_tasks() -> set[asyncio.Task[object]]:
 
 
 @pytest.mark.parametrize("protocol", ["sequential", "parallel"])
-def test_an_agent_raising_mid_debate_ends_the_debate_within_a_second(protocol: str) -> None:
-    async def main() -> tuple[DebateEpisode, float, set[asyncio.Task[object]]]:
+def test_an_agent_raising_mid_debate_ends_the_debate_without_waiting_for_the_others(protocol: str) -> None:
+    async def main() -> tuple[DebateEpisode, set[asyncio.Task[object]]]:
         setup = scripted_setup(3, 3, protocol=protocol)  # type: ignore[arg-type]
-        # under parallel rounds agents 0 and 2 are still sampling (for 30 s) when agent 1 raises;
+        # under parallel rounds agents 0 and 2 are still sampling (for an hour) when agent 1 raises;
         # under sequential turns they are waiting for their turn
         later = (lambda k: SLOW if k >= 1 else 0.0) if protocol == "parallel" else 0.0
         policies = [
@@ -44,11 +51,10 @@ def test_an_agent_raising_mid_debate_ends_the_debate_within_a_second(protocol: s
             RecordingPolicy(lambda k: response(), raise_on=1),  # agent 1 raises in round 2
             RecordingPolicy(lambda k: response(), delay=later),
         ]
-        episode, seconds = await timed(run_debate(Problem("p", "q"), setup, policies, seed=0))
-        return episode, seconds, leftover_tasks()
+        episode = await ended(run_debate(Problem("p", "q"), setup, policies, seed=0))
+        return episode, leftover_tasks()
 
-    episode, seconds, left = asyncio.run(main())
-    assert seconds < ABORTED_WITHIN
+    episode, left = asyncio.run(main())
     assert not left
     record = episode.record
     assert record.aborted
@@ -76,16 +82,14 @@ class ExplodingHistory(AllRounds):
 
 @pytest.mark.parametrize("protocol", ["sequential", "parallel"])
 def test_a_component_raising_stops_the_debate_and_names_the_component(protocol: str) -> None:
-    async def main() -> tuple[float, set[asyncio.Task[object]]]:
+    async def main() -> set[asyncio.Task[object]]:
         setup = scripted_setup(3, 3, protocol=protocol, history=ExplodingHistory())  # type: ignore[arg-type]
         policies = [RecordingPolicy(lambda k: response()) for _ in range(3)]
-        start = time.perf_counter()
         with pytest.raises(ComponentFailure, match="history policy plugin raised KeyError"):
-            await asyncio.wait_for(run_debate(Problem("p", "q"), setup, policies, seed=0), timeout=SLOW / 2)
-        return time.perf_counter() - start, leftover_tasks()
+            await ended(run_debate(Problem("p", "q"), setup, policies, seed=0))
+        return leftover_tasks()
 
-    seconds, left = asyncio.run(main())
-    assert seconds < ABORTED_WITHIN and not left
+    assert not asyncio.run(main())
 
 
 def test_cancelling_a_debate_cancels_every_agent() -> None:
@@ -93,8 +97,7 @@ def test_cancelling_a_debate_cancels_every_agent() -> None:
         setup = scripted_setup(3, 3, protocol="parallel")
         policies = [RecordingPolicy(lambda k: response(), delay=SLOW) for _ in range(3)]
         task = asyncio.create_task(run_debate(Problem("p", "q"), setup, policies, seed=0))
-        await asyncio.sleep(0.05)
-        assert all(p.in_flight == 1 for p in policies)
+        await ended(every_agent_sampling(policies))
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
@@ -116,7 +119,7 @@ def test_a_policy_breaking_its_contract_is_a_component_failure() -> None:
         setup = scripted_setup(2, 1)
         policies = [Mismatched(lambda k: response()) for _ in range(2)]
         with pytest.raises(ComponentFailure, match=r"returned \d+ tokens but \d+ logprobs"):
-            await asyncio.wait_for(run_debate(Problem("p", "q"), setup, policies, seed=0), timeout=SLOW / 2)
+            await ended(run_debate(Problem("p", "q"), setup, policies, seed=0))
         assert not leftover_tasks()
 
     asyncio.run(main())

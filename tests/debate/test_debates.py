@@ -156,7 +156,9 @@ def test_parallel_agents_of_a_round_sample_at_the_same_time() -> None:
     async def main() -> DebateRecord:
         setup = scripted_setup(num_agents, 2, protocol="parallel")
         policies = [Barrier(lambda k, i=i: response(f"{i}-{k}")) for i in range(num_agents)]
-        episode = await asyncio.wait_for(run_debate(Problem("p", "q"), setup, policies, seed=1), timeout=5)
+        # agents that sampled one at a time would wait at the barrier for ever: a hang limit, not a
+        # timing (the debate takes milliseconds)
+        episode = await asyncio.wait_for(run_debate(Problem("p", "q"), setup, policies, seed=1), timeout=60)
         return episode.record
 
     record = asyncio.run(main())

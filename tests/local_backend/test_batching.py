@@ -5,15 +5,34 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import numpy as np
 from tinker import types
 
+from debate_core.backends.local.engine import SamplerEngine
 from debate_core.backends.local.sampling_client import LocalSamplingClient
 from debate_core.backends.local.service import LocalServiceClient
 from debate_core.backends.local.training_client import LocalTrainingClient
 
 from .conftest import encode
+
+GATHER_S = 0.5
+"""The wait for more requests of the engines that tests needing one batch submit to: requests
+submitted less than this apart form one batch. The service's engine waits 2 ms, which the test's
+thread can take between two submissions on a loaded machine, and the batch then splits."""
+
+
+@contextmanager
+def gathering(sampler: LocalSamplingClient) -> Iterator[tuple[LocalSamplingClient, SamplerEngine]]:
+    """``sampler``'s weights behind an engine of their own that waits ``GATHER_S`` for more requests."""
+    engine = SamplerEngine(gather_seconds=GATHER_S)
+    try:
+        yield LocalSamplingClient(sampler.snapshot, engine), engine
+    finally:
+        engine.close()
+        engine.join(timeout=60)
 
 
 def _params(seed: int, max_tokens: int = 10) -> types.SamplingParams:
@@ -24,6 +43,12 @@ def _prompts(client: LocalSamplingClient, count: int) -> list[list[int]]:
     return [encode(client, f"User: Question: What is {i} + {2 * i + 1}?\nAssistant:") for i in range(count)]
 
 
+async def together(sampler: LocalSamplingClient, prompts: list[list[int]]) -> list[types.SampleResponse]:
+    """One request per prompt, all submitted before any is awaited (seeded by position)."""
+    futures = [sampler.sample(types.ModelInput.from_ints(p), 1, _params(i)) for i, p in enumerate(prompts)]
+    return list(await asyncio.gather(*futures))
+
+
 def test_concurrent_requests_share_one_batch(service: LocalServiceClient, trainer: LocalTrainingClient) -> None:
     sampler = trainer.save_weights_and_get_sampling_client().result()
     prompts = _prompts(sampler, 9)
@@ -32,15 +57,11 @@ def test_concurrent_requests_share_one_batch(service: LocalServiceClient, traine
         for i, p in enumerate(prompts)
     ]
 
-    async def together() -> list[types.SampleResponse]:
-        futures = [sampler.sample(types.ModelInput.from_ints(p), 1, _params(i)) for i, p in enumerate(prompts)]
-        return list(await asyncio.gather(*futures))
-
-    steps = service.engine.steps
-    batched = [r.sequences[0] for r in asyncio.run(together())]
+    with gathering(sampler) as (batching, engine):
+        batched = [r.sequences[0] for r in asyncio.run(together(batching, prompts))]
     # Nine requests of ten tokens: one prefill and nine shared steps, not ninety.
-    assert service.engine.steps - steps <= 10
-    assert service.engine.largest_batch >= 9
+    assert engine.steps <= 10
+    assert engine.largest_batch == 9
     for one, many in zip(alone, batched, strict=True):
         assert one.tokens == many.tokens
         np.testing.assert_allclose(one.logprobs, many.logprobs, atol=1e-4)
@@ -52,7 +73,9 @@ def test_a_request_joins_a_running_batch(service: LocalServiceClient, trainer: L
     short_alone = sampler.sample(types.ModelInput.from_ints(short_prompt), 2, _params(3, 6)).result()
     steps = service.engine.steps
     long_run = sampler.sample(types.ModelInput.from_ints(long_prompt), 1, _params(1, 400))
-    time.sleep(0.05)
+    while service.engine.steps == steps:  # until the long request is running
+        assert not long_run.future().done()
+        time.sleep(0.001)
     short = sampler.sample(types.ModelInput.from_ints(short_prompt), 2, _params(3, 6)).result()
     assert not long_run.future().done()
     assert [s.tokens for s in short.sequences] == [s.tokens for s in short_alone.sequences]
@@ -82,14 +105,10 @@ def test_prompts_of_one_batch_sharing_a_prefix_compute_it_once(trainer: LocalTra
     system = encode(sampler, "System: You are one of several agents. Answer with care, step by step, and check.\n" * 2)
     assert len(system) >= 40
     prompts = [system + p for p in _prompts(sampler, 4)]
-
-    async def together() -> list[types.SampleResponse]:
-        futures = [sampler.sample(types.ModelInput.from_ints(p), 1, _params(i)) for i, p in enumerate(prompts)]
-        return list(await asyncio.gather(*futures))
-
     cache.clear()
     cache.computed_tokens = 0
-    shared = [r.sequences[0] for r in asyncio.run(together())]
+    with gathering(sampler) as (batching, _):
+        shared = [r.sequences[0] for r in asyncio.run(together(batching, prompts))]
     own = sum(len(p) for p in prompts) - 4 * len(system)
     # the common prefix (the system text and the start of the question) once, then each row's own part
     assert cache.computed_tokens <= len(system) + own
@@ -112,14 +131,10 @@ def test_a_shared_prefix_is_run_first_only_when_it_narrows_the_prefill(trainer: 
     sharing = [system + p for p in _prompts(sampler, 3)]
     lone = encode(sampler, "Note: a different opening, as long as the rest of the batch. " * 8)[: len(sharing[0])]
     prompts = [*sharing, lone]
-
-    async def together() -> list[types.SampleResponse]:
-        futures = [sampler.sample(types.ModelInput.from_ints(p), 1, _params(i)) for i, p in enumerate(prompts)]
-        return list(await asyncio.gather(*futures))
-
     cache.clear()
     cache.computed_tokens = 0
-    asyncio.run(together())
+    with gathering(sampler) as (batching, _):
+        asyncio.run(together(batching, prompts))
     assert cache.computed_tokens == sum(len(p) for p in prompts)
 
 

@@ -24,6 +24,8 @@ ADAM = {"beta1": 0.85, "beta2": 0.97, "eps": 1e-7, "weight_decay": 0.01, "grad_c
 WARMSTART_LR = 0.01
 RL_LR = 0.05
 TTL = 3600
+SUBSTEPS = 2
+"""``training.num_substeps``: the chunks of each RL update (the warm-start trains each step in one)."""
 STOPS = ["\nUser:", "</consensus_reason>"]
 """The ``role_colon`` renderer's stops (its default string stop plus the contract's closing tag)."""
 
@@ -69,7 +71,7 @@ learning_rate = {WARMSTART_LR}
 batch_size = 3
 num_iterations = 3
 save_every = 2
-num_substeps = 2
+num_substeps = {SUBSTEPS}
 learning_rate = {RL_LR}
 adam_beta1 = {ADAM["beta1"]}
 adam_beta2 = {ADAM["beta2"]}
@@ -116,6 +118,20 @@ def by_model(events: list[Event]) -> dict[str, list[Event]]:
         if "seq_id" in event.detail and event.kind != "sample":
             out[event.detail["model_id"]].append(event)
     return {m: sorted(es, key=lambda e: e.detail["seq_id"]) for m, es in out.items()}
+
+
+def not_pipelined(service: FakeTinkerService, model_id: str) -> list[int]:
+    """The seq_ids of the model's forward_backward requests whose result was handed out before their
+    optim_step, or the next chunk of their update, was submitted."""
+    kinds = {e.detail["seq_id"]: e.kind for e in by_model(service.events)[model_id]}
+    late = []
+    for delivery in service.deliveries:
+        seq, arrived = delivery["seq_id"], delivery["arrived"]
+        if delivery["model_id"] == model_id and (
+            seq + 1 not in arrived or (kinds.get(seq + 2) == "forward_backward" and seq + 2 not in arrived)
+        ):
+            late.append(seq)
+    return late
 
 
 def assert_no_secret(tmp_path: Path, *texts: str) -> None:
@@ -179,12 +195,8 @@ def check_training_requests(service: FakeTinkerService, run: Path, model_dir: Pa
         if kind == "optim_step" and kinds[index + 1] != "forward_backward":
             assert kinds[index + 1] == "save_weights_for_sampler"
             assert sequence[index + 1].detail["name"] is None  # an ephemeral snapshot, not a checkpoint
-    deliveries = {d["seq_id"]: d["arrived"] for d in service.deliveries if d["model_id"] == model_id}
-    assert len(deliveries) == len(passes)
-    for seq, arrived in deliveries.items():
-        assert seq + 1 in arrived  # its optim_step was submitted before the result was awaited
-        if seq + 2 <= len(kinds) and kinds[seq + 1] == "forward_backward":
-            assert seq + 2 in arrived  # the next chunk too: pipelined
+    assert len({d["seq_id"] for d in service.deliveries if d["model_id"] == model_id}) == len(passes)
+    assert not_pipelined(service, model_id) == []
     # the first chunk of each RL update trains on-policy: the logprobs it returns are the sampler's
     for index, event in enumerate(sequence):
         first_chunk = event.kind == "forward_backward" and kinds[index - 1] == "save_weights_for_sampler"
@@ -225,6 +237,7 @@ def test_train_eval_and_run_speak_the_wire_contract(
     evaluations and checkpoints; then ``debate eval`` and ``debate run`` on the last checkpoint."""
     config = run_file(tmp_path, model_dir)
     run = tmp_path / "run"
+    service.chunks_per_update = {"importance_sampling": SUBSTEPS}
     assert main(["train", str(config), "--run-dir", str(run)]) == 0
     train_output = capsys.readouterr()
     model_id = check_training_requests(service, run, model_dir, "importance_sampling", warmstart=True)
@@ -269,6 +282,7 @@ def test_the_clipped_losses_on_the_wire(
     config = run_file(tmp_path, model_dir)
     run = tmp_path / "run"
     short = ["warmstart.enabled=false", "training.num_iterations=2", "evaluation.num_problems=0"]
+    service.chunks_per_update = {loss: SUBSTEPS}
     assert main(["train", str(config), *loss_overrides(loss), *short, "--run-dir", str(run)]) == 0
     model_id = check_training_requests(service, run, model_dir, loss, warmstart=False)
     assert checkpoint_saves(service, model_id) == [
@@ -309,7 +323,6 @@ def test_failures_apply_no_gradient_twice_and_resume_cleanly(
         "debate.max_rounds=1",
         "evaluation.num_problems=0",
     ]
-    service.pipeline_hold_s = 0.0  # one chunk per update here: nothing follows a result to wait for
     reference = tmp_path / "reference"
     assert main(["train", str(config), *short, "--run-dir", str(reference)]) == 0
     expected_weights = final_weights(service, reference)
@@ -399,11 +412,12 @@ def test_the_base_url_option_wins_over_the_environment(
 def test_the_fake_service_catches_a_client_that_breaks_the_contract(
     service: FakeTinkerService, model_dir: Path
 ) -> None:
-    """Awaiting forward_backward before submitting optim_step, or sampling from a sampler older than
-    the weights, is recorded: the checks above can fail."""
+    """Awaiting forward_backward before submitting optim_step or the update's next chunk, or
+    sampling from a sampler older than the weights, is recorded: the checks above can fail."""
     import tinker
 
-    service.optim_wait_s = 0.2
+    service.optim_wait_s = service.next_chunk_wait_s = 0.2  # short: what this client sends late is waited for in vain
+    service.chunks_per_update = {"cross_entropy": 2}
     client = tinker.ServiceClient()
     try:
         trainer = client.create_lora_training_client(str(model_dir), rank=4).result()
@@ -413,11 +427,21 @@ def test_the_fake_service_catches_a_client_that_breaks_the_contract(
             model_input=types.ModelInput.from_ints(tokens[:-1]),
             loss_fn_inputs={"target_tokens": tokens[1:], "weights": [1.0] * (len(tokens) - 1)},
         )
-        trainer.forward_backward([datum], "cross_entropy").result()  # not pipelined
-        trainer.optim_step(types.AdamParams(learning_rate=0.1)).result()
+        adam = types.AdamParams(learning_rate=0.1)
+        # an update of two chunks: the first one's optim_step submitted before its result is
+        # awaited, but not the second chunk; the second one awaited before its optim_step
+        forward, step = trainer.forward_backward([datum], "cross_entropy"), trainer.optim_step(adam)
+        forward.result(), step.result()
+        trainer.forward_backward([datum], "cross_entropy").result()
+        trainer.optim_step(adam).result()
         params = types.SamplingParams(max_tokens=8, seed=1, stop=["\n"])
         sampler.sample(types.ModelInput.from_ints(tokens), 1, params).result()  # a stale sampler
     finally:
         client.close("success").result()
     assert any("awaited before optim_step was submitted" in v for v in service.violations)
+    (created,) = service.requests("create_model")
+    chunks = [e.detail["seq_id"] for e in service.requests("forward_backward")]
+    assert not_pipelined(service, created.detail["model_id"]) == chunks
+    (first,) = [d for d in service.deliveries if d["seq_id"] == chunks[0]]
+    assert chunks[1] not in first["arrived"]  # handed out before the next chunk was submitted
     assert any("no fresh sampler after an optimizer step" in v for v in service.violations)

@@ -36,8 +36,12 @@ WAIT_S = 120.0
 def train_in_child(argv: list[str], log: str) -> None:
     """``debate train ARGV`` with the harness plugins, in a child process; exits with its status."""
     from debate_core.cli import main
+    from debate_core.training import run_lock
     from tests.training.trainer_harness import harness_registry
 
+    # a refused resume names the winner once the winner has written its line: it waits for that as
+    # long as for any progress here, not the trainer's fixed 2 s, which a loaded machine may outlast
+    run_lock.HOLDER_LINE_WAIT_S = WAIT_S
     descriptor = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
     os.dup2(descriptor, 1)
     os.dup2(descriptor, 2)

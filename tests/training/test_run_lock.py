@@ -143,6 +143,8 @@ def test_a_refused_writer_names_the_new_holder_not_the_dead_one_it_replaced(
     fcntl.flock(holder, fcntl.LOCK_EX | fcntl.LOCK_NB)  # taken, line not yet written
     me = run_lock.LockHolder.this_process()
     writer = threading.Timer(0.2, lambda: (root / run_lock.LOCK_NAME).write_text(me.to_line()))
+    # the refused writer waits for the line however late a loaded machine runs the writer thread
+    monkeypatch.setattr(run_lock, "HOLDER_LINE_WAIT_S", 60.0)
     writer.start()
     try:
         with (

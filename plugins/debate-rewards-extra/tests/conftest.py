@@ -6,7 +6,9 @@ import os
 
 from hypothesis import HealthCheck, settings
 
-settings.register_profile("dev", max_examples=60, deadline=None)
+# no time limits: the suites must hold on a loaded machine (no deadline per example, and no
+# health check on how long generating the examples takes)
+settings.register_profile("dev", max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.register_profile(
     "ci", max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=True
 )
