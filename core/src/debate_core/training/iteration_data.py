@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import attrs
 
-from debate_core.records import DebateEpisode, Problem, RewardResult
+from debate_core.records import DebateEpisode, DebateRecord, Problem, RewardResult
 from debate_core.rewards.advantages import DebateAdvantages
 from debate_core.training.datum import AssembledDatum
 from debate_core.training.update import UpdateResult
@@ -27,6 +27,11 @@ class ScoredDebates:
     episodes: list[DebateEpisode]
     results: list[RewardResult]
     advantages: list[DebateAdvantages | None]
+
+    @property
+    def records(self) -> list[DebateRecord]:
+        """The debates' transcripts, in batch order."""
+        return [e.record for e in self.episodes]
 
 
 @attrs.frozen

@@ -44,7 +44,7 @@ def iteration_metrics(
     clock: IterationClock,
 ) -> dict[str, MetricValue]:
     """The record of RL iteration ``iteration``: its debates, rewards, grades, update and timings."""
-    records = [e.record for e in scored.episodes]
+    records = scored.records
     metrics: dict[str, MetricValue] = {
         "phase": "rl",
         "iteration": iteration,

@@ -39,7 +39,7 @@ async def rl_iteration(context: RunContext, position: RunPosition, iteration: in
     scored = await score_debates(context, batch, episodes, iteration)
     datums = policy_datums(scored)
     # before the update: a transcript that cannot be written leaves the weights of a finished step
-    log_transcripts(context, step, [e.record for e in episodes], scored.results, scored.advantages)
+    log_transcripts(context, step, scored.records, scored.results, scored.advantages)
     clock.scored = time.perf_counter()
     trained = await update_policy(context, position, datums, iteration)
     clock.trained = time.perf_counter()
