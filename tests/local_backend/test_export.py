@@ -92,7 +92,7 @@ def test_an_exported_checkpoint_loads_in_transformers_with_the_backends_logits(
 
 
 def backend_logits_of_base(tokens: list[int]) -> torch.Tensor:
-    from debate_core.backends.local.models import load_base
+    from debate_core.backends.local.models.loading import load_base
 
     module, _, _ = load_base(
         "embedded:debate-tiny", device=torch.device("cpu"), dtype=torch.float32, init_seed=0, base_weights="auto"

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from debate_core.backends.local import gguf_files
-from debate_core.backends.local.gguf_files import find_gguf
+from debate_core.backends.local.models import gguf_files
+from debate_core.backends.local.models.gguf_files import find_gguf
 from debate_core.errors import ConfigError
 
 
@@ -90,7 +90,7 @@ def test_loading_a_gguf_file_without_the_gguf_package_says_how_to_install_it(
 ) -> None:
     import torch
 
-    from debate_core.backends.local.models import load_base
+    from debate_core.backends.local.models.loading import load_base
 
     model = _file(tmp_path / "tiny.gguf")
     monkeypatch.setitem(sys.modules, "gguf", None)  # import gguf now raises ImportError

@@ -11,10 +11,10 @@ import pytest
 import torch
 from tinker import types
 
-from debate_core.backends.local.fast_decoder import FastDecoder
-from debate_core.backends.local.generic_decoder import GenericDecoder
+from debate_core.backends.local.models.tokenizer import build_embedded_tokenizer
+from debate_core.backends.local.sampling.fast_decoder import FastDecoder
+from debate_core.backends.local.sampling.generic_decoder import GenericDecoder
 from debate_core.backends.local.service import LocalServiceClient
-from debate_core.backends.local.tokenizer import build_embedded_tokenizer
 from debate_core.errors import ConfigError
 
 from .conftest import datum, encode

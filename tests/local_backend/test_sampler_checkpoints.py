@@ -64,7 +64,7 @@ def test_checkpoints_and_their_use_without_a_training_model(
 
 
 def test_the_local_backend_knows_its_context(tmp_path: Path) -> None:
-    from debate_core.backends.local.models import model_context_length
+    from debate_core.backends.local.models.loading import model_context_length
 
     assert model_context_length("embedded:debate-micro") == 1024
     assert model_context_length("embedded:debate-tiny") == 2048

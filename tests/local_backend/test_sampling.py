@@ -11,8 +11,8 @@ import pytest
 import torch
 from tinker import types
 
+from debate_core.backends.local.sampling.stops import StopSpec
 from debate_core.backends.local.sampling_client import LocalSamplingClient
-from debate_core.backends.local.stops import StopSpec
 from debate_core.backends.local.training_client import LocalTrainingClient
 
 from .conftest import datum, encode, sample_text_prompt

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from debate_core.backends.local.tokenizer import CONTRACT_TAGS, build_embedded_tokenizer, token_byte_table
+from debate_core.backends.local.models.tokenizer import CONTRACT_TAGS, build_embedded_tokenizer, token_byte_table
 from debate_core.builtin.backend_local import LocalBackendOptions, build_local_backend, debate_backends
 
 _TOKENIZER, _ = build_embedded_tokenizer(1024)
@@ -22,7 +22,7 @@ _TABLE = token_byte_table(_TOKENIZER)
 
 def test_training_is_deterministic_across_processes() -> None:
     script = (
-        "import hashlib; from debate_core.backends.local.tokenizer import train_tokenizer_json as t; "
+        "import hashlib; from debate_core.backends.local.models.tokenizer import train_tokenizer_json as t; "
         "print(hashlib.sha256(t(1024).encode()).hexdigest())"
     )
     digests = set()

@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from debate_core.components import KINDS
+from debate_core.component_specs import KINDS
 
 from .fake_dists import make_distribution, reward_plugin
 

@@ -33,7 +33,7 @@ def test_one_spelling_per_kind_across_kind_spec_hook_and_config_key() -> None:
     the hook is debate_ + the kind's plural."""
     import re
 
-    from debate_core.components import SPEC_TYPES
+    from debate_core.component_specs import SPEC_TYPES
     from debate_core.config import RunConfig, component_choices
     from debate_core.plugins import kind_label
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from debate_core.components import build_choice
+from debate_core.component_specs import build_choice
 from debate_core.config import load_run_config
 from debate_core.plugins import get_registry
 from debate_core.records import Problem

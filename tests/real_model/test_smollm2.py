@@ -101,9 +101,9 @@ def _stable(path: Path) -> list[dict[str, Any]]:
 
 def test_lora_run_stopped_and_resumed_equals_the_uninterrupted_run(registry: Registry, tmp_path: Path) -> None:
     from debate_core.config import load_run_config
+    from debate_core.rundir.directory import RunDirectory
     from debate_core.training.progress import Progress
     from debate_core.training.run import run_training
-    from debate_core.training.run_dir import RunDirectory
 
     def train(directory: Path, *extra: str, resume: bool = False, signals: bool = False) -> Any:
         config = load_run_config(EXAMPLE, [*TRAIN, *extra], registry=registry)

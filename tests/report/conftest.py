@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from debate_core.rundir.directory import RunDirectory
 from debate_core.training.progress import Progress
 from debate_core.training.run import run_training
-from debate_core.training.run_dir import RunDirectory
 from tests.training.trainer_harness import harness_registry, make_config
 
 

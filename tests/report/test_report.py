@@ -372,7 +372,7 @@ def test_a_record_without_its_paired_changes_gets_them_from_its_per_problem_valu
 def test_evaluations_are_ordered_as_made_so_the_first_column_is_the_baseline(tmp_path: Path) -> None:
     """An evaluation at the start and one after the first iteration can share a step; the start comes
     first (it is the baseline of the paired changes), whatever the file names sort to."""
-    from debate_core.training.evaluation_records import first_evaluation, read_evaluation_records
+    from debate_core.rundir.evaluation_records import first_evaluation, read_evaluation_records
 
     for name, iteration in (("step_000000_start", 0), ("step_000000_iteration_1", 1), ("step_000004_final", 4)):
         record = {"label": name[12:], "step": int(name[5:11]), "iteration": iteration, "metrics": {}}
@@ -405,10 +405,10 @@ def test_each_turn_shows_its_steps_generator_and_judge_rewards_and_advantages(tm
     rewards the trainer saved beside the transcript."""
     import asyncio
 
+    from debate_core.rundir.directory import RunDirectory
+    from debate_core.rundir.reward_sidecars import read_sidecar
     from debate_core.training.progress import Progress
-    from debate_core.training.reward_sidecars import read_sidecar
     from debate_core.training.run import run_training
-    from debate_core.training.run_dir import RunDirectory
     from tests.training.trainer_harness import harness_registry, make_config
 
     root = tmp_path / "run"

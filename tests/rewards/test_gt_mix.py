@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import given
 
-from debate_core.components import BuildContext
+from debate_core.component_specs import BuildContext
 from debate_core.config.structuring import structure
 from debate_core.errors import ComponentFailure, ConfigError
 from debate_core.plugins import get_registry

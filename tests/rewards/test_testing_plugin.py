@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from debate_core.components import RewardSpec
+from debate_core.component_specs import RewardSpec
 from debate_core.debate.xml_parser import XML_CONTRACT
 from debate_core.hookspecs import hookimpl
 from debate_core.plugins import get_registry
@@ -97,7 +97,7 @@ def test_contract_catches_bad_rewards(pytester: pytest.Pytester, name: str) -> N
     pytester.makeconftest(f"from tests.rewards.test_testing_plugin import BAD_REWARDS\nBAD = BAD_REWARDS[{name!r}]")
     pytester.makepyfile(
         """
-        from debate_core.components import RewardSpec
+        from debate_core.component_specs import RewardSpec
         from debate_core.testing import RewardContract
         from conftest import BAD
 
@@ -120,7 +120,7 @@ def test_parser_contract_catches_bad_spans(pytester: pytest.Pytester) -> None:
     pytester.makeconftest("from tests.rewards.test_testing_plugin import _SpanOutOfText as PARSER")
     pytester.makepyfile(
         """
-        from debate_core.components import ParserSpec
+        from debate_core.component_specs import ParserSpec
         from debate_core.testing import ParserContract
         from conftest import PARSER
 
@@ -168,7 +168,7 @@ def test_the_pytest11_plugin_loads_only_the_authors_fixtures() -> None:
 
 def test_contract_suites_import_from_the_package_on_first_use() -> None:
     import debate_core.testing as kit
-    from debate_core.testing.component_contracts import JudgeContract
+    from debate_core.testing.other_kind_contracts import JudgeContract
 
     assert kit.JudgeContract is JudgeContract
     assert set(kit.__all__) >= {"RewardContract", "JudgeContract", "InstalledJudgeContract", "build_debate"}

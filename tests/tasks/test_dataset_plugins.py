@@ -10,7 +10,7 @@ from pathlib import Path
 import attrs
 import pytest
 
-from debate_core.components import DatasetSpec
+from debate_core.component_specs import DatasetSpec
 from debate_core.config import load_run_config, validate_components
 from debate_core.errors import ConfigError, ConflictingPluginsError, UnknownComponentError
 from debate_core.hookspecs import hookimpl

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from debate_core.plugins import Registry
-from debate_core.training.run_lock import LOCK_NAME, LockHolder
+from debate_core.rundir.lock import LOCK_NAME, LockHolder
 from tests.training.trainer_harness import BASE_OVERRIDES, make_config, read_metrics, train_quietly, without_timings
 
 pytestmark = pytest.mark.slow
@@ -36,7 +36,7 @@ WAIT_S = 120.0
 def train_in_child(argv: list[str], log: str) -> None:
     """``debate train ARGV`` with the harness plugins, in a child process; exits with its status."""
     from debate_core.cli import main
-    from debate_core.training import run_lock
+    from debate_core.rundir import lock as run_lock
     from tests.training.trainer_harness import harness_registry
 
     # a refused resume names the winner once the winner has written its line: it waits for that as

@@ -8,8 +8,8 @@ import math
 from hypothesis import given
 from hypothesis import strategies as st
 
-from debate_core.training.evaluation_figures import MIN_OBSERVATIONS, Figure, Paired, change_between, read_figure
-from debate_core.training.metric_directions import METRICS, Direction, metric_facts, observation_count
+from debate_core.rundir.evaluation_figures import MIN_OBSERVATIONS, Figure, Paired, change_between, read_figure
+from debate_core.rundir.metric_directions import METRICS, Direction, metric_facts, observation_count
 
 NAMES = [
     "eval_d/direct/correct",

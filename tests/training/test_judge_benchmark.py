@@ -21,8 +21,8 @@ from debate_core.tasks.arithmetic import ArithmeticDataset, ArithmeticOptions
 from debate_core.tasks.graders import build_boxed
 from debate_core.testing.scripted_debate import ScriptedCall, ScriptedPolicy, scripted_setup
 from debate_core.testing.tokenizer import ByteTokenizer
-from debate_core.training.evaluation import Evaluator
-from debate_core.training.judge_benchmark import Judgement, benchmark_metrics
+from debate_core.training.evaluation.evaluator import Evaluator
+from debate_core.training.evaluation.judge_benchmark import Judgement, benchmark_metrics
 from debate_core.training.run_components import NamedDataset, RunComponents, debate_runner_factory
 
 JudgeScript = Callable[[ScriptedCall], str]

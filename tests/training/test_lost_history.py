@@ -11,9 +11,9 @@ from pathlib import Path
 
 from debate_core.plugins import Registry
 from debate_core.report.run_data import read_run
+from debate_core.rundir.directory import RunDirectory
 from debate_core.training.progress import Progress
 from debate_core.training.run import run_training
-from debate_core.training.run_dir import RunDirectory
 from tests.training.trainer_harness import make_config, read_metrics, train_quietly, without_timings
 
 STOP_AT_2 = "logging.sinks=[{name='jsonl'}, {name='signal_after', options={step=2}}]"

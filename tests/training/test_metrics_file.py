@@ -13,10 +13,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from debate_core.plugins import Registry
-from debate_core.training.metrics_file import MetricsRepair, repair_metrics
+from debate_core.rundir.directory import RunDirectory
+from debate_core.rundir.metrics_file import MetricsRepair, repair_metrics
 from debate_core.training.progress import Progress
 from debate_core.training.run import run_training
-from debate_core.training.run_dir import RunDirectory
 from tests.training.trainer_harness import make_config, read_metrics, train_quietly, without_timings
 
 train = train_quietly

@@ -10,11 +10,11 @@ from pathlib import Path
 from typing import Any
 
 from debate_core.plugins import Registry
+from debate_core.rundir.directory import RunDirectory
 from debate_core.runtime.manifests import latest_checkpoint, manifest_path, read_checkpoint
 from debate_core.training.loop import RunOutcome
 from debate_core.training.progress import Progress
 from debate_core.training.run import run_training
-from debate_core.training.run_dir import RunDirectory
 from tests.training.trainer_harness import make_config, read_metrics
 
 

@@ -16,6 +16,9 @@ import pytest
 from debate_core.debate.transcripts import load_transcript
 from debate_core.plugins import Registry, get_registry
 from debate_core.rewards.advantages import compute_advantages
+from debate_core.rundir.directory import RunDirectory
+from debate_core.rundir.evaluation_records import best_steps
+from debate_core.rundir.reward_sidecars import read_sidecar, reward_summary, sidecar_path
 from debate_core.runtime.checkpoint_format import Checkpoint, DataPosition
 from debate_core.runtime.manifests import (
     capture_rng_state,
@@ -25,11 +28,8 @@ from debate_core.runtime.manifests import (
     restore_rng_state,
     write_checkpoint,
 )
-from debate_core.training.evaluation_records import best_steps
 from debate_core.training.progress import Progress
-from debate_core.training.reward_sidecars import read_sidecar, reward_summary, sidecar_path
 from debate_core.training.run import run_training
-from debate_core.training.run_dir import RunDirectory
 from tests.training.trainer_harness import make_config, read_metrics
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from debate_core.plugins import Registry
-from debate_core.training.run_lock import LOCK_NAME, LockHolder, RunLockedError, run_directory_lock
+from debate_core.rundir.lock import LOCK_NAME, LockHolder, RunLockedError, run_directory_lock
 from tests.training.fault_runs import stable, train
 
 ROOT = Path(__file__).parents[2]
@@ -23,7 +23,7 @@ ROOT = Path(__file__).parents[2]
 HOLDER = """
 import sys, time
 from pathlib import Path
-from debate_core.training.run_lock import run_directory_lock
+from debate_core.rundir.lock import run_directory_lock
 with run_directory_lock(Path({run!r}), print):
     print("held", flush=True)
     while True:  # until killed
@@ -133,7 +133,7 @@ def test_a_refused_writer_names_the_new_holder_not_the_dead_one_it_replaced(
 ) -> None:
     """Between taking the lock and writing its line, a new holder leaves the dead holder's line in
     the file: the refusal waits for the new line instead of naming the dead process."""
-    from debate_core.training import run_lock
+    from debate_core.rundir import lock as run_lock
 
     root = tmp_path / "run"
     root.mkdir()

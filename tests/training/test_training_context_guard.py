@@ -13,6 +13,7 @@ import pytest
 from debate_core.cli import main
 from debate_core.config import load_run_config
 from debate_core.plugins import Registry, get_registry
+from debate_core.rundir.directory import RunDirectory
 from debate_core.runtime.context_guard import (
     ContextGuardStop,
     ContextLengthError,
@@ -21,7 +22,6 @@ from debate_core.runtime.context_guard import (
 )
 from debate_core.training.progress import Progress
 from debate_core.training.run import run_training
-from debate_core.training.run_dir import RunDirectory
 from tests.doubles.scripted_backend import ScriptedServiceClient
 from tests.training.trainer_harness import BASE_OVERRIDES, SERVICES, make_config, service_setup
 

@@ -11,7 +11,7 @@ from debate_core.debate.final_answer import choose_answer
 from debate_core.plugins import Registry
 from debate_core.tasks.graders import build_boxed
 from debate_core.testing import build_debate
-from debate_core.training.evaluation import evaluate_policy
+from debate_core.training.evaluation.evaluator import evaluate_policy
 from debate_core.training.grading import grade_debate, verifiable_metrics
 from debate_core.training.preflight import format_checklist, run_checklist
 from tests.training.trainer_harness import SERVICES, make_config
@@ -66,7 +66,7 @@ def test_paired_difference_and_its_standard_error_by_hand() -> None:
 
 
 def test_paired_changes_between_evaluations() -> None:
-    from debate_core.training.evaluation_records import paired_changes
+    from debate_core.rundir.evaluation_records import paired_changes
 
     baseline = {"e/direct/correct": [0.0, 0.5, 1.0], "e/other": [1.0]}
     changes = paired_changes(baseline, {"e/direct/correct": [1.0, 1.0, 1.0], "e/new": [0.0]})
@@ -120,7 +120,7 @@ def test_direct_answers_are_the_blind_first_round_of_the_same_debate() -> None:
     from debate_core.debate.episode import run_debate
     from debate_core.records import Problem
     from debate_core.testing.scripted_debate import ScriptedPolicy, run_sync, scripted_setup
-    from debate_core.training.evaluation import direct_setup
+    from debate_core.training.evaluation.evaluator import direct_setup
 
     setup = scripted_setup(3, 3, protocol="sequential")
     policies = [ScriptedPolicy([answer("\\boxed{7}")] * 3) for _ in range(3)]

@@ -14,11 +14,11 @@ import pytest
 
 from debate_core.errors import ComponentFailure
 from debate_core.plugins import Registry
+from debate_core.rundir.directory import RunDirectory
 from debate_core.runtime.manifests import latest_checkpoint
 from debate_core.runtime.retries import BackendError
 from debate_core.training.progress import Progress
 from debate_core.training.run import run_training
-from debate_core.training.run_dir import RunDirectory
 from tests.training.trainer_harness import (
     SERVICES,
     make_config,

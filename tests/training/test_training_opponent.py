@@ -15,14 +15,14 @@ from debate_core.config import load_run_config
 from debate_core.errors import ConfigError
 from debate_core.plugins import Registry, get_registry
 from debate_core.records import DebateRecord
+from debate_core.rundir.directory import RunDirectory
 from debate_core.runtime.checkpoint_format import CheckpointError
 from debate_core.runtime.manifests import read_checkpoint
 from debate_core.stats import mean
 from debate_core.testing.scripted_debate import run_scripted_debate, run_sync
-from debate_core.training.evaluation import per_problem_seat_win_rate, seat_win_rates
+from debate_core.training.evaluation.evaluator import per_problem_seat_win_rate, seat_win_rates
 from debate_core.training.progress import Progress
 from debate_core.training.run import run_training
-from debate_core.training.run_dir import RunDirectory
 from tests.debate.helpers import response
 from tests.training.trainer_harness import BASE_OVERRIDES, SERVICES, make_config
 

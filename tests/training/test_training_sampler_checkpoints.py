@@ -13,12 +13,12 @@ import pytest
 
 from debate_core.cli import main
 from debate_core.plugins import Registry
+from debate_core.rundir.directory import RunDirectory
 from debate_core.runtime.checkpoint_format import Checkpoint, CheckpointError, DataPosition, manifest_checksum
 from debate_core.runtime.manifests import read_checkpoint, write_checkpoint
 from debate_core.training.policy_weights import PolicyWeights, resolve_policy_weights
 from debate_core.training.progress import Progress
 from debate_core.training.run import run_training
-from debate_core.training.run_dir import RunDirectory
 from tests.doubles.scripted_backend import ScriptedServiceClient
 from tests.training.trainer_harness import BASE_OVERRIDES, SERVICES, make_config, service_setup
 

@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from debate_core.plugins import Registry
+from debate_core.rundir.directory import RunDirectory
 from debate_core.training.progress import Progress
 from debate_core.training.run import run_training
-from debate_core.training.run_dir import RunDirectory
 from tests.training.trainer_harness import make_config
 
 CHILD = """

@@ -14,12 +14,12 @@ from debate_core.config.sections import TrainingSettings
 from debate_core.config.structuring import structure
 from debate_core.errors import ConfigError
 from debate_core.plugins import Registry
-from debate_core.training.datum import AssembledDatum, TokenSequence, shift_to_datum
+from debate_core.rundir.directory import RunDirectory
 from debate_core.training.progress import Progress
+from debate_core.training.rl.chunked_update import pipelined_update, split_chunks
+from debate_core.training.rl.datum import AssembledDatum, TokenSequence, shift_to_datum
 from debate_core.training.run import run_training
-from debate_core.training.run_dir import RunDirectory
 from debate_core.training.schedule import learning_rate_at
-from debate_core.training.update import pipelined_update, split_chunks
 from tests.doubles.scripted_backend import ScriptedServiceClient, base_weights
 from tests.training.trainer_harness import SERVICES, make_config, read_metrics
 

@@ -16,6 +16,7 @@ from debate_core.debate.episode import run_debate
 from debate_core.debate.xml_parser import XML_CONTRACT
 from debate_core.plugins import Registry, get_registry
 from debate_core.records import Problem
+from debate_core.rundir.directory import RunDirectory
 from debate_core.tasks.arithmetic import ArithmeticDataset, ArithmeticOptions
 from debate_core.tasks.graders import build_boxed
 from debate_core.testing.scripted_debate import scripted_setup
@@ -24,8 +25,7 @@ from debate_core.training.grading import grade_debate
 from debate_core.training.progress import Progress
 from debate_core.training.run import run_training
 from debate_core.training.run_components import NamedDataset
-from debate_core.training.run_dir import RunDirectory
-from debate_core.training.warmstart import (
+from debate_core.training.warmstart.reference_debates import (
     ReferenceAgent,
     WarmstartData,
     WarmstartError,
@@ -316,7 +316,7 @@ def test_evaluation_records_keep_per_problem_outcomes_and_paired_changes(registr
     asyncio.run(
         run_training(config, registry, RunDirectory(tmp_path / "run"), progress=Progress("off"), handle_signals=False)
     )
-    from debate_core.training.evaluation_records import latest_by_label, read_evaluation_records
+    from debate_core.rundir.evaluation_records import latest_by_label, read_evaluation_records
 
     evaluations = RunDirectory(tmp_path / "run").evaluations
     made = read_evaluation_records(evaluations)

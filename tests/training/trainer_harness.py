@@ -13,7 +13,7 @@ from typing import Any
 
 import attrs
 
-from debate_core.components import (
+from debate_core.component_specs import (
     BackendSpec,
     DatasetSpec,
     GraderSpec,
@@ -240,9 +240,9 @@ def train_quietly(config: RunConfig, registry: Registry, run_dir: Path, resume: 
     """``run_training`` on ``run_dir`` with the progress line off; returns its ``RunOutcome``."""
     import asyncio
 
+    from debate_core.rundir.directory import RunDirectory
     from debate_core.training.progress import Progress
     from debate_core.training.run import run_training
-    from debate_core.training.run_dir import RunDirectory
 
     return asyncio.run(
         run_training(config, registry, RunDirectory(run_dir), resume=resume, progress=Progress("off"), **kw)

@@ -9,7 +9,7 @@ raise. Importing it is cheap: it never imports torch, transformers or datasets.
 
 from __future__ import annotations
 
-from debate_core.components import (
+from debate_core.component_specs import (
     BackendSpec,
     BuildContext,
     ComponentSpec,

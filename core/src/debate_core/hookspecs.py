@@ -6,7 +6,7 @@ specs of its kind; the registries collect them and reject duplicate names.
 
 A spec's ``build(options)`` makes the component when a run uses it. A component whose options
 choose other components (a reward that wraps another) takes a second parameter,
-``build(options, context)``: the host passes a :class:`~debate_core.components.BuildContext`
+``build(options, context)``: the host passes a :class:`~debate_core.component_specs.BuildContext`
 that builds the nested components through the same registry and names their key paths in
 errors. Builds that take only the options keep working unchanged.
 
@@ -21,7 +21,7 @@ from collections.abc import Iterable
 
 import pluggy
 
-from debate_core.components import (
+from debate_core.component_specs import (
     BackendSpec,
     CoordinatorSpec,
     DatasetSpec,

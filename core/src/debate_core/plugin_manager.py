@@ -14,7 +14,7 @@ from typing import Any
 import pluggy
 
 from debate_core import hookspecs
-from debate_core.components import ComponentSpec
+from debate_core.component_specs import ComponentSpec
 
 __all__ = ["call_alone", "describe_failure", "in_call_order", "new_manager", "register_checked"]
 

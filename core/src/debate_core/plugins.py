@@ -30,7 +30,7 @@ import attrs
 import pluggy
 
 from debate_core import hookspecs
-from debate_core.components import KINDS, SPEC_TYPES, BuildContext, ComponentSpec
+from debate_core.component_specs import KINDS, SPEC_TYPES, BuildContext, ComponentSpec
 from debate_core.config.choices import is_import_path, normalise_name
 from debate_core.config.environment import env_flag
 from debate_core.config.structuring import structure

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from debate_core.backends import LocalBackendOptions, local_service
-from debate_core.components import BackendSpec
+from debate_core.component_specs import BackendSpec
 from debate_core.hookspecs import hookimpl
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from debate_core.components import CoordinatorSpec
+from debate_core.component_specs import CoordinatorSpec
 from debate_core.debate import ParallelCoordinator, ParallelOptions, SequentialCoordinator
 from debate_core.hookspecs import hookimpl
 

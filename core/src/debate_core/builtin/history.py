@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from debate_core.components import HistoryPolicySpec
+from debate_core.component_specs import HistoryPolicySpec
 from debate_core.debate import (
     AllRounds,
     HistoryOptions,

@@ -18,7 +18,7 @@ from typing import Any
 
 import attrs
 
-from debate_core.components import MetricSinkSpec
+from debate_core.component_specs import MetricSinkSpec
 from debate_core.errors import PluginError
 from debate_core.files import output_write_errors
 from debate_core.hookspecs import hookimpl

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from debate_core.components import ParserSpec
+from debate_core.component_specs import ParserSpec
 from debate_core.debate import ThreeSectionParser, XmlParser, XmlParserOptions
 from debate_core.hookspecs import hookimpl
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from debate_core.components import PersonaSetSpec
+from debate_core.component_specs import PersonaSetSpec
 from debate_core.debate import DefaultPersonas, DefaultPersonasOptions, PlainPersonas
 from debate_core.hookspecs import hookimpl
 

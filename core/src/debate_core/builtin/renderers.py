@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from debate_core.components import RendererSpec
+from debate_core.component_specs import RendererSpec
 from debate_core.debate import (
     ChatTemplateOptions,
     ChatTemplateRenderer,

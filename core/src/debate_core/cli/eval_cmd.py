@@ -48,7 +48,7 @@ def format_metrics(metrics: Mapping[str, float]) -> list[str]:
     """One line per metric as it may be stated (docs/training.md#reading-the-figures): a proportion
     with its Wilson interval, a figure over fewer than 20 observations with its count and no SE;
     a metric's SE and count (``_se``, ``_n``) go on its own line."""
-    from debate_core.training.evaluation_figures import read_figure
+    from debate_core.rundir.evaluation_figures import read_figure
 
     companions = {f"{name}{suffix}" for name in metrics for suffix in ("_se", "_n")}
     shown = [name for name in metrics if name not in companions]
@@ -64,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
     from debate_core.config import load_run_config
     from debate_core.plugins import get_registry
     from debate_core.training.context_check import check_context
-    from debate_core.training.evaluation import evaluate_policy
+    from debate_core.training.evaluation.evaluator import evaluate_policy
     from debate_core.training.policy_weights import resolve_policy_weights
     from debate_core.training.progress import Progress
 
@@ -93,7 +93,7 @@ def headline_table(metrics: Mapping[str, float]) -> list[str]:
     """The headline metrics (those the end of training shows), one row each as it may be stated
     (its interval, or its count when it rests on few observations), under the number of problems:
     what to read first of the list above."""
-    from debate_core.training.evaluation_figures import read_figure
+    from debate_core.rundir.evaluation_figures import read_figure
 
     rows = [
         (name.split("/", 1)[1], figure.text())

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from debate_core.components import KINDS
+from debate_core.component_specs import KINDS
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

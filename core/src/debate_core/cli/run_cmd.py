@@ -186,7 +186,7 @@ def _debate_each(
     from debate_core.debate.sampling_policy import SamplingClientPolicy
     from debate_core.runtime.interrupts import run_interruptibly
     from debate_core.runtime.sampling_failures import raise_backend_failure
-    from debate_core.training.evaluation import evaluation_setup
+    from debate_core.training.evaluation.evaluator import evaluation_setup
 
     setup = evaluation_setup(build_debate_setup(config.debate, registry, session.tokenizer), config.evaluation)
     grader = registry.build("grader", config.grader.name, config.grader.options, "grader.options")

@@ -6,7 +6,7 @@ Reads one transcript, a JSON list of them, or the JSON Lines file ``debate run -
 within the debate), ``streams`` (stream -> agent -> one reward per step; empty for scalar
 rewards), ``stream_advantages`` (the same shape, centred and weighted by each stream's lambda)
 and ``metrics``: the object the trainer saves beside each logged transcript
-(``training.reward_sidecars``). ``--reward`` takes an installed reward's name or an import
+(``rundir.reward_sidecars``). ``--reward`` takes an installed reward's name or an import
 path, ``module:attribute`` (docs/plugin-guide.md#trying-a-reward-without-packaging-it).
 """
 
@@ -60,7 +60,7 @@ def score(transcript: str, reward_name: str, options: list[str]) -> list[dict[st
     from debate_core.plugin_results import PluginCall, checked_reward_result
     from debate_core.plugins import get_registry
     from debate_core.rewards.advantages import compute_advantages
-    from debate_core.training.reward_sidecars import reward_summary
+    from debate_core.rundir.reward_sidecars import reward_summary
 
     raw_options: dict[str, Any] = {}
     for text in options:

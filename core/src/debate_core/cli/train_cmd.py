@@ -15,8 +15,8 @@ from debate_core.runtime.interrupts import run_interruptibly
 if TYPE_CHECKING:
     from debate_core.config import RunConfig
     from debate_core.plugins import Registry
+    from debate_core.rundir.directory import RunDirectory
     from debate_core.training.loop import RunOutcome
-    from debate_core.training.run_dir import RunDirectory
 
 HEADLINE = (
     "format",
@@ -66,7 +66,7 @@ def is_headline(name: str) -> bool:
 def format_evaluations(evaluations: Mapping[str, Mapping[str, float]]) -> list[str]:
     """One line per evaluation with its headline metrics, each as the figures may be stated
     (docs/training.md#reading-the-figures: a proportion's interval, a small sample's count)."""
-    from debate_core.training.evaluation_figures import read_figure
+    from debate_core.rundir.evaluation_figures import read_figure
 
     lines = []
     for label, metrics in evaluations.items():
@@ -85,7 +85,7 @@ def format_changes(evaluations: Mapping[str, Mapping[str, float]]) -> list[str]:
     when the last evaluation recorded it (``<name>_change``, ``<name>_change_se``), else taking the
     two as independent; no SE below 20 observations, and ``better`` or ``worse`` by the metric's
     declared direction (docs/training.md#reading-the-figures)."""
-    from debate_core.training.evaluation_figures import change_in, read_figure, recorded_paired
+    from debate_core.rundir.evaluation_figures import change_in, read_figure, recorded_paired
 
     labels = list(evaluations)
     if len(labels) < 2:
@@ -153,9 +153,9 @@ def _read_config(args: argparse.Namespace) -> tuple[Registry, RunConfig, Path | 
     resolved config; overrides applied and checked), the run file read, and the run resumed."""
     from debate_core.config import load_run_config
     from debate_core.plugins import get_registry
+    from debate_core.rundir.directory import existing_run_directory
     from debate_core.training.context_check import check_context
     from debate_core.training.policy_weights import resolve_init_from
-    from debate_core.training.run_dir import existing_run_directory
 
     registry = get_registry()
     overrides = list(args.overrides)
@@ -179,7 +179,7 @@ def _read_config(args: argparse.Namespace) -> tuple[Registry, RunConfig, Path | 
 
 def _run_directory(args: argparse.Namespace, config: RunConfig, resumed: RunDirectory | None) -> RunDirectory:
     """The run resumed, the new directory ``--run-dir`` names, or a fresh one under ``runs/``."""
-    from debate_core.training.run_dir import default_run_directory, fresh_run_directory
+    from debate_core.rundir.directory import default_run_directory, fresh_run_directory
 
     if resumed is not None:
         return resumed

@@ -20,7 +20,7 @@ from typing import Any, TypeVar
 
 import attrs
 
-from debate_core.components import ComponentBuilder, build_choice
+from debate_core.component_specs import ComponentBuilder, build_choice
 from debate_core.config.sections import DebateSettings
 from debate_core.debate.coordinators import Coordinator, TurnDraft, TurnState, TurnTicket
 from debate_core.debate.instructions import turn_instructions

@@ -24,8 +24,8 @@ from debate_core.report.evaluation_table import (
 )
 from debate_core.report.run_data import RunData, read_run
 from debate_core.report.segments import flatten
-from debate_core.training.evaluation_figures import Change, change_in, recorded_paired
-from debate_core.training.evaluation_records import metric_matches
+from debate_core.rundir.evaluation_figures import Change, change_in, recorded_paired
+from debate_core.rundir.evaluation_records import metric_matches
 
 PROBLEM_KEYS = re.compile(r"(dataset|evaluation\.(split|num_problems))(\..*)?")
 """The resolved-config keys that fix which problems an evaluation runs on, in which order."""

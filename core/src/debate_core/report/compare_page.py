@@ -13,8 +13,8 @@ from debate_core.report.charts import Marker, Series, line_chart
 from debate_core.report.compare import Column, ComparedRun, column_change, config_differences, table_rows
 from debate_core.report.evaluation_table import CHANGE_NOTE, DERIVED, change_html, figure_html, headline_rows
 from debate_core.report.page import STYLE
-from debate_core.training.evaluation_figures import read_figure
-from debate_core.training.metric_directions import metric_facts
+from debate_core.rundir.evaluation_figures import read_figure
+from debate_core.rundir.metric_directions import metric_facts
 
 TRAINING_CURVES: tuple[tuple[str, str], ...] = (
     ("reward/configured", "Configured reward (training)"),

@@ -1,5 +1,5 @@
 """The evaluation table of the report and of ``debate compare``: headline metrics first, each
-value as :mod:`debate_core.training.evaluation_figures` states it (a proportion's Wilson interval,
+value as :mod:`debate_core.rundir.evaluation_figures` states it (a proportion's Wilson interval,
 a small count instead of an SE), each change coloured by the metric's declared direction."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from html import escape
 from typing import Any
 
 from debate_core.report.segments import Segment, segment_of
-from debate_core.training.evaluation_figures import (
+from debate_core.rundir.evaluation_figures import (
     Change,
     Paired,
     change_in,
@@ -18,7 +18,7 @@ from debate_core.training.evaluation_figures import (
     read_figure,
     recorded_paired,
 )
-from debate_core.training.evaluation_records import metric_matches, paired_changes
+from debate_core.rundir.evaluation_records import metric_matches, paired_changes
 
 EVALUATION_ROWS: tuple[tuple[str, str], ...] = (
     ("direct/correct", "direct accuracy (mean over direct answers)"),

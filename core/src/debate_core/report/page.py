@@ -13,8 +13,8 @@ from debate_core.report.debate_view import render_debate
 from debate_core.report.evaluation_table import evaluation_table
 from debate_core.report.run_data import RunData
 from debate_core.report.segments import Segment
-from debate_core.training.evaluation_figures import read_figure
-from debate_core.training.evaluation_records import metric_matches
+from debate_core.rundir.evaluation_figures import read_figure
+from debate_core.rundir.evaluation_records import metric_matches
 
 STYLE = """
 body{font:14px/1.45 system-ui,-apple-system,'Segoe UI',sans-serif;margin:0;color:#1d232b;background:#f6f7f9}

@@ -15,13 +15,13 @@ from debate_core.debate.transcripts import load_transcript
 from debate_core.errors import DebateError
 from debate_core.records import DebateRecord
 from debate_core.report.segments import Segment, read_segments
+from debate_core.rundir.directory import RunDirectory
+from debate_core.rundir.evaluation_records import read_evaluation_records
+from debate_core.rundir.lost_history import lost_history_notes
+from debate_core.rundir.metrics_file import metrics_lines
+from debate_core.rundir.reward_sidecars import SIDECAR_SUFFIX, read_sidecar
 from debate_core.runtime.checkpoint_format import Checkpoint
 from debate_core.runtime.manifests import list_checkpoints
-from debate_core.training.evaluation_records import read_evaluation_records
-from debate_core.training.lost_history import lost_history_notes
-from debate_core.training.metrics_file import metrics_lines
-from debate_core.training.reward_sidecars import SIDECAR_SUFFIX, read_sidecar
-from debate_core.training.run_dir import RunDirectory
 
 
 class ReportError(DebateError):
@@ -51,7 +51,7 @@ class MetricsLog:
 
 def read_metrics_log(path: Path) -> MetricsLog:
     """Read ``metrics.jsonl``: a line that is not an intact record (UTF-8, a JSON object with an
-    integer ``step``; ``training.metrics_file``), or that repeats an earlier step, is reported
+    integer ``step``; ``rundir.metrics_file``), or that repeats an earlier step, is reported
     (``metrics.jsonl line 7: ...``) and skipped."""
     records: list[dict[str, Any]] = []
     damaged: list[str] = []

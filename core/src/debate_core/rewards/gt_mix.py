@@ -25,7 +25,7 @@ import math
 import attrs
 from attrs import validators as v
 
-from debate_core.components import BuildContext
+from debate_core.component_specs import BuildContext
 from debate_core.config.choices import ComponentChoice, nested_component
 from debate_core.errors import ComponentFailure
 from debate_core.records import GENERATOR_STREAM, JUDGE_STREAM, DebateRecord, RewardFunction, RewardResult, Turn

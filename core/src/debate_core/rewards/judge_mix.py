@@ -28,7 +28,7 @@ from functools import partial
 import attrs
 from attrs import validators as v
 
-from debate_core.components import BuildContext
+from debate_core.component_specs import BuildContext
 from debate_core.config.choices import ComponentChoice, nested_component
 from debate_core.errors import ConfigError, PluginError
 from debate_core.plugin_results import PluginCall, call_async_plugin, check_judge_verdicts

@@ -26,7 +26,7 @@ from debate_core.backends.contract import (
     TrainingClientLike,
 )
 from debate_core.backends.off_thread import run_off_thread
-from debate_core.components import ComponentBuilder
+from debate_core.component_specs import ComponentBuilder
 from debate_core.config.choices import ComponentChoice
 from debate_core.config.sections import RunConfig
 from debate_core.errors import DebateError, PluginError

@@ -10,11 +10,11 @@ imported from here by the test modules that subclass them::
     class TestBrevityContract(RewardContract):
         reward_name = "brevity"          # looked up in the installed plugins
 
-``RewardContract`` and ``ParserContract`` (``debate_core.testing.contracts``) check what every
+``RewardContract`` and ``ParserContract`` (``debate_core.testing.reward_parser_contracts``) check what every
 reward (or parser) must do on the debates coordinators can produce; ``PersonaSetContract``,
 ``HistoryPolicyContract``, ``DatasetContract``, ``GraderContract``, ``CoordinatorContract``,
 ``RendererContract``, ``MetricSinkContract``, ``BackendContract`` and ``JudgeContract``
-(``debate_core.testing.component_contracts``) do the same for the other kinds, with
+(``debate_core.testing.other_kind_contracts``) do the same for the other kinds, with
 ``component_name``/``component_spec``/``component_options``. ``Installed<Kind>Contract``
 (``InstalledRewardContract``, ...) runs a kind's suite over every installed component of that kind.
 
@@ -28,7 +28,8 @@ import importlib
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from debate_core.testing.component_contracts import (
+    from debate_core.testing.fixtures import build_debate, installed_names
+    from debate_core.testing.other_kind_contracts import (
         BackendContract,
         CoordinatorContract,
         DatasetContract,
@@ -40,7 +41,7 @@ if TYPE_CHECKING:
         RendererContract,
         sdk_mismatches,
     )
-    from debate_core.testing.contracts import (
+    from debate_core.testing.reward_parser_contracts import (
         CONTRACT_DEBATES,
         CONTRACT_RESPONSES,
         PARSER_TEXTS,
@@ -59,11 +60,10 @@ if TYPE_CHECKING:
         RewardContract,
         build_installed,
     )
-    from debate_core.testing.fixtures import build_debate, installed_names
     from debate_core.testing.synthetic import TurnSpec
 
 _HOMES = {
-    "debate_core.testing.component_contracts": (
+    "debate_core.testing.other_kind_contracts": (
         "BackendContract",
         "CoordinatorContract",
         "DatasetContract",
@@ -75,7 +75,7 @@ _HOMES = {
         "RendererContract",
         "sdk_mismatches",
     ),
-    "debate_core.testing.contracts": (
+    "debate_core.testing.reward_parser_contracts": (
         "CONTRACT_DEBATES",
         "CONTRACT_RESPONSES",
         "PARSER_TEXTS",

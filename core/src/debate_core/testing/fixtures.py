@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 import attrs
 import pytest
 
-from debate_core.components import KINDS
+from debate_core.component_specs import KINDS
 
 if TYPE_CHECKING:
     from debate_core.records import DebateRecord

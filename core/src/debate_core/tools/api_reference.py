@@ -27,7 +27,7 @@ PUBLIC_MODULES: tuple[str, ...] = (
     "debate_core.stats",
     "debate_core.limits",
     "debate_core.config",
-    "debate_core.components",
+    "debate_core.component_specs",
     "debate_core.hookspecs",
     "debate_core.plugins",
     "debate_core.debate",

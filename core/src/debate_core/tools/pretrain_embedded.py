@@ -32,9 +32,9 @@ from typing import Any
 
 import torch
 
-from debate_core.backends.local.models import embedded_config, embedded_specs
-from debate_core.backends.local.pretrained import pretrained_file, tokenizer_hash
-from debate_core.backends.local.tokenizer import build_embedded_tokenizer
+from debate_core.backends.local.models.loading import embedded_config, embedded_specs
+from debate_core.backends.local.models.pretrained import pretrained_file, tokenizer_hash
+from debate_core.backends.local.models.tokenizer import build_embedded_tokenizer
 
 
 def _digit_fact(rng: random.Random) -> str:

@@ -8,11 +8,11 @@ import time
 import attrs
 
 from debate_core.errors import DebateError
+from debate_core.rundir.evaluation_records import best_steps, read_evaluation_records
 from debate_core.runtime.checkpoint_format import Checkpoint, DataPosition
 from debate_core.runtime.manifests import capture_rng_state, prune_checkpoints, write_checkpoint
 from debate_core.runtime.retries import BackendTimeout
 from debate_core.runtime.session import SAMPLER_SUFFIX
-from debate_core.training.evaluation_records import best_steps, read_evaluation_records
 from debate_core.training.run_context import RunContext, RunPosition
 
 

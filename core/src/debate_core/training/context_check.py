@@ -22,7 +22,7 @@ def context_length(config: RunConfig) -> int | None:
     """The positions the run's model reads, when the backend can tell without loading it."""
     if config.backend.name != "local":
         return None
-    from debate_core.backends.local.model_context import context_positions
+    from debate_core.backends.local.models.model_context import context_positions
 
     return context_positions(config.model.base_model)
 

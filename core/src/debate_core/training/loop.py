@@ -1,18 +1,18 @@
 """The training loop: it schedules an optional warm-start, then debate self-play RL, with
 evaluations, metrics records and checkpoints between the steps (docs/training.md#one-iteration).
 
-One RL iteration (``training.rl_iteration``):
+One RL iteration (``training.rl.iteration``):
 
 1. take ``batch_size`` problems of the current curriculum stage (seeded order, epochs chained);
 2. run one self-play debate per problem, at most ``max_debates_in_flight`` at once, every agent
    sampling from the sampling client of the current weights;
 3. score each debate with the reward plugin and turn rewards into per-token advantages
-   (``rewards.advantages``), then trajectories into Datums (``training.datum``); write the
+   (``rewards.advantages``), then trajectories into Datums (``training.rl.datum``); write the
    logged debates' transcripts (before the update, so that a full disk there stops the run with
    the weights of a finished step, which it checkpoints);
-4. ``forward_backward`` + ``optim_step`` per substep, pipelined (``training.step_update``), and a
+4. ``forward_backward`` + ``optim_step`` per substep, pipelined (``training.rl.policy_update``), and a
    fresh sampling client of the new weights;
-5. here: evaluation every ``eval_every`` (``training.scheduled_evaluation``); one metrics record;
+5. here: evaluation every ``eval_every`` (``training.evaluation.scheduled``); one metrics record;
    a checkpoint every ``save_every`` (``training.checkpointing``).
 
 Steps count updates, warm-start steps first, then RL iterations, from 1: step ``s`` is the
@@ -32,16 +32,16 @@ import attrs
 
 from debate_core.errors import ComponentFailure, OutputWriteError
 from debate_core.records.metrics import MetricSink, MetricValue
+from debate_core.rundir.evaluation_records import latest_by_label
+from debate_core.rundir.lost_history import LostHistory
 from debate_core.runtime.checkpoint_format import Checkpoint
 from debate_core.runtime.retries import BackendError
 from debate_core.training.checkpointing import Checkpointer, due
-from debate_core.training.evaluation_records import latest_by_label
-from debate_core.training.lost_history import LostHistory
-from debate_core.training.rl_iteration import SamplingAbandoned, rl_iteration
+from debate_core.training.evaluation.scheduled import OpponentClient, evaluate_weights
+from debate_core.training.rl.iteration import SamplingAbandoned, rl_iteration
 from debate_core.training.run_context import RunContext, RunPosition
-from debate_core.training.scheduled_evaluation import OpponentClient, evaluate_weights
-from debate_core.training.warmstart import WarmstartData
-from debate_core.training.warmstart_step import warmstart_step
+from debate_core.training.warmstart.reference_debates import WarmstartData
+from debate_core.training.warmstart.step import warmstart_step
 
 
 @attrs.define

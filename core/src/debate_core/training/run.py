@@ -16,12 +16,15 @@ from debate_core.config import RunConfig, resolved_config_dict, write_resolved_c
 from debate_core.config.loading import move_judge_section
 from debate_core.plugins import Registry, installed_distributions
 from debate_core.records import Tokenizer
+from debate_core.rundir.directory import RunDirectory
+from debate_core.rundir.lock import run_directory_lock
+from debate_core.rundir.lost_history import LostHistory, lost_transcripts, transcripts_message
+from debate_core.rundir.resume import choose_resume_point
 from debate_core.runtime.checkpoint_format import Checkpoint
 from debate_core.runtime.manifests import restore_rng_state
 from debate_core.runtime.retries import retry_policy
 from debate_core.runtime.session import BackendSession, open_session_async
 from debate_core.training.loop import RunOutcome, Trainer
-from debate_core.training.lost_history import LostHistory, lost_transcripts, transcripts_message
 from debate_core.training.policy_weights import (
     PolicyWeights,
     check_not_expired,
@@ -30,11 +33,8 @@ from debate_core.training.policy_weights import (
     resolve_opponent,
 )
 from debate_core.training.progress import Progress
-from debate_core.training.resume import choose_resume_point
 from debate_core.training.run_components import RunComponents, build_run_components
 from debate_core.training.run_context import RunContext
-from debate_core.training.run_dir import RunDirectory
-from debate_core.training.run_lock import run_directory_lock
 from debate_core.training.signals import StopRequest, stop_on_signals
 from debate_core.training.sinks import open_sinks
 
@@ -68,7 +68,7 @@ async def run_training(
 ) -> RunOutcome:
     """Start a run in ``run_dir`` (or continue the one there with ``resume=True``) and train.
 
-    The run directory's lock is held throughout (``training.run_lock``): a second writer is refused.
+    The run directory's lock is held throughout (``rundir.lock``): a second writer is refused.
 
     Raises:
         RunLockedError: another live process writes ``run_dir``; the message names it.

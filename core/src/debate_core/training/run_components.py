@@ -19,7 +19,7 @@ from typing import Protocol
 import attrs
 
 from debate_core.backends.contract import SamplingClientLike
-from debate_core.components import ComponentBuilder, build_choice
+from debate_core.component_specs import ComponentBuilder, build_choice
 from debate_core.config.sections import RunConfig, WarmstartSettings
 from debate_core.debate.episode import DebateSetup, build_debate_setup, run_debate
 from debate_core.debate.sampling_policy import SamplingClientPolicy

@@ -1,7 +1,7 @@
 """What every part of a run reads (``RunContext``) and where the run stands (``RunPosition``).
 
-The loop (``training.loop``) schedules; the steps it schedules (``training.rl_iteration``,
-``training.warmstart_step``, ``training.scheduled_evaluation``, ``training.checkpointing``) take
+The loop (``training.loop``) schedules; the steps it schedules (``training.rl.iteration``,
+``training.warmstart.step``, ``training.evaluation.scheduled``, ``training.checkpointing``) take
 these two records instead of reaching into a trainer object.
 """
 
@@ -10,10 +10,10 @@ from __future__ import annotations
 import attrs
 
 from debate_core.config import RunConfig
+from debate_core.rundir.directory import RunDirectory
 from debate_core.runtime.session import BackendSession
 from debate_core.training.progress import Progress
 from debate_core.training.run_components import RunComponents
-from debate_core.training.run_dir import RunDirectory
 from debate_core.training.signals import StopRequest
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 
-from debate_core.components import ComponentBuilder, build_choice
+from debate_core.component_specs import ComponentBuilder, build_choice
 from debate_core.config import ComponentChoice, RunConfig
 from debate_core.errors import ConfigError, DebateError
 
@@ -55,7 +55,7 @@ def _model(config: RunConfig, registry: ComponentBuilder) -> Iterator[str]:
     """The base model as the local backend would load it (other backends name hosted models)."""
     if config.backend.name != "local":
         return
-    from debate_core.backends.local.model_context import check_loadable
+    from debate_core.backends.local.models.model_context import check_loadable
 
     try:
         check_loadable(config.model.base_model)

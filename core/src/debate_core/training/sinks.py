@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from functools import partial
 from pathlib import Path
 
-from debate_core.components import ComponentBuilder, build_choice
+from debate_core.component_specs import ComponentBuilder, build_choice
 from debate_core.config.sections import LoggingSettings
 from debate_core.errors import ComponentFailure, DebateError, OutputWriteError
 from debate_core.files import write_failure

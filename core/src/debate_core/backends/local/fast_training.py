@@ -25,8 +25,8 @@ import attrs
 import torch
 import torch.nn.functional as F
 
-from debate_core.backends.local.decoder_weights import supports
-from debate_core.backends.local.prefix_groups import PrefixGroup
+from debate_core.backends.local.models.decoder_weights import supports
+from debate_core.backends.local.sampling.prefix_groups import PrefixGroup
 
 
 def _rotate_half(x: torch.Tensor) -> torch.Tensor:

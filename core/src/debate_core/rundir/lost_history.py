@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import attrs
 
-from debate_core.training.metrics_file import ranges
-from debate_core.training.run_dir import RunDirectory
+from debate_core.rundir.directory import RunDirectory
+from debate_core.rundir.metrics_file import ranges
 
 
 @attrs.frozen

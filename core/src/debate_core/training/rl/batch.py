@@ -1,5 +1,5 @@
 """What one RL iteration works on, step by step: its batch of problems, the batch's debates
-scored, and what the update trained (``training.rl_iteration``)."""
+scored, and what the update trained (``training.rl.iteration``)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import attrs
 
 from debate_core.records import DebateEpisode, DebateRecord, Problem, RewardResult
 from debate_core.rewards.advantages import DebateAdvantages
-from debate_core.training.datum import AssembledDatum
-from debate_core.training.update import UpdateResult
+from debate_core.training.rl.chunked_update import UpdateResult
+from debate_core.training.rl.datum import AssembledDatum
 
 
 @attrs.frozen

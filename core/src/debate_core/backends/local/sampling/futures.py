@@ -68,7 +68,7 @@ def _prepare_thread() -> None:
     sampler sets its own per call, see ``threads.py``)."""
     import torch
 
-    from debate_core.backends.local.runtime import configured_threads
+    from debate_core.backends.local.torch_settings import configured_threads
 
     torch.set_flush_denormal(True)
     torch.set_num_threads(configured_threads())

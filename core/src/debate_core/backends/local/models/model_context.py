@@ -7,7 +7,7 @@ import json
 from importlib import resources
 from pathlib import Path
 
-from debate_core.backends.local.gguf_files import find_gguf
+from debate_core.backends.local.models.gguf_files import find_gguf
 from debate_core.errors import ConfigError
 
 EMBEDDED_PREFIX = "embedded:"

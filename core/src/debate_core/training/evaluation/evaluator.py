@@ -10,7 +10,7 @@ a fixed opponent (docs/training.md#evaluation).
   the agents' final answers, ``cons@k`` (the debate's own final answer), judge accuracy,
   answer changes, and the debate diagnostics (``parse_error``, ``rounds_played``,
   ``comparison_rate``, ...).
-* ``judge``: the judge benchmark (``training.judge_benchmark``): the policy, in the debate's
+* ``judge``: the judge benchmark (``training.evaluation.judge_benchmark``): the policy, in the debate's
   round-2 prompt, judges a correct and a plausibly wrong solution of each problem in both
   orders: strict accuracy, position consistency, tie rate, accuracy by its own answer.
 * with both: ``debate_minus_direct``, the paired difference per problem between the debate's
@@ -37,7 +37,7 @@ from collections.abc import Awaitable, Callable, Sequence
 import attrs
 
 from debate_core.backends.contract import SamplingClientLike
-from debate_core.components import ComponentBuilder
+from debate_core.component_specs import ComponentBuilder
 from debate_core.config.sections import EvaluationSettings, RunConfig
 from debate_core.debate.coordinators import ParallelCoordinator
 from debate_core.debate.episode import DebateSetup
@@ -48,8 +48,7 @@ from debate_core.runtime.retries import RetryingSamplingClient, retry_policy
 from debate_core.runtime.session import open_session_async
 from debate_core.stats import mean, paired_difference, standard_error
 from debate_core.tasks.flaws import AnswerFlaws
-from debate_core.training.grading import JudgeTally, grade_debate, grade_samples, verifiable_metrics
-from debate_core.training.judge_benchmark import (
+from debate_core.training.evaluation.judge_benchmark import (
     Judgement,
     benchmark_jobs,
     benchmark_lessons,
@@ -58,10 +57,11 @@ from debate_core.training.judge_benchmark import (
     judge_cases,
     judgements_of,
 )
-from debate_core.training.metrics import debate_metrics, turn_metrics
+from debate_core.training.grading import JudgeTally, grade_debate, grade_samples, verifiable_metrics
 from debate_core.training.policy_weights import PolicyWeights, opponent_client, resolve_opponent
 from debate_core.training.progress import Progress
-from debate_core.training.rollouts import DebateJob, run_debates, sampled_tokens
+from debate_core.training.rl.debate_metrics import debate_metrics, turn_metrics
+from debate_core.training.rl.rollouts import DebateJob, run_debates, sampled_tokens
 from debate_core.training.run_components import RunComponents, build_run_components
 from debate_core.training.seeding import derive_seed
 
@@ -246,7 +246,7 @@ class Evaluator:
         return benchmark_setup(self._debate_setup)
 
     async def _judge(self, problems: list[Problem], policy: AgentPolicy, label: str) -> dict[str, float]:
-        """The judge benchmark (``training.judge_benchmark``): each pair in both orders, the
+        """The judge benchmark (``training.evaluation.judge_benchmark``): each pair in both orders, the
         judge's round 1 shared between them."""
         grader, tokenizer = self.parts.grader, self.parts.tokenizer
         if grader is None or tokenizer is None:

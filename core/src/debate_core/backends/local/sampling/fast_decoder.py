@@ -17,11 +17,11 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
-from debate_core.backends.local.decoder_weights import DecoderWeights, LayerWeights
-from debate_core.backends.local.prefix_cache import PrefixCache
-from debate_core.backends.local.prefix_groups import group_by_prefix
-from debate_core.backends.local.runtime import no_grad
-from debate_core.backends.local.threads import ThreadPlan, use_threads
+from debate_core.backends.local.models.decoder_weights import DecoderWeights, LayerWeights
+from debate_core.backends.local.sampling.prefix_cache import PrefixCache
+from debate_core.backends.local.sampling.prefix_groups import group_by_prefix
+from debate_core.backends.local.sampling.threads import ThreadPlan, use_threads
+from debate_core.backends.local.torch_settings import no_grad
 
 SHARED_PREFILL_MIN = 32
 """Prompts of one batch sharing at least this many tokens (not cached yet) prefill them once."""

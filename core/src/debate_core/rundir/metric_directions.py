@@ -64,7 +64,7 @@ METRICS: tuple[MetricFacts, ...] = (
     MetricFacts("*/wrong_to_right", Direction.HIGHER, proportion=True, observations="agents_answering_twice"),
     MetricFacts("*/right_to_wrong", Direction.LOWER, proportion=True, observations="agents_answering_twice"),
     MetricFacts("*/consensus_accuracy", Direction.HIGHER, proportion=True, observations="consensus_turns"),
-    # the judge benchmark (training/judge_benchmark.py): a tie is a wrong verdict
+    # the judge benchmark (training/evaluation/judge_benchmark.py): a tie is a wrong verdict
     MetricFacts("judge/accuracy", Direction.HIGHER, observations="num_pairs"),
     MetricFacts("judge/consistency", Direction.HIGHER, proportion=True, observations="num_pairs"),
     MetricFacts("judge/flip_rate", Direction.LOWER, proportion=True, observations="num_pairs"),

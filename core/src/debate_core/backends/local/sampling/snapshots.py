@@ -6,12 +6,12 @@ from typing import Any
 
 import torch
 
-from debate_core.backends.local.decoder_weights import extract_weights, supports
-from debate_core.backends.local.engine import Decoder, SamplerSnapshot
-from debate_core.backends.local.fast_decoder import FastDecoder
-from debate_core.backends.local.generic_decoder import GenericDecoder, snapshot_model
-from debate_core.backends.local.prefix_cache import PrefixCache
-from debate_core.backends.local.threads import ThreadPlan
+from debate_core.backends.local.models.decoder_weights import extract_weights, supports
+from debate_core.backends.local.sampling.engine import Decoder, SamplerSnapshot
+from debate_core.backends.local.sampling.fast_decoder import FastDecoder
+from debate_core.backends.local.sampling.generic_decoder import GenericDecoder, snapshot_model
+from debate_core.backends.local.sampling.prefix_cache import PrefixCache
+from debate_core.backends.local.sampling.threads import ThreadPlan
 
 
 def core_module(module: torch.nn.Module) -> torch.nn.Module:

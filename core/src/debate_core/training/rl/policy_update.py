@@ -9,9 +9,9 @@ from tinker import types
 
 from debate_core.config import TrainingSettings
 from debate_core.runtime.retries import watched
-from debate_core.training.datum import AssembledDatum
+from debate_core.training.rl.chunked_update import NonFiniteUpdateError, UpdateResult, pipelined_update
+from debate_core.training.rl.datum import AssembledDatum
 from debate_core.training.run_context import RunContext, RunPosition
-from debate_core.training.update import NonFiniteUpdateError, UpdateResult, pipelined_update
 
 
 def adam_params(training: TrainingSettings, lr: float) -> types.AdamParams:

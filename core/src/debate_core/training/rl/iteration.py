@@ -13,16 +13,16 @@ from debate_core.records import DebateEpisode, TrainingRound
 from debate_core.records.metrics import MetricValue
 from debate_core.rewards.advantages import AdvantageOptions, compute_advantages
 from debate_core.runtime.sampling_failures import raise_backend_failure
-from debate_core.training.datum import AssembledDatum, trajectory_datums
-from debate_core.training.iteration_data import Batch, ScoredDebates, TrainedBatch
-from debate_core.training.iteration_metrics import IterationClock, iteration_headline, iteration_metrics
-from debate_core.training.judge_host import BackendJudgeHost
-from debate_core.training.rollouts import DebateJob, run_debates, sampled_tokens
+from debate_core.training.rl.batch import Batch, ScoredDebates, TrainedBatch
+from debate_core.training.rl.datum import AssembledDatum, trajectory_datums
+from debate_core.training.rl.judge_host import BackendJudgeHost
+from debate_core.training.rl.metrics import IterationClock, iteration_headline, iteration_metrics
+from debate_core.training.rl.policy_update import update_step
+from debate_core.training.rl.rollouts import DebateJob, run_debates, sampled_tokens
+from debate_core.training.rl.transcript_log import log_transcripts
 from debate_core.training.run_context import RunContext, RunPosition
 from debate_core.training.schedule import learning_rate_at
 from debate_core.training.seeding import batch_indices, derive_seed
-from debate_core.training.step_update import update_step
-from debate_core.training.transcript_log import log_transcripts
 
 
 class SamplingAbandoned(Exception):

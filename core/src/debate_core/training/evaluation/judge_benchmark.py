@@ -51,10 +51,10 @@ from debate_core.records import (
 )
 from debate_core.stats import mean, standard_error
 from debate_core.tasks.flaws import AnswerFlaws, FlawedSolution
-from debate_core.training.rollouts import DebateJob
+from debate_core.training.rl.rollouts import DebateJob
 from debate_core.training.run_components import NamedDataset
 from debate_core.training.seeding import derive_seed
-from debate_core.training.warmstart import Lesson, ReferenceAgent, lessons_of, plausibly_wrong
+from debate_core.training.warmstart.reference_debates import Lesson, ReferenceAgent, lessons_of, plausibly_wrong
 
 Verdict = Literal["correct", "wrong", "tie", "none"]
 

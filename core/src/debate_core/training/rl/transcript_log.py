@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from debate_core.files import output_write_errors
 from debate_core.records import DebateRecord, RewardResult
 from debate_core.rewards.advantages import DebateAdvantages
-from debate_core.training.reward_sidecars import reward_summary, write_sidecar
+from debate_core.rundir.reward_sidecars import reward_summary, write_sidecar
 from debate_core.training.run_context import RunContext
 
 

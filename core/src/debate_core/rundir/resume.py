@@ -18,9 +18,9 @@ from pathlib import Path
 import attrs
 
 from debate_core.config.sections import RunConfig
+from debate_core.rundir.directory import RunDirectory
 from debate_core.runtime.checkpoint_format import Checkpoint, CheckpointError
 from debate_core.runtime.manifests import RejectedCheckpoint, scan_checkpoints
-from debate_core.training.run_dir import RunDirectory
 
 SET_ASIDE = "set_aside"
 _STEP_NAME = re.compile(r"^step_(\d+)")

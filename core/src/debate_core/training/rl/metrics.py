@@ -10,8 +10,9 @@ import numpy as np
 from debate_core.records.metrics import MetricValue
 from debate_core.stats import mean
 from debate_core.training.grading import grade_debate, verifiable_metrics
-from debate_core.training.iteration_data import Batch, ScoredDebates, TrainedBatch
-from debate_core.training.metrics import (
+from debate_core.training.rl.batch import Batch, ScoredDebates, TrainedBatch
+from debate_core.training.rl.chunked_update import UpdateResult
+from debate_core.training.rl.debate_metrics import (
     backend_metrics,
     debate_metrics,
     episode_metrics,
@@ -20,9 +21,8 @@ from debate_core.training.metrics import (
     total_returns,
     turn_metrics,
 )
-from debate_core.training.rollouts import sampled_tokens
+from debate_core.training.rl.rollouts import sampled_tokens
 from debate_core.training.run_context import RunContext
-from debate_core.training.update import UpdateResult
 
 
 @attrs.define

@@ -28,10 +28,10 @@ from typing import Any
 import attrs
 import torch
 
-from debate_core.backends.local.gguf_files import find_gguf
-from debate_core.backends.local.model_context import check_loadable
-from debate_core.backends.local.pretrained import load_pretrained
-from debate_core.backends.local.tokenizer import build_embedded_tokenizer, wrap_tokenizer
+from debate_core.backends.local.models.gguf_files import find_gguf
+from debate_core.backends.local.models.model_context import check_loadable
+from debate_core.backends.local.models.pretrained import load_pretrained
+from debate_core.backends.local.models.tokenizer import build_embedded_tokenizer, wrap_tokenizer
 from debate_core.errors import ConfigError
 
 EMBEDDED_PREFIX = "embedded:"

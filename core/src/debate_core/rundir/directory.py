@@ -13,7 +13,7 @@
       eval/              step_NNNNNN_<label>.json: the evaluations run during training
       summary.json       the last evaluation of each phase and where the run stopped
       report.html        ``debate report RUN_DIR`` (any time, also while the run goes on)
-      .lock              the writer's lock (``training.run_lock``)
+      .lock              the writer's lock (``rundir.lock``)
 
 Step ``s`` is the state after ``s`` updates; every file about it carries that number.
 """
@@ -29,8 +29,8 @@ import attrs
 
 from debate_core.errors import DebateError
 from debate_core.files import atomic_write_json, output_write_errors
-from debate_core.training.metrics_file import MetricsRepair, repair_metrics
-from debate_core.training.run_lock import LOCK_NAME
+from debate_core.rundir.lock import LOCK_NAME
+from debate_core.rundir.metrics_file import MetricsRepair, repair_metrics
 
 
 class RunDirectoryError(DebateError):
@@ -124,7 +124,7 @@ class RunDirectory:
 
     def repair_metrics(self, up_to_step: int) -> MetricsRepair:
         """Keep the metric records of steps ``1..up_to_step`` (the checkpoint a resumed run starts
-        from; it redoes the rest), setting damaged lines aside (``training.metrics_file``)."""
+        from; it redoes the rest), setting damaged lines aside (``rundir.metrics_file``)."""
         return repair_metrics(self.metrics_path, up_to_step)
 
 

@@ -2,7 +2,7 @@
 (docs/training.md#reading-the-figures): a proportion with its Wilson interval, a metric measured
 over fewer than :data:`MIN_OBSERVATIONS` observations with its count and no standard error, and a
 change called better or worse only by the metric's declared direction
-(:mod:`debate_core.training.metric_directions`). The report, ``debate compare``, ``debate eval``
+(:mod:`debate_core.rundir.metric_directions`). The report, ``debate compare``, ``debate eval``
 and the end-of-training summary all state figures through this module.
 """
 
@@ -14,8 +14,8 @@ from typing import TypeGuard
 
 import attrs
 
+from debate_core.rundir.metric_directions import Direction, MetricFacts, metric_facts, observation_count
 from debate_core.stats import wilson_interval
-from debate_core.training.metric_directions import Direction, MetricFacts, metric_facts, observation_count
 
 MIN_OBSERVATIONS = 20
 """Below this many observations a standard error says too little to base a verdict on."""

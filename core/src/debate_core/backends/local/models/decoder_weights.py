@@ -12,7 +12,7 @@ from typing import Any
 
 import torch
 
-from debate_core.backends.local.runtime import no_grad
+from debate_core.backends.local.torch_settings import no_grad
 
 SUPPORTED_MODEL_TYPES = frozenset({"llama", "mistral", "qwen2", "qwen3"})
 

@@ -15,8 +15,8 @@ from typing import Any
 
 import torch
 
-from debate_core.backends.local.prefix_cache import PrefixCache
-from debate_core.backends.local.runtime import no_grad
+from debate_core.backends.local.sampling.prefix_cache import PrefixCache
+from debate_core.backends.local.torch_settings import no_grad
 
 
 @dataclass

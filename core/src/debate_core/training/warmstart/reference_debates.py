@@ -50,8 +50,8 @@ from debate_core.records import (
     TurnView,
 )
 from debate_core.tasks.flaws import AnswerFlaws, FlawedSolution, SolutionFlaws
-from debate_core.training.datum import AssembledDatum, supervised_datums
-from debate_core.training.rollouts import DebateJob
+from debate_core.training.rl.datum import AssembledDatum, supervised_datums
+from debate_core.training.rl.rollouts import DebateJob
 from debate_core.training.run_components import NamedDataset
 from debate_core.training.seeding import batch_indices, derive_seed
 

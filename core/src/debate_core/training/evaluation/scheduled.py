@@ -10,10 +10,10 @@ from typing import Any
 
 from debate_core.backends.contract import SamplingClientLike
 from debate_core.files import atomic_write_json, output_write_errors
+from debate_core.rundir.evaluation_records import first_evaluation, paired_changes
+from debate_core.rundir.reward_sidecars import reward_summary, write_sidecar
 from debate_core.runtime.sampling_failures import raise_evaluation_failure
-from debate_core.training.evaluation import Evaluator
-from debate_core.training.evaluation_records import first_evaluation, paired_changes
-from debate_core.training.reward_sidecars import reward_summary, write_sidecar
+from debate_core.training.evaluation.evaluator import Evaluator
 from debate_core.training.run_context import RunContext, RunPosition
 
 OpponentClient = Callable[[], Awaitable[SamplingClientLike]]
