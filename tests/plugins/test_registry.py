@@ -10,7 +10,7 @@ from pathlib import Path
 import attrs
 import pytest
 
-from debate_core import BuildContext, ComponentChoice, components, hookimpl
+from debate_core import BuildContext, ComponentChoice, component_specs, hookimpl
 from debate_core.errors import ConfigError, ConflictingPluginsError, PluginError, UnknownComponentError
 from debate_core.hookspecs import HOOK_KINDS
 from debate_core.plugins import PluginLoadWarning, get_registry, load_registry, reset_registry
@@ -137,10 +137,10 @@ def test_only_listed_distributions_load(site: Path, monkeypatch: pytest.MonkeyPa
 @pytest.mark.parametrize("hook_name", sorted(HOOK_KINDS))
 def test_every_hook_registers_its_kind(site: Path, hook_name: str) -> None:
     kind = HOOK_KINDS[hook_name]
-    spec_type = next(t for t in components.SPEC_TYPES if t.kind == kind)
+    spec_type = next(t for t in component_specs.SPEC_TYPES if t.kind == kind)
     spec = spec_type(name=f"probe_{kind}", description="probe", build=lambda options: ("built", options))
 
-    def implementation() -> list[components.ComponentSpec[object]]:
+    def implementation() -> list[component_specs.ComponentSpec[object]]:
         return [spec]
 
     implementation.__name__ = hook_name
@@ -160,10 +160,10 @@ def test_unknown_kind_is_named() -> None:
 
 
 def test_spec_names_are_normalised_and_checked() -> None:
-    spec = components.RewardSpec(name="My-Reward", description="d", build=lambda o: o)
+    spec = component_specs.RewardSpec(name="My-Reward", description="d", build=lambda o: o)
     assert spec.name == "my_reward"
     with pytest.raises(ValueError, match="must start with a letter"):
-        components.RewardSpec(name="9lives", description="d", build=lambda o: o)
+        component_specs.RewardSpec(name="9lives", description="d", build=lambda o: o)
 
 
 @attrs.frozen
@@ -182,10 +182,10 @@ def test_builds_with_a_second_parameter_get_a_build_context_and_old_builds_still
 
     class Plugin:
         @hookimpl
-        def debate_rewards(self) -> list[components.RewardSpec]:
+        def debate_rewards(self) -> list[component_specs.RewardSpec]:
             return [
-                components.RewardSpec(name="wrapper", description="d", build=build_wrapper, options=WrapOptions),
-                components.RewardSpec(name="options_only", description="d", build=lambda options: "plain"),
+                component_specs.RewardSpec(name="wrapper", description="d", build=build_wrapper, options=WrapOptions),
+                component_specs.RewardSpec(name="options_only", description="d", build=lambda options: "plain"),
             ]
 
     registry = get_registry()
@@ -211,12 +211,12 @@ def test_builds_with_a_second_parameter_get_a_build_context_and_old_builds_still
 
 def _reward_plugin_object(name: str, **marks: bool) -> object:
     """A plugin object whose ``debate_rewards`` hook (with pluggy ``marks``) registers ``name``."""
-    spec = components.RewardSpec(name=name, description="probe", build=lambda options: None)
+    spec = component_specs.RewardSpec(name=name, description="probe", build=lambda options: None)
 
     class Plugin:
         @staticmethod
         @hookimpl(**marks)
-        def debate_rewards() -> list[components.RewardSpec]:
+        def debate_rewards() -> list[component_specs.RewardSpec]:
             return [spec]
 
     return Plugin()
@@ -272,13 +272,13 @@ def test_a_deprecated_hook_warns_its_implementer() -> None:
 
     class Specs:
         @hookspecs.hookspec(warn_on_impl=DeprecationWarning("debate_old_rewards is going; use debate_rewards"))
-        def debate_old_rewards(self) -> list[components.RewardSpec]:
+        def debate_old_rewards(self) -> list[component_specs.RewardSpec]:
             return []
 
     registry = load_registry()
     registry.plugin_manager.add_hookspecs(Specs)
 
-    def debate_old_rewards() -> list[components.RewardSpec]:
+    def debate_old_rewards() -> list[component_specs.RewardSpec]:
         return []
 
     plugin = type("Old", (), {"debate_old_rewards": staticmethod(hookimpl(debate_old_rewards))})()

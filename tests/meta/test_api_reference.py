@@ -8,7 +8,7 @@ from pathlib import Path
 
 from debate_core.tools.api_reference import PUBLIC_MODULES, api_reference_markdown, describe, public_names, undocumented
 
-PAGE = Path(__file__).resolve().parents[1] / "docs" / "api-reference.md"
+PAGE = Path(__file__).resolve().parents[2] / "docs" / "api-reference.md"
 
 
 def test_every_public_name_has_a_docstring() -> None:

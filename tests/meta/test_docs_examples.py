@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PLUGIN = ROOT / "examples" / "debate-reward-brevity" / "src" / "debate_reward_brevity" / "__init__.py"
 
 

@@ -11,7 +11,7 @@ import pytest
 from debate_core.errors import LimitExceeded
 from debate_core.limits import LIMITS, check_limit, limit_value, read_limited_bytes
 
-PAGE = (Path(__file__).resolve().parents[1] / "docs" / "limits.md").read_text(encoding="utf-8")
+PAGE = (Path(__file__).resolve().parents[2] / "docs" / "limits.md").read_text(encoding="utf-8")
 
 
 def test_the_limits_table_is_the_limits_of_the_code() -> None:

@@ -9,7 +9,7 @@ import attrs
 from debate_core.config import RunConfig
 from debate_core.config.reference import config_reference_markdown, field_docs
 
-REFERENCE = Path(__file__).resolve().parents[1] / "docs" / "config-reference.md"
+REFERENCE = Path(__file__).resolve().parents[2] / "docs" / "config-reference.md"
 
 
 def test_reference_page_matches_the_schema() -> None:

@@ -1,3 +1,6 @@
+"""The trainer harness's fixtures (``registry``, ``uninterrupted``, ``straight_run``), shared by the
+training, run-directory and runtime tests through ``pytest_plugins`` in tests/conftest.py."""
+
 from __future__ import annotations
 
 from collections.abc import Iterator

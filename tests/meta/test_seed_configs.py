@@ -13,7 +13,7 @@ import pytest
 
 from debate_core.config import RunConfig, unstructure
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PAGE = ROOT / "docs" / "training.md"
 _HEADING = re.compile(r"^### `(examples/[^`]+\.toml)`$")
 _CELL_VALUE = re.compile(r"`([^`]*)`")

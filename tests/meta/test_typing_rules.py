@@ -6,7 +6,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-SOURCE = Path(__file__).resolve().parents[1] / "core" / "src" / "debate_core"
+SOURCE = Path(__file__).resolve().parents[2] / "core" / "src" / "debate_core"
 CONFIG_NAMES = ("config", "settings")
 """Names that hold run-file configuration (``config``, ``settings``, ``loss_config``, ``training_settings``)."""
 NOT_RUN_CONFIGURATION = {"model_config"}

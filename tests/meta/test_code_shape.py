@@ -8,7 +8,7 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "core" / "src" / "debate_core"
 PAGE = ROOT / "docs" / "architecture.md"
 MAX_FUNCTION_LINES = 59

@@ -7,7 +7,7 @@ import re
 import unicodedata
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
 REFERENCE = re.compile(r"docs/([a-z0-9-]+\.md)#([A-Za-z0-9_-]+)")
 LINK = re.compile(r"\]\(([a-z0-9-]+\.md)?#([A-Za-z0-9_-]+)\)")

@@ -7,7 +7,7 @@ import re
 import tomllib
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PAGE = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
 PACKAGE = ROOT / "core" / "src" / "debate_core"
 
