@@ -52,3 +52,16 @@ def test_the_rule_sees_an_any_typed_configuration() -> None:
         "config",
         "loss_config",
     ]
+
+
+ANY_SPECS = {"backend": "the service client's type is in backends/", "coordinator": "its type is in debate/"}
+"""Kinds whose spec builds ``Any``: what they build is typed in a layer above the specs module."""
+
+
+def test_each_kinds_spec_says_what_its_build_returns() -> None:
+    from typing import Any
+
+    from debate_core.component_specs import SPEC_TYPES
+
+    built = {spec.kind: spec.__orig_bases__[0].__args__[0] for spec in SPEC_TYPES}  # type: ignore[attr-defined]
+    assert {kind for kind, returns in built.items() if returns is Any} == set(ANY_SPECS)

@@ -9,12 +9,24 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any, ClassVar, Generic, Protocol, TypeVar, cast
 
 import attrs
 
 from debate_core.config.choices import ComponentChoice, normalise_name
 from debate_core.errors import ConfigError, DebateError, PluginError
+from debate_core.records import (
+    Dataset,
+    Grader,
+    HistoryPolicy,
+    Judge,
+    MetricSink,
+    OutputParser,
+    PersonaSet,
+    Renderer,
+    RewardFunction,
+)
 
 __all__ = [
     "KINDS",
@@ -148,48 +160,49 @@ class ComponentSpec(Generic[T]):
 
 
 @attrs.frozen(kw_only=True)
-class ParserSpec(ComponentSpec[Any]):
+class ParserSpec(ComponentSpec[OutputParser]):
     """An output parser: raw model text to a ``ParsedResponse``, with its output contract (``records.OutputParser``)."""
 
     kind: ClassVar[str] = "parser"
 
 
 @attrs.frozen(kw_only=True)
-class RewardSpec(ComponentSpec[Any]):
+class RewardSpec(ComponentSpec[RewardFunction]):
     """A reward function: a finished debate to per-agent rewards (see ``records.RewardFunction``)."""
 
     kind: ClassVar[str] = "reward"
 
 
 @attrs.frozen(kw_only=True)
-class PersonaSetSpec(ComponentSpec[Any]):
+class PersonaSetSpec(ComponentSpec[PersonaSet]):
     """A persona set: system prompts and sampling temperatures per agent id."""
 
     kind: ClassVar[str] = "persona_set"
 
 
 @attrs.frozen(kw_only=True)
-class HistoryPolicySpec(ComponentSpec[Any]):
+class HistoryPolicySpec(ComponentSpec[HistoryPolicy]):
     """A history policy: which earlier turns an agent sees, and how they are clipped."""
 
     kind: ClassVar[str] = "history_policy"
 
 
 @attrs.frozen(kw_only=True)
-class DatasetSpec(ComponentSpec[Any]):
+class DatasetSpec(ComponentSpec[Dataset]):
     """A dataset: questions (and ground-truth answers when known) for training and evaluation."""
 
     kind: ClassVar[str] = "dataset"
 
 
 @attrs.frozen(kw_only=True)
-class GraderSpec(ComponentSpec[Any]):
+class GraderSpec(ComponentSpec[Grader]):
     """An answer grader: checks a solution against a dataset's ground truth."""
 
     kind: ClassVar[str] = "grader"
 
 
 @attrs.frozen(kw_only=True)
+# Any: the service client's type (backends.contract) sits in a layer above the specs.
 class BackendSpec(ComponentSpec[Any]):
     """A training backend: a service client with the Tinker SDK's surface."""
 
@@ -197,6 +210,7 @@ class BackendSpec(ComponentSpec[Any]):
 
 
 @attrs.frozen(kw_only=True)
+# Any: the coordinator's type (debate.coordinators) sits in a layer above the specs.
 class CoordinatorSpec(ComponentSpec[Any]):
     """A turn protocol: who speaks when, and what each agent is told to do."""
 
@@ -204,21 +218,21 @@ class CoordinatorSpec(ComponentSpec[Any]):
 
 
 @attrs.frozen(kw_only=True)
-class RendererSpec(ComponentSpec[Any]):
+class RendererSpec(ComponentSpec[Callable[[Any], Renderer]]):
     """A renderer: chat messages to prompt tokens, and the stop conditions that fit them."""
 
     kind: ClassVar[str] = "renderer"
 
 
 @attrs.frozen(kw_only=True)
-class MetricSinkSpec(ComponentSpec[Any]):
+class MetricSinkSpec(ComponentSpec[Callable[[Path], MetricSink]]):
     """A metric sink: where the trainer writes one record of metrics per iteration."""
 
     kind: ClassVar[str] = "metric_sink"
 
 
 @attrs.frozen(kw_only=True)
-class JudgeSpec(ComponentSpec[Any]):
+class JudgeSpec(ComponentSpec[Judge]):
     """An external judge: its verdicts on the pairs the agents compared are mixed into the peer
     reward with a weight that falls to zero (docs/rewards.md#a-stronger-judge-phased-out)."""
 
