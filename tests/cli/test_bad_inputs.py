@@ -22,15 +22,16 @@ import pytest
 
 from debate_core.cli import main
 
+pytestmark = pytest.mark.slow  # starts subprocesses or runs end to end: not in the quick loop
+
 MEMORY_BYTES = 3 * 1024**3
 """Address space each command may use: far less than the allocations the limits prevent."""
 CPU_SECONDS = 60
 """CPU time each command may use: an endless read or a runaway loop is stopped by this limit,
 which load on the machine does not shorten."""
 WALL_SECONDS = 300
-"""A command still running after this long hangs (blocked, since ``CPU_SECONDS`` ends a busy one).
-Beside five CPU hogs on a 2-core machine the slowest case took 15 s (the commands that import
-torch), the whole corpus 43 s on two workers."""
+"""A command still running after this long hangs (blocked, since ``CPU_SECONDS`` ends a busy one);
+the slowest case, a command that imports torch, needs a small part of it on a loaded machine."""
 
 
 def _limit_resources() -> None:

@@ -10,6 +10,10 @@ import subprocess
 import sys
 from importlib.metadata import version
 
+import pytest
+
+pytestmark = pytest.mark.slow  # starts subprocesses or runs end to end: not in the quick loop
+
 
 def test_plugins_json_lists_every_installed_distribution() -> None:
     expected = [d for d in os.environ.get("DEBATE_EXPECT_DISTRIBUTIONS", "debate-core").split(",") if d]

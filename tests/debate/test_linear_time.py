@@ -1,11 +1,8 @@
 """The parser, the transcript reader and the v2 reward are linear in their input
 (docs/limits.md#time-and-memory): time at 8n over time at n stays near 8, where quadratic
-work gives 64. Times are the CPU time of the test's own thread, so the time the machine gives
-other processes does not enter them: beside four CPU hogs on a 2-core machine one round of
-wall-clock times gave ratios up to 63 (the small input ran within one time slice, the large one
-shared the cores), this thread's CPU times at most 10.1. Ratios are measured side by side in one
-test, best of several runs, so that what load still changes (caches, clock speed) changes both
-sizes alike."""
+work gives 64. Times are the CPU time of the test's own thread, so load from other processes
+does not enter them (wall-clock ratios swing with time slices); ratios are measured side by side
+in one test, best of several runs, so that what load still changes changes both sizes alike."""
 
 from __future__ import annotations
 

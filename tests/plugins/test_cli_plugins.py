@@ -8,9 +8,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from debate_core.component_specs import KINDS
 
 from .fake_dists import make_distribution, reward_plugin
+
+pytestmark = pytest.mark.slow  # starts subprocesses or runs end to end: not in the quick loop
 
 
 def debate(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:

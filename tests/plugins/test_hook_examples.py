@@ -144,6 +144,7 @@ def example_outcomes(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict
     return outcomes
 
 
+@pytest.mark.slow  # starts a Python subprocess: not in the quick loop
 @pytest.mark.parametrize("hook", ENTRY_POINT_TESTED)
 def test_the_example_passes_its_contract_suite_through_an_entry_point(
     hook: str, example_outcomes: dict[str, dict[str, int]]

@@ -6,6 +6,10 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
+pytestmark = pytest.mark.slow  # starts subprocesses or runs end to end: not in the quick loop
+
 HEAVY = ("torch", "transformers", "datasets", "peft")
 
 PROBE = """

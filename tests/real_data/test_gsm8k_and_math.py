@@ -31,6 +31,8 @@ from debate_core.tasks.math_presets import GSM8K_ANSWER
 
 from .conftest import SOURCE, data_folder
 
+pytestmark = pytest.mark.slow  # starts subprocesses or runs end to end: not in the quick loop
+
 ROOT = Path(__file__).resolve().parents[2]
 GSM8K_SIZES = {"train": 7473, "test": 1319}
 

@@ -16,6 +16,8 @@ from debate_core.plugins import Registry
 
 from .conftest import EXAMPLE, MODEL
 
+pytestmark = pytest.mark.slow  # starts subprocesses or runs end to end: not in the quick loop
+
 SMALL = ["debate.max_tokens=32", "backend.options.num_threads=2"]
 """Short answers keep every check within seconds of sampling."""
 

@@ -24,10 +24,13 @@ if CHROMIUM is None and os.environ.get("DEBATE_REQUIRE_BROWSER") == "1":
     raise RuntimeError(
         f"DEBATE_REQUIRE_BROWSER=1 but no Chromium is installed (apt-get install chromium, or {CHROMIUM_ENV})"
     )
-pytestmark = pytest.mark.skipif(
-    CHROMIUM is None,
-    reason=f"no Chromium on this machine: apt-get install chromium (or set {CHROMIUM_ENV}) to run the browser test",
-)
+pytestmark = [
+    pytest.mark.slow,  # drives a headless Chromium: not in the quick loop
+    pytest.mark.skipif(
+        CHROMIUM is None,
+        reason=f"no Chromium on this machine: apt-get install chromium (or set {CHROMIUM_ENV}) to run the browser test",
+    ),
+]
 
 PROBE = """(() => {
   const box = el => { const r = el.getBoundingClientRect(); return [r.width, r.height]; };

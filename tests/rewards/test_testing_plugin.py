@@ -141,6 +141,7 @@ def _parser_texts() -> list[str]:
     return list(PARSER_TEXTS)
 
 
+@pytest.mark.slow  # starts a Python subprocess: not in the quick loop
 def test_the_pytest11_plugin_loads_only_the_authors_fixtures() -> None:
     """What pytest loads in every session of every user: the fixtures module alone, not the
     contract suites, the debate engine or any test double (those are imported on demand)."""

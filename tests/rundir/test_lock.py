@@ -18,6 +18,8 @@ from debate_core.plugins import Registry
 from debate_core.rundir.lock import LOCK_NAME, LockHolder, RunLockedError, run_directory_lock
 from tests.training.fault_runs import stable, train
 
+pytestmark = pytest.mark.slow  # starts subprocesses or runs end to end: not in the quick loop
+
 ROOT = Path(__file__).parents[2]
 
 HOLDER = """

@@ -33,7 +33,7 @@ def test_a_sigint_taken_by_another_thread_cancels_the_command_at_once() -> None:
     started = time.monotonic()
     with pytest.raises(KeyboardInterrupt):
         run_interruptibly(waits_long())
-    assert time.monotonic() - started < 10  # not the 20 s sleep: a margin that holds beside a CPU hog
+    assert time.monotonic() - started < 10  # not the 20 s sleep, with room for a loaded machine
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
 
 

@@ -21,18 +21,18 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow  # starts subprocesses or runs end to end: not in the quick loop
+
 TIMEOUT_S = 2
 WAIT_MARGIN_S = 10
 """How much longer than ``TIMEOUT_S`` a give-up may say it waited: the message states the seconds
-measured, 3 for a 2 s limit on a loaded 2-core machine."""
+measured, which load stretches."""
 CTRL_C_LIMIT_S = 5
-"""From Ctrl-C to the command's last line: a SIGINT taken by the SDK's blocked thread used to wait
-for the event loop's next timer (the wait's announcement, 10 s after the request); measured at once
-(0.00-0.03 s) beside four CPU hogs on a 2-core machine. The process exits after that line, once
-the interpreter has collected its garbage: 8 s later there, so only ``HANG_S`` bounds the exit."""
+"""From Ctrl-C to the command's last line: the SIGINT is taken at once, not at the event loop's next
+timer (the wait's announcement, 10 s after the request); only ``HANG_S`` bounds the exit after it."""
 HANG_S = 300
-"""A command that has not exited by then hangs: beside two to four CPU hogs on a 2-core machine
-the commands here took up to 41 s to start (importing torch), and the give-ups 24-28 s in all."""
+"""A command that has not exited by then hangs: starting (importing torch) and giving up take a
+fraction of it even on a loaded machine."""
 
 
 @contextmanager

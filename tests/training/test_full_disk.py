@@ -23,6 +23,8 @@ from debate_core.training.sinks import MultiSink
 from tests.training.full_disk import ENOSPC, FullDisk, full_disk
 from tests.training.trainer_harness import BASE_OVERRIDES, harness_registry, read_metrics
 
+pytestmark = pytest.mark.slow  # starts subprocesses or runs end to end: not in the quick loop
+
 VOLATILE = ("time/", "throughput/")
 
 

@@ -12,11 +12,15 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from debate_core.plugins import Registry
 from debate_core.rundir.directory import RunDirectory
 from debate_core.training.progress import Progress
 from debate_core.training.run import run_training
 from tests.training.trainer_harness import make_config
+
+pytestmark = pytest.mark.slow  # starts subprocesses or runs end to end: not in the quick loop
 
 CHILD = """
 import sys
@@ -30,8 +34,8 @@ with harness_registry():
 
 
 HANG_S = 300.0
-"""How long the child may take to write its third metric record: beside six CPU hogs on a 2-core
-machine it took 22 s (start-up, then about 1.2 s an iteration)."""
+"""How long the child may take to write its third metric record before it counts as hung: start-up
+and three short iterations, with room for a machine busy with other work."""
 
 
 def stable(path: Path) -> list[dict[str, Any]]:

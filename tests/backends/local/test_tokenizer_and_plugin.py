@@ -20,6 +20,7 @@ _TOKENIZER, _ = build_embedded_tokenizer(1024)
 _TABLE = token_byte_table(_TOKENIZER)
 
 
+@pytest.mark.slow  # starts a Python subprocess: not in the quick loop
 def test_training_is_deterministic_across_processes() -> None:
     script = (
         "import hashlib; from debate_core.backends.local.models.tokenizer import train_tokenizer_json as t; "
@@ -63,6 +64,7 @@ def test_the_plugin_registers_local_with_validated_options() -> None:
         client.close()
 
 
+@pytest.mark.slow  # starts a Python subprocess: not in the quick loop
 def test_the_plugin_module_does_not_import_torch() -> None:
     script = "import sys, debate_core.builtin.backend_local; print('torch' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
