@@ -13,6 +13,3 @@ settings.register_profile(
     "ci", max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=True
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
-
-# the trainer harness's fixtures, for the training, run-directory and runtime tests alike
-pytest_plugins = ("tests.training.harness_fixtures",)

@@ -1,5 +1,6 @@
 """The trainer harness's fixtures (``registry``, ``uninterrupted``, ``straight_run``), shared by the
-training, run-directory and runtime tests through ``pytest_plugins`` in tests/conftest.py."""
+training and run-directory tests through their conftest.py (not the root's: the tinker and contract
+environments have no torch, which the harness imports)."""
 
 from __future__ import annotations
 
