@@ -16,6 +16,7 @@ from debate_core.tasks.worked_solutions import (
     available_slips,
     first_wrong_step,
     flawed_worked_solution,
+    inverse_check,
     worked_solution,
 )
 
@@ -126,3 +127,22 @@ def test_the_dataset_writes_flawed_solutions_and_critiques() -> None:
     assert kinds == set(SLIPS)
     plain = ArithmeticDataset(ArithmeticOptions(difficulty=4, num_train=5, num_test=1, worked_solutions=False))
     assert plain.flawed_solution(plain.problems("train")[0], rng) is None
+
+
+@given(st.integers(10, 999), st.integers(0, 999), st.integers(0, 1200))
+def test_an_inverse_check_is_right_exactly_for_the_right_answer(a: int, b: int, stated: int) -> None:
+    for op, right in (("-", a - b), ("+", a + b)):
+        if right < 0:
+            continue
+        question_left = a
+        check = inverse_check(question_left, op, b, stated)
+        if op == "+" and stated < b:
+            assert check is None  # no worked form for a negative difference
+            continue
+        assert check is not None
+        assert check.endswith(": right" if stated == right else ": wrong")
+        assert check.startswith(f"{stated}{'+' if op == '-' else '-'}{b}: ")
+
+
+def test_a_product_has_no_inverse_check() -> None:
+    assert inverse_check(56, "*", 7, 8) is None

@@ -369,3 +369,46 @@ def test_the_check_form_of_the_reference_evaluation() -> None:
         for _agent, stated, verdict in clauses:
             assert verdict == ("right" if stated == own.group(1) else "wrong")
         assert [int(c[0]) for c in clauses] == [a for a in range(3) if a != turn.agent]
+
+
+def subtraction() -> NamedDataset:
+    return NamedDataset("arithmetic", ArithmeticDataset(ArithmeticOptions(difficulty=7, num_train=200, num_test=10)))
+
+
+def test_the_verify_form_checks_each_stated_answer_by_the_inverse_operation() -> None:
+    data = prepare(batch_size=8, dataset=subtraction())
+    data.settings = attrs.evolve(data.settings, evaluation_form="verify")
+    episodes, _ = run_reference(data, "parallel", steps=2)
+    round2 = [(e.record, t) for e in episodes for t in e.record.turns if t.round == 2]
+    assert round2
+    wrong_seen = 0
+    for record, turn in round2:
+        a, b = (int(n) for n in re.findall(r"\d+", record.question))
+        clause = r"Agent (\d) says (\d+): (\d+)\+(\d+): [^.]*\. [^:]*: (right|wrong)\."
+        clauses = re.findall(clause, turn.response.evaluation)
+        assert len(clauses) == 2, turn.response.evaluation
+        assert not turn.response.evaluation.startswith("I say")  # the verdict does not rest on the judge's answer
+        for _agent, stated, added, subtrahend, verdict in clauses:
+            assert (added, int(subtrahend)) == (stated, b)
+            assert verdict == ("right" if int(stated) + b == a else "wrong")
+            wrong_seen += verdict == "wrong"
+    assert wrong_seen > 0
+
+
+def test_the_verify_form_needs_a_dataset_that_checks_answers() -> None:
+    settings = WarmstartSettings(enabled=True, evaluation_form="verify")
+    dataset = NamedDataset("tiny_sums", TinySums(TinySumsOptions()))
+    with pytest.raises(WarmstartError, match="'verify' needs a dataset that checks a stated answer"):
+        WarmstartData.prepare(dataset, build_boxed(None), settings, 0, 3, ByteTokenizer(), XML_CONTRACT)
+
+
+def test_revision_answer_shows_worked_solving_only_in_first_answers() -> None:
+    data = prepare(batch_size=8, dataset=subtraction())
+    data.settings = attrs.evolve(data.settings, evaluation_form="verify", revision="answer")
+    episodes, jobs = run_reference(data, "parallel", steps=2)
+    for episode, job in zip(episodes, jobs, strict=True):
+        for turn in episode.record.turns:
+            if turn.round == 1:
+                assert ": " in turn.response.solution  # the worked columns (or a planned slip)
+            else:
+                assert turn.response.solution == f"The answer is \\boxed{{{job.problem.answer}}}."

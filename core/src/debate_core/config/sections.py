@@ -187,7 +187,7 @@ class TrainingSettings:
     (``local``)."""
 
 
-EvaluationForm = Literal["verdict", "check"]
+EvaluationForm = Literal["verdict", "check", "verify"]
 """How a warm-start reference response judges another agent (``warmstart.evaluation_form``)."""
 
 
@@ -225,7 +225,14 @@ class WarmstartSettings:
     """How the reference responses judge another agent (docs/training.md#warm-start): ``verdict``
     says right, or wrong and why (``Agent 1: 27 is wrong, the answer is 28.``); ``check`` states the
     judge's own answer, then checks each stated answer against it character by character before the
-    verdict (``I say 28. Agent 1 says 27: 2-2 same, 7-8 differ: wrong.``)."""
+    verdict (``I say 28. Agent 1 says 27: 2-2 same, 7-8 differ: wrong.``); ``verify`` checks each
+    stated answer by itself, with the dataset's check (the inverse operation for arithmetic:
+    ``Agent 1 says 38: 38+27: 8+7=15, 3+2+1=6. 6-6 same, 5-5 same: right.`` for ``65-27``), so
+    the verdict does not rest on the judge's own answer."""
+    revision: Literal["worked", "answer"] = "worked"
+    """What a reference response of a later turn writes as its solution: ``worked``, the problem's
+    worked solution; ``answer``, the right final answer alone (``solution_template``), so worked
+    solving is shown only in first answers while judging is shown in every later turn."""
 
 
 @attrs.frozen(kw_only=True)

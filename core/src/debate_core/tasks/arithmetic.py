@@ -22,6 +22,7 @@ from debate_core.tasks.worked_solutions import (
     available_slips,
     first_wrong_step,
     flawed_worked_solution,
+    inverse_check,
     worked_solution,
 )
 
@@ -63,6 +64,8 @@ LEVELS: dict[int, Level] = {
     4: Level("two-digit addition and subtraction", ("+", "-"), (10, 99), (10, 99)),
     5: Level("three-digit addition and subtraction", ("+", "-"), (100, 999), (100, 999)),
     6: Level("two-digit times one-digit multiplication", ("*",), (10, 99), (2, 9)),
+    7: Level("two-digit subtraction", ("-",), (10, 99), (10, 99)),
+    8: Level("three-digit subtraction", ("-",), (100, 999), (100, 999)),
 }
 """Difficulty levels, easiest first."""
 
@@ -188,6 +191,16 @@ class ArithmeticDataset:
         """The correct text of the first column a wrong solution got wrong (``7+8=15``)."""
         operands = _operands(problem)
         return None if operands is None else first_wrong_step(*operands, solution)
+
+    def check_answer(self, problem: Problem, stated: str) -> str | None:
+        """A stated answer checked by the inverse operation (``38+27: 8+7=15, 3+2+1=6. 6-6 same,
+        5-5 same: right`` for ``65-27``), or None when it has no such check (a product, an
+        answer that is not a whole number)."""
+        operands = _operands(problem)
+        text = stated.strip()
+        if operands is None or not text.isdigit():
+            return None
+        return inverse_check(*operands, int(text))
 
     def __repr__(self) -> str:
         return f"ArithmeticDataset({self.options!r})"

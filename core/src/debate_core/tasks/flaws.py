@@ -49,6 +49,19 @@ class SolutionFlaws(Protocol):
     def critique(self, problem: Problem, solution: str) -> str | None: ...
 
 
+@runtime_checkable
+class AnswerChecks(Protocol):
+    """What a dataset offers judges that check a stated answer by themselves (optional).
+
+    ``check_answer`` writes the check of ``stated`` as a judge would, ending in ``right`` or
+    ``wrong``: for arithmetic the inverse operation worked column by column
+    (``38+27: 8+7=15, 3+2+1=6. 6-6 same, 5-5 same: right`` for ``65-27``), so a judge can tell
+    a right answer from a wrong one without solving the problem itself. ``None``: no check.
+    """
+
+    def check_answer(self, problem: Problem, stated: str) -> str | None: ...
+
+
 def wrong_answer(answer: str, rng: random.Random, others: Sequence[str] = ()) -> str | None:
     """A wrong answer of the same form as ``answer``, or None when none can be made.
 

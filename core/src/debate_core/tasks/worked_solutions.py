@@ -171,6 +171,45 @@ def flawed_worked_solution(a: int, op: str, b: int, slip: Slip, choice: int = 0)
     return _render(a, op, b, flawed, _read_back(flawed, op))
 
 
+def digit_check(left: str, right: str) -> str:
+    """Two numbers' characters compared side by side, right-aligned like the columns:
+    ``7-7 same, 4-3 differ: wrong`` (``74`` against ``73``).
+
+    Each step sets two characters side by side and says ``same`` or ``differ`` right after them,
+    so the verdict never needs an equality across a long stretch of text; a missing character is
+    ``_`` (``93`` against ``103``: ``_-1 differ, 9-0 differ, 3-3 same: wrong``).
+
+        >>> digit_check("28", "28")
+        '2-2 same, 8-8 same: right'
+    """
+    width = max(len(left), len(right))
+    pairs = zip(left.rjust(width, "_"), right.rjust(width, "_"), strict=True)
+    steps = ", ".join(f"{a}-{b} {'same' if a == b else 'differ'}" for a, b in pairs)
+    return f"{steps}: {'right' if left == right else 'wrong'}"
+
+
+def inverse_check(a: int, op: str, b: int, stated: int) -> str | None:
+    """A stated answer of ``a op b`` checked by the inverse operation, column by column, and its
+    result compared with ``a`` digit by digit: a difference is checked by adding ``b`` back, a
+    sum by taking ``b`` away. None when the inverse has no worked form (a product; a stated sum
+    smaller than ``b``; a negative number).
+
+        >>> inverse_check(65, "-", 27, 38)
+        '38+27: 8+7=15, 3+2+1=6. 6-6 same, 5-5 same: right'
+        >>> inverse_check(65, "-", 27, 48)
+        '48+27: 8+7=15, 4+2+1=7. 7-6 differ, 5-5 same: wrong'
+    """
+    inverse = {"-": "+", "+": "-"}.get(op)
+    if inverse is None or stated < 0:
+        return None
+    columns = _columns(stated, inverse, b)
+    if columns is None:
+        return None
+    result = _read_back(columns, inverse)
+    steps = ", ".join(c.text for c in columns)
+    return f"{stated}{inverse}{b}: {steps}. {digit_check(str(result), str(a))}"
+
+
 def first_wrong_step(a: int, op: str, b: int, solution: str) -> str | None:
     """The correct text of the first step a written solution of ``a op b`` gets wrong.
 

@@ -49,7 +49,8 @@ from debate_core.records import (
     Transition,
     TurnView,
 )
-from debate_core.tasks.flaws import AnswerFlaws, FlawedSolution, SolutionFlaws
+from debate_core.tasks.flaws import AnswerChecks, AnswerFlaws, FlawedSolution, SolutionFlaws
+from debate_core.tasks.worked_solutions import digit_check
 from debate_core.training.rl.datum import AssembledDatum, supervised_datums
 from debate_core.training.rl.rollouts import DebateJob
 from debate_core.training.run_components import NamedDataset
@@ -82,6 +83,8 @@ class SeenAnswer:
     agent: int
     grade: Grade
     critique: str | None
+    check: str | None = None
+    """The dataset's own check of the stated answer (``evaluation_form = "verify"``)."""
 
 
 @attrs.frozen
@@ -94,29 +97,28 @@ class Lesson:
     answer: str
     grader: Grader
     flaws: SolutionFlaws | None
+    checks: AnswerChecks | None = None
 
     def judge(self, entry: HistoryEntry) -> SeenAnswer:
-        """Grade another agent's shown solution, with a critique when it is wrong."""
+        """Grade another agent's shown solution, with a critique when it is wrong and the
+        dataset's check of its stated answer where the dataset has one."""
         grade = self.grader.grade(entry.solution, self.answer)
         critique = None if grade.correct or self.flaws is None else self.flaws.critique(self.problem, entry.solution)
-        return SeenAnswer(entry.agent, grade, critique)
+        check = None
+        if self.checks is not None and grade.extracted is not None:
+            check = self.checks.check_answer(self.problem, grade.extracted)
+        return SeenAnswer(entry.agent, grade, critique, check)
 
 
 def answer_check(stated: str, own: str) -> str:
     """A stated answer's characters checked against one's own, right-aligned, the way the worked
-    solutions add columns: ``7-7 same, 4-3 differ: wrong`` (stated ``74``, own ``73``).
-
-    Each step sets two characters side by side and says ``same`` or ``differ`` right after them,
-    so the verdict never needs an equality across a long stretch of text; a missing character is
-    ``_`` (``93`` against ``103``: ``_-1 differ, 9-0 differ, 3-3 same: wrong``).
+    solutions add columns (:func:`~debate_core.tasks.worked_solutions.digit_check`):
+    ``7-7 same, 4-3 differ: wrong`` (stated ``74``, own ``73``).
 
         >>> answer_check("28", "28")
         '2-2 same, 8-8 same: right'
     """
-    width = max(len(stated), len(own))
-    pairs = zip(stated.rjust(width, "_"), own.rjust(width, "_"), strict=True)
-    steps = ", ".join(f"{a}-{b} {'same' if a == b else 'differ'}" for a, b in pairs)
-    return f"{steps}: {'right' if stated == own else 'wrong'}"
+    return digit_check(stated, own)
 
 
 def evaluation_text(seen: Sequence[SeenAnswer], answer: str, form: EvaluationForm = "verdict") -> str:
@@ -127,11 +129,17 @@ def evaluation_text(seen: Sequence[SeenAnswer], answer: str, form: EvaluationFor
     ``form="check"``: the judge's own answer first, then each stated answer in the words of the
     prompt's recap (``Agent 1 says 74``, docs/protocol.md#what-an-agent-sees) checked against it by
     :func:`answer_check`: ``I say 73. Agent 1 says 74: 7-7 same, 4-3 differ: wrong.``
+    ``form="verify"``: each stated answer checked by itself with the dataset's check
+    (``Agent 1 says 38: 38+27: 8+7=15, 3+2+1=6. 6-6 same, 5-5 same: right.``); an answer the
+    dataset cannot check gets the check form's clause.
     """
     clauses = [f"I say {answer}."] if form == "check" and seen else []
     for s in seen:
         if not s.grade.formatted or s.grade.extracted is None:
             clauses.append(f"Agent {s.agent} gives no answer.")
+        elif form == "verify":
+            check = s.check or answer_check(s.grade.extracted, answer)
+            clauses.append(f"Agent {s.agent} says {s.grade.extracted}: {check}.")
         elif form == "check":
             clauses.append(f"Agent {s.agent} says {s.grade.extracted}: {answer_check(s.grade.extracted, answer)}.")
         elif s.grade.correct:
@@ -181,6 +189,7 @@ def lessons_of(
     """The lessons of the problems that have an answer and a reference solution the grader
     accepts, and how many reference solutions the grader rejected."""
     flaws = dataset.dataset if isinstance(dataset.dataset, SolutionFlaws) else None
+    checks = dataset.dataset if isinstance(dataset.dataset, AnswerChecks) else None
     lessons: list[Lesson] = []
     rejected = 0
     for problem in problems:
@@ -190,7 +199,7 @@ def lessons_of(
         if solution is None or not grader.grade(solution, problem.answer).correct:
             rejected += 1
             continue
-        lessons.append(Lesson(problem, solution, problem.answer, grader, flaws))
+        lessons.append(Lesson(problem, solution, problem.answer, grader, flaws, checks))
     return lessons, rejected
 
 
@@ -206,6 +215,8 @@ class ReferenceAgent:
     contract: OutputContract
     train_on_flawed: bool = False
     evaluation_form: EvaluationForm = "verdict"
+    revised_solution: str | None = None
+    """The solution of every later turn (None: the lesson's worked solution)."""
     weights: list[float] = attrs.field(factory=list)
     """The training weight of each of this agent's turns, in order."""
     truncated: int = 0
@@ -240,8 +251,11 @@ class ReferenceAgent:
     def respond(self, view: TurnView) -> ResponseContent:
         """The reference response for this view (and the turn's training weight, recorded)."""
         lesson = self.lesson
-        flawed = self.first_answer if not self.weights else None
+        first_turn = not self.weights
+        flawed = self.first_answer if first_turn else None
         solution, own_answer = (flawed.text, flawed.answer) if flawed else (lesson.solution, lesson.answer)
+        if not first_turn and self.revised_solution is not None:
+            solution = self.revised_solution
         self.weights.append(0.0 if flawed and not self.train_on_flawed else 1.0)
         if view.num_agents == 1:
             return ResponseContent(solution=solution, consensus=True, consensus_reason="I am the only agent.")
@@ -299,6 +313,11 @@ class WarmstartData:
                 else "no training problem has an answer"
             )
             raise WarmstartError(f"warm-start on dataset '{dataset.name}' is impossible: {why}")
+        if settings.evaluation_form == "verify" and lessons[0].checks is None:
+            raise WarmstartError(
+                f"warmstart.evaluation_form: 'verify' needs a dataset that checks a stated answer by itself "
+                f"(the arithmetic dataset does); dataset '{dataset.name}' does not: use 'check'"
+            )
         answers = tuple(sorted({p.answer for p in problems if p.answer is not None}))
         return cls(lessons, seed, num_agents, settings, tokenizer, contract, AnswerFlaws(answers))
 
@@ -306,6 +325,11 @@ class WarmstartData:
         if self.num_agents < 2 or rng.random() >= self.settings.flawed_share:
             return None
         return plausibly_wrong(lesson, self.answer_flaws, rng)
+
+    def _revised_solution(self, lesson: Lesson) -> str | None:
+        if self.settings.revision == "worked":
+            return None
+        return self.settings.solution_template.replace("{answer}", lesson.answer)
 
     def jobs(self, step: int) -> list[DebateJob]:
         """The reference debates of warm-start step ``step`` (each job's policies are its agents)."""
@@ -324,6 +348,7 @@ class WarmstartData:
                     self.contract,
                     self.settings.train_on_flawed,
                     self.settings.evaluation_form,
+                    self._revised_solution(lesson),
                 )
                 for a in range(self.num_agents)
             )
