@@ -146,3 +146,14 @@ def test_an_inverse_check_is_right_exactly_for_the_right_answer(a: int, b: int, 
 
 def test_a_product_has_no_inverse_check() -> None:
     assert inverse_check(56, "*", 7, 8) is None
+
+
+@given(st.integers(10, 999), st.integers(0, 999), st.integers(0, 2000))
+def test_each_place_of_an_inverse_check_compares_the_two_digits_it_writes(a: int, b: int, stated: int) -> None:
+    check = inverse_check(a, "-", b, stated)
+    assert check is not None
+    pairs = re.findall(r"(\d|_)-(\d|_) (same|differ)", check)
+    assert pairs
+    for left, right, word in pairs:
+        assert word == ("same" if left == right else "differ")
+    assert "".join(right for _, right, _ in reversed(pairs)).lstrip("_") == str(a)

@@ -384,7 +384,7 @@ def test_the_verify_form_checks_each_stated_answer_by_the_inverse_operation() ->
     wrong_seen = 0
     for record, turn in round2:
         a, b = (int(n) for n in re.findall(r"\d+", record.question))
-        clause = r"Agent (\d) says (\d+): (\d+)\+(\d+): [^.]*\. [^:]*: (right|wrong)\."
+        clause = r"Agent (\d) says (\d+): (\d+)\+(\d+): [^:]*: (right|wrong)\."
         clauses = re.findall(clause, turn.response.evaluation)
         assert len(clauses) == 2, turn.response.evaluation
         assert not turn.response.evaluation.startswith("I say")  # the verdict does not rest on the judge's answer

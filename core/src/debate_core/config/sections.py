@@ -227,7 +227,7 @@ class WarmstartSettings:
     judge's own answer, then checks each stated answer against it character by character before the
     verdict (``I say 28. Agent 1 says 27: 2-2 same, 7-8 differ: wrong.``); ``verify`` checks each
     stated answer by itself, with the dataset's check (the inverse operation for arithmetic:
-    ``Agent 1 says 38: 38+27: 8+7=15, 3+2+1=6. 6-6 same, 5-5 same: right.`` for ``65-27``), so
+    ``Agent 1 says 38: 38+27: 8+7=15 5-5 same, 3+2+1=6 6-6 same: right.`` for ``65-27``), so
     the verdict does not rest on the judge's own answer."""
     revision: Literal["worked", "answer"] = "worked"
     """What a reference response of a later turn writes as its solution: ``worked``, the problem's

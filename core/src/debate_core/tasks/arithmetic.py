@@ -193,8 +193,8 @@ class ArithmeticDataset:
         return None if operands is None else first_wrong_step(*operands, solution)
 
     def check_answer(self, problem: Problem, stated: str) -> str | None:
-        """A stated answer checked by the inverse operation (``38+27: 8+7=15, 3+2+1=6. 6-6 same,
-        5-5 same: right`` for ``65-27``), or None when it has no such check (a product, an
+        """A stated answer checked by the inverse operation (``38+27: 8+7=15 5-5 same, 3+2+1=6
+        6-6 same: right`` for ``65-27``), or None when it has no such check (a product, an
         answer that is not a whole number)."""
         operands = _operands(problem)
         text = stated.strip()

@@ -55,7 +55,7 @@ class AnswerChecks(Protocol):
 
     ``check_answer`` writes the check of ``stated`` as a judge would, ending in ``right`` or
     ``wrong``: for arithmetic the inverse operation worked column by column
-    (``38+27: 8+7=15, 3+2+1=6. 6-6 same, 5-5 same: right`` for ``65-27``), so a judge can tell
+    (``38+27: 8+7=15 5-5 same, 3+2+1=6 6-6 same: right`` for ``65-27``), so a judge can tell
     a right answer from a wrong one without solving the problem itself. ``None``: no check.
     """
 

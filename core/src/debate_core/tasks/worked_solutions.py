@@ -189,15 +189,19 @@ def digit_check(left: str, right: str) -> str:
 
 
 def inverse_check(a: int, op: str, b: int, stated: int) -> str | None:
-    """A stated answer of ``a op b`` checked by the inverse operation, column by column, and its
-    result compared with ``a`` digit by digit: a difference is checked by adding ``b`` back, a
-    sum by taking ``b`` away. None when the inverse has no worked form (a product; a stated sum
-    smaller than ``b``; a negative number).
+    """A stated answer of ``a op b`` checked by the inverse operation, column by column: a
+    difference is checked by adding ``b`` back, a sum by taking ``b`` away. Each column is
+    followed by its result digit beside ``a``'s digit of the same place, ``same`` or ``differ``
+    (``_`` for a place a number does not have), so every comparison is of two digits just
+    written; the verdict is ``right`` when every place is the same. None when the inverse has no
+    worked form (a product; a stated sum smaller than ``b``; a negative number).
 
         >>> inverse_check(65, "-", 27, 38)
-        '38+27: 8+7=15, 3+2+1=6. 6-6 same, 5-5 same: right'
+        '38+27: 8+7=15 5-5 same, 3+2+1=6 6-6 same: right'
         >>> inverse_check(65, "-", 27, 48)
-        '48+27: 8+7=15, 4+2+1=7. 7-6 differ, 5-5 same: wrong'
+        '48+27: 8+7=15 5-5 same, 4+2+1=7 7-6 differ: wrong'
+        >>> inverse_check(73, "-", 17, 86)
+        '86+17: 6+7=13 3-3 same, 8+1+1=10 0-7 differ, 1-_ differ: wrong'
     """
     inverse = {"-": "+", "+": "-"}.get(op)
     if inverse is None or stated < 0:
@@ -206,8 +210,15 @@ def inverse_check(a: int, op: str, b: int, stated: int) -> str | None:
     if columns is None:
         return None
     result = _read_back(columns, inverse)
-    steps = ", ".join(c.text for c in columns)
-    return f"{stated}{inverse}{b}: {steps}. {digit_check(str(result), str(a))}"
+    got, want = [str(d) for d in _digits(result)], [str(d) for d in _digits(a)]
+    steps = []
+    for place in range(max(len(got), len(want), len(columns))):
+        left = got[place] if place < len(got) else "_"
+        right = want[place] if place < len(want) else "_"
+        pair = f"{left}-{right} {'same' if left == right else 'differ'}"
+        steps.append(f"{columns[place].text} {pair}" if place < len(columns) else pair)
+    verdict = "right" if result == a else "wrong"
+    return f"{stated}{inverse}{b}: {', '.join(steps)}: {verdict}"
 
 
 def first_wrong_step(a: int, op: str, b: int, solution: str) -> str | None:

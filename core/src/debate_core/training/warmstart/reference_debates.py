@@ -130,7 +130,7 @@ def evaluation_text(seen: Sequence[SeenAnswer], answer: str, form: EvaluationFor
     prompt's recap (``Agent 1 says 74``, docs/protocol.md#what-an-agent-sees) checked against it by
     :func:`answer_check`: ``I say 73. Agent 1 says 74: 7-7 same, 4-3 differ: wrong.``
     ``form="verify"``: each stated answer checked by itself with the dataset's check
-    (``Agent 1 says 38: 38+27: 8+7=15, 3+2+1=6. 6-6 same, 5-5 same: right.``); an answer the
+    (``Agent 1 says 38: 38+27: 8+7=15 5-5 same, 3+2+1=6 6-6 same: right.``); an answer the
     dataset cannot check gets the check form's clause.
     """
     clauses = [f"I say {answer}."] if form == "check" and seen else []
