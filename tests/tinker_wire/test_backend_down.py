@@ -1,7 +1,8 @@
 """A backend that is down (docs/training.md, "A backend that is down"): with the Tinker SDK
 pointed at a port where nothing listens, at a server that accepts and never answers, and at one
 that answers 500 to everything, every command says what it waits for, gives up after
-``training.backend_timeout_s`` with one line and a non-zero status, and Ctrl-C stops it at once."""
+``training.backend_timeout_s`` with one line and a non-zero status, and Ctrl-C or SIGTERM stops it
+at once."""
 
 from __future__ import annotations
 
@@ -189,8 +190,16 @@ def test_a_long_wait_says_what_it_waits_for(tmp_path: Path) -> None:
     assert "Ctrl-C stops" in done.stderr
 
 
+STOPS = {signal.SIGINT: ("debate: interrupted", 130), signal.SIGTERM: ("debate: terminated", 143)}
+"""Each stop signal, with the last line and the status it stops a waiting command with."""
+
+
+@pytest.mark.parametrize("signum", sorted(STOPS), ids=lambda signum: signum.name)
 @pytest.mark.parametrize("name", ["run", "train"])
-def test_ctrl_c_while_the_backend_hangs_stops_at_once(name: str, tmp_path: Path) -> None:
+def test_a_stop_signal_while_the_backend_hangs_stops_at_once(name: str, signum: signal.Signals, tmp_path: Path) -> None:
+    """Ctrl-C, or a scheduler's SIGTERM, while the first backend call waits: one line, the status of
+    the signal, and a new run's directory gone (the run failed before its first step, so the same
+    --run-dir can be used again at once; docs/config-reference.md)."""
     config = run_file(tmp_path)
     config.write_text(config.read_text().replace(f"backend_timeout_s = {TIMEOUT_S}", "backend_timeout_s = 0"))
     asked = threading.Event()
@@ -204,14 +213,17 @@ def test_ctrl_c_while_the_backend_hangs_stops_at_once(name: str, tmp_path: Path)
         )
         lines = timed_lines(child)
         assert asked.wait(HANG_S) and child.poll() is None  # started, and waiting on the silent service
+        if name == "train":
+            assert (tmp_path / "run" / "config.toml").is_file()  # the run had started
         sent = time.monotonic()
-        child.send_signal(signal.SIGINT)
+        child.send_signal(signum)
         child.wait(timeout=HANG_S)
     said = [(at, line) for at, line in lines.result(timeout=HANG_S) if line.strip()]
-    assert child.returncode != 0 and "Traceback" not in "".join(line for _, line in said)
+    assert "Traceback" not in "".join(line for _, line in said)
     stopped_at, last = said[-1]
-    assert last.startswith("debate: "), last
+    assert (last.strip(), child.returncode) == STOPS[signum], said
     assert stopped_at - sent < CTRL_C_LIMIT_S, (stopped_at - sent, last)
+    assert not (tmp_path / "run").exists()  # nothing left to block a retry: no config, no lock
 
 
 def timed_lines(child: subprocess.Popen[str]) -> Future[list[tuple[float, str]]]:
