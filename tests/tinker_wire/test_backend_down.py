@@ -1,8 +1,9 @@
 """A backend that is down (docs/training.md, "A backend that is down"): with the Tinker SDK
-pointed at a port where nothing listens, at a server that accepts and never answers, and at one
-that answers 500 to everything, every command says what it waits for, gives up after
-``training.backend_timeout_s`` with one line and a non-zero status, and Ctrl-C or SIGTERM stops it
-at once."""
+pointed at a server that accepts and never answers, and at one that answers 500 to everything,
+every command says what it waits for, gives up after ``training.backend_timeout_s`` with one line
+and a non-zero status, and Ctrl-C or SIGTERM stops it at once; pointed at a port where nothing
+listens, or at a host name that does not resolve, it fails at once with one line naming the
+address."""
 
 from __future__ import annotations
 
@@ -127,7 +128,11 @@ def run_file(tmp_path: Path) -> Path:
 
 
 def environment(url: str, tmp_path: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("TINKER_", "DEBATE_"))}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("TINKER_", "DEBATE_")) and not k.lower().endswith("_proxy")  # the servers are local
+    }
     env.update(
         TINKER_BASE_URL=url,
         TINKER_API_KEY="tml-down-test-key",
@@ -167,11 +172,51 @@ def test_every_command_gives_up_in_one_line(server: str, tmp_path: Path) -> None
         assert "Traceback" not in err, (name, err)
         assert lines[-1].startswith("debate: error: backend 'tinker': "), (name, err)
         said = lines[-1]
+        if server == "nothing listening":  # refused: said at once, not waited on
+            assert f"nothing listens at {url.removeprefix('http://')}, the connection is refused" in said
+            continue
         waited = re.search(r"no answer after (\d+) s", said)
         assert waited is not None or "failed after" in said, (name, said)
         if waited is not None:  # the seconds waited, at least the limit; 3 s for a 2 s limit under load
             assert TIMEOUT_S <= int(waited.group(1)) <= TIMEOUT_S + WAIT_MARGIN_S, (name, said)
             assert f"training.backend_timeout_s = {TIMEOUT_S}" in said, (name, said)
+
+
+@contextmanager
+def unresolvable() -> Iterator[str]:
+    yield "http://nonexistent.invalid:8000"  # .invalid never resolves (RFC 2606)
+
+
+NOWHERE = {"nothing listening": nothing_listening, "a name that does not resolve": unresolvable}
+
+
+@pytest.mark.parametrize("nowhere", sorted(NOWHERE))
+def test_an_address_where_nothing_can_answer_fails_at_once(nowhere: str, tmp_path: Path) -> None:
+    """A refused port or a name that does not resolve is not a slow service: with the default
+    give-up time (600 s, beyond the hang limit here) the run fails at once, in one line naming the
+    address, and leaves nothing in its new run directory."""
+    config = run_file(tmp_path)
+    config.write_text(config.read_text().replace(f"backend_timeout_s = {TIMEOUT_S}\n", ""))
+    with NOWHERE[nowhere]() as url:
+        done = subprocess.run(
+            command("train", config, tmp_path),
+            env=environment(url, tmp_path),
+            capture_output=True,
+            text=True,
+            timeout=HANG_S,
+        )
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    host_port = url.removeprefix("http://")
+    expected = (
+        f"nothing listens at {host_port}, the connection is refused (TINKER_BASE_URL={url})"
+        if nowhere == "nothing listening"
+        else f"the host name 'nonexistent.invalid' does not resolve (TINKER_BASE_URL={url})"
+    )
+    assert lines[-1].startswith("debate: error: backend 'tinker': create the training client: "), lines[-1]
+    assert expected in lines[-1]
+    assert not any("waiting for backend" in line for line in lines)
+    assert not (tmp_path / "run").exists()
 
 
 def test_a_long_wait_says_what_it_waits_for(tmp_path: Path) -> None:
