@@ -54,8 +54,14 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.set_defaults(handler=run)
 
 
+HEADLINE_METRICS = ("judge/accuracy", "judge/consistency")
+"""Headline metrics named in full: the judge benchmark's strict accuracy and its consistency."""
+
+
 def is_headline(name: str) -> bool:
     """True for a headline metric of an evaluation (``eval_<dataset>/debate/cons@3``), not its SE or change."""
+    if "/" in name and name.split("/", 1)[1] in HEADLINE_METRICS:
+        return True
     return (
         "/" in name
         and any(part in name.rsplit("/", 1)[-1] for part in HEADLINE)
