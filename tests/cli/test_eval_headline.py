@@ -53,3 +53,21 @@ def test_debate_eval_ends_with_the_headline(tmp_path: Path, capsys: pytest.Captu
         "direct/pass@2",
         "direct/cons@2",
     ]
+
+
+def test_the_judge_benchmark_headline_has_its_strict_accuracy_and_consistency() -> None:
+    """``debate eval --mode judge``: the judge benchmark's headline figures (docs/training.md#the-judge-benchmark)
+    are its strict accuracy and its consistency, not only the judge's own answers."""
+    metrics = {
+        "eval_arithmetic/num_problems": 50.0,
+        "eval_arithmetic/judge/accuracy": 0.2,
+        "eval_arithmetic/judge/accuracy_se": 0.056,
+        "eval_arithmetic/judge/consistency": 0.4,
+        "eval_arithmetic/judge/consistency_se": 0.07,
+        "eval_arithmetic/judge/flip_rate": 0.3,
+        "eval_arithmetic/judge/tie_rate": 0.1,
+        "eval_arithmetic/judge/own_correct": 0.0,
+        "eval_arithmetic/judge/accuracy_own_right": 0.5,
+    }
+    names = [line.split()[0] for line in headline_table(metrics)[1:]]
+    assert names == ["judge/accuracy", "judge/consistency", "judge/own_correct"]

@@ -147,6 +147,21 @@ def test_the_page_shows_config_differences_side_by_side_tables_and_curves_one_co
         assert colours == {PALETTE[0], PALETTE[1]}, chart[:120]
 
 
+def test_the_page_goes_beside_the_first_run_and_the_first_line_says_where(
+    two_runs: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Without --out the page is written beside the first run directory, not into the folder the
+    command runs from (a repository's root, say)."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    first, second = two_runs
+    assert main(["compare", str(first), str(second)]) == 0
+    assert capsys.readouterr().out.splitlines()[0] == str(first.parent / "compare.html")
+    assert (first.parent / "compare.html").is_file()
+    assert list(elsewhere.iterdir()) == []
+
+
 def test_one_run_alone_compares_its_first_and_last_evaluation(finished_run: Path) -> None:
     runs, columns = compare_runs([finished_run])
     assert [c.title for c in columns] == ["run start", "run final"]

@@ -1,17 +1,24 @@
-"""Ctrl-C during a command's event loop acts within a second, whichever thread the kernel hands
-the signal to (docs/training.md, "A backend that is down": Ctrl-C stops a command that waits on
-the backend within a second)."""
+"""Ctrl-C (and SIGTERM) during a command's event loop acts within a second, whichever thread the
+kernel hands the signal to (docs/training.md, "A backend that is down": Ctrl-C stops a command that
+waits on the backend within a second; "SIGINT / SIGTERM")."""
 
 from __future__ import annotations
 
 import asyncio
+import os
 import signal
 import threading
 import time
 
 import pytest
 
-from debate_core.runtime.interrupts import run_interruptibly
+from debate_core.runtime.interrupts import (
+    Terminated,
+    release_signals,
+    run_interruptibly,
+    signals_to,
+    terminate_like_interrupt,
+)
 
 
 def _sigint_on_another_thread(after_s: float) -> None:
@@ -52,3 +59,71 @@ def test_a_cancellation_not_caused_by_sigint_stays_a_cancellation() -> None:
 
     with pytest.raises(asyncio.CancelledError):
         run_interruptibly(cancelled())
+
+
+def _signal_on_another_thread(signum: signal.Signals, after_s: float) -> None:
+    def deliver() -> None:
+        time.sleep(after_s)
+        signal.pthread_kill(threading.main_thread().ident or 0, signum)
+
+    threading.Thread(target=deliver, daemon=True).start()
+
+
+def test_a_sigterm_stops_the_command_as_ctrl_c_does_and_says_it_was_sigterm() -> None:
+    """docs/training.md, "SIGINT / SIGTERM": a job scheduler's SIGTERM acts as Ctrl-C does."""
+
+    async def waits_long() -> None:
+        await asyncio.sleep(20)
+
+    with terminate_like_interrupt():
+        _signal_on_another_thread(signal.SIGTERM, 0.3)
+        with pytest.raises(Terminated):
+            run_interruptibly(waits_long())
+        assert signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL  # the command's handler again
+    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
+    assert isinstance(Terminated(), KeyboardInterrupt)  # whatever cleans up after Ctrl-C cleans up after it
+
+
+def test_outside_a_command_sigterm_raises_terminated_in_the_debate_command() -> None:
+    with terminate_like_interrupt(), pytest.raises(Terminated):
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(5)  # the handler runs at the next bytecode
+
+
+def test_an_inner_route_takes_the_signals_and_gives_them_back() -> None:
+    """A training run routes the signals to its stop request inside the command's routing; after
+    the run's block a signal cancels the command again."""
+    seen: list[str] = []
+
+    async def main() -> None:
+        with signals_to(lambda signum: seen.append(signum.name)):
+            os.kill(os.getpid(), signal.SIGTERM)
+            await asyncio.sleep(0.5)  # a loop turn delivers it to the inner callback
+        assert seen == ["SIGTERM"]
+        os.kill(os.getpid(), signal.SIGINT)
+        await asyncio.sleep(20)  # cancelled by the outer route
+
+    with pytest.raises(KeyboardInterrupt) as stopped:
+        run_interruptibly(main())
+    assert not isinstance(stopped.value, Terminated)
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+def test_a_second_signal_after_the_first_stops_at_once() -> None:
+    """The first signal asks for a stop and releases the signals; the second, even one that already
+    waited in the event loop, stops at once (docs/training.md: "A second signal stops at once")."""
+    asked: list[str] = []
+
+    async def main() -> None:
+        def on_signal(signum: signal.Signals) -> None:
+            asked.append(signum.name)
+            release_signals()
+
+        with signals_to(on_signal):
+            os.kill(os.getpid(), signal.SIGTERM)
+            os.kill(os.getpid(), signal.SIGTERM)
+            await asyncio.sleep(20)  # never slept through: the second signal stops
+
+    with terminate_like_interrupt(), pytest.raises(Terminated):
+        asyncio.run(main())
+    assert asked == ["SIGTERM"]

@@ -1,7 +1,9 @@
 """A backend that is down (docs/training.md, "A backend that is down"): with the Tinker SDK
-pointed at a port where nothing listens, at a server that accepts and never answers, and at one
-that answers 500 to everything, every command says what it waits for, gives up after
-``training.backend_timeout_s`` with one line and a non-zero status, and Ctrl-C stops it at once."""
+pointed at a server that accepts and never answers, and at one that answers 500 to everything,
+every command says what it waits for, gives up after ``training.backend_timeout_s`` with one line
+and a non-zero status, and Ctrl-C or SIGTERM stops it at once; pointed at a port where nothing
+listens, or at a host name that does not resolve, it fails at once with one line naming the
+address."""
 
 from __future__ import annotations
 
@@ -126,7 +128,11 @@ def run_file(tmp_path: Path) -> Path:
 
 
 def environment(url: str, tmp_path: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("TINKER_", "DEBATE_"))}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("TINKER_", "DEBATE_")) and not k.lower().endswith("_proxy")  # the servers are local
+    }
     env.update(
         TINKER_BASE_URL=url,
         TINKER_API_KEY="tml-down-test-key",
@@ -166,11 +172,51 @@ def test_every_command_gives_up_in_one_line(server: str, tmp_path: Path) -> None
         assert "Traceback" not in err, (name, err)
         assert lines[-1].startswith("debate: error: backend 'tinker': "), (name, err)
         said = lines[-1]
+        if server == "nothing listening":  # refused: said at once, not waited on
+            assert f"nothing listens at {url.removeprefix('http://')}, the connection is refused" in said
+            continue
         waited = re.search(r"no answer after (\d+) s", said)
         assert waited is not None or "failed after" in said, (name, said)
         if waited is not None:  # the seconds waited, at least the limit; 3 s for a 2 s limit under load
             assert TIMEOUT_S <= int(waited.group(1)) <= TIMEOUT_S + WAIT_MARGIN_S, (name, said)
             assert f"training.backend_timeout_s = {TIMEOUT_S}" in said, (name, said)
+
+
+@contextmanager
+def unresolvable() -> Iterator[str]:
+    yield "http://nonexistent.invalid:8000"  # .invalid never resolves (RFC 2606)
+
+
+NOWHERE = {"nothing listening": nothing_listening, "a name that does not resolve": unresolvable}
+
+
+@pytest.mark.parametrize("nowhere", sorted(NOWHERE))
+def test_an_address_where_nothing_can_answer_fails_at_once(nowhere: str, tmp_path: Path) -> None:
+    """A refused port or a name that does not resolve is not a slow service: with the default
+    give-up time (600 s, beyond the hang limit here) the run fails at once, in one line naming the
+    address, and leaves nothing in its new run directory."""
+    config = run_file(tmp_path)
+    config.write_text(config.read_text().replace(f"backend_timeout_s = {TIMEOUT_S}\n", ""))
+    with NOWHERE[nowhere]() as url:
+        done = subprocess.run(
+            command("train", config, tmp_path),
+            env=environment(url, tmp_path),
+            capture_output=True,
+            text=True,
+            timeout=HANG_S,
+        )
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    host_port = url.removeprefix("http://")
+    expected = (
+        f"nothing listens at {host_port}, the connection is refused (TINKER_BASE_URL={url})"
+        if nowhere == "nothing listening"
+        else f"the host name 'nonexistent.invalid' does not resolve (TINKER_BASE_URL={url})"
+    )
+    assert lines[-1].startswith("debate: error: backend 'tinker': create the training client: "), lines[-1]
+    assert expected in lines[-1]
+    assert not any("waiting for backend" in line for line in lines)
+    assert not (tmp_path / "run").exists()
 
 
 def test_a_long_wait_says_what_it_waits_for(tmp_path: Path) -> None:
@@ -189,8 +235,16 @@ def test_a_long_wait_says_what_it_waits_for(tmp_path: Path) -> None:
     assert "Ctrl-C stops" in done.stderr
 
 
+STOPS = {signal.SIGINT: ("debate: interrupted", 130), signal.SIGTERM: ("debate: terminated", 143)}
+"""Each stop signal, with the last line and the status it stops a waiting command with."""
+
+
+@pytest.mark.parametrize("signum", sorted(STOPS), ids=lambda signum: signum.name)
 @pytest.mark.parametrize("name", ["run", "train"])
-def test_ctrl_c_while_the_backend_hangs_stops_at_once(name: str, tmp_path: Path) -> None:
+def test_a_stop_signal_while_the_backend_hangs_stops_at_once(name: str, signum: signal.Signals, tmp_path: Path) -> None:
+    """Ctrl-C, or a scheduler's SIGTERM, while the first backend call waits: one line, the status of
+    the signal, and a new run's directory gone (the run failed before its first step, so the same
+    --run-dir can be used again at once; docs/config-reference.md)."""
     config = run_file(tmp_path)
     config.write_text(config.read_text().replace(f"backend_timeout_s = {TIMEOUT_S}", "backend_timeout_s = 0"))
     asked = threading.Event()
@@ -204,14 +258,17 @@ def test_ctrl_c_while_the_backend_hangs_stops_at_once(name: str, tmp_path: Path)
         )
         lines = timed_lines(child)
         assert asked.wait(HANG_S) and child.poll() is None  # started, and waiting on the silent service
+        if name == "train":
+            assert (tmp_path / "run" / "config.toml").is_file()  # the run had started
         sent = time.monotonic()
-        child.send_signal(signal.SIGINT)
+        child.send_signal(signum)
         child.wait(timeout=HANG_S)
     said = [(at, line) for at, line in lines.result(timeout=HANG_S) if line.strip()]
-    assert child.returncode != 0 and "Traceback" not in "".join(line for _, line in said)
+    assert "Traceback" not in "".join(line for _, line in said)
     stopped_at, last = said[-1]
-    assert last.startswith("debate: "), last
+    assert (last.strip(), child.returncode) == STOPS[signum], said
     assert stopped_at - sent < CTRL_C_LIMIT_S, (stopped_at - sent, last)
+    assert not (tmp_path / "run").exists()  # nothing left to block a retry: no config, no lock
 
 
 def timed_lines(child: subprocess.Popen[str]) -> Future[list[tuple[float, str]]]:

@@ -28,10 +28,12 @@ def test_train_resume_and_eval(
     assert main(["train", str(run_file), *overrides, "--run-dir", str(run)]) == 0
     out = capsys.readouterr().out
     assert f"run directory: {run}" in out and "RL iterations 2" in out and "final:" in out
-    # the next commands: the report, an evaluation and a debate with the last checkpoint
+    # the next commands: the report, an evaluation and a debate with the last checkpoint, from the
+    # run's resolved config, which holds the overrides (the run file alone would be another run)
+    resolved = run / "config.toml"
     assert f"  debate report {run}" in out
     assert (
-        f"  debate eval {run_file} --checkpoint {run}" in out and f"  debate run {run_file} --checkpoint {run}" in out
+        f"  debate eval {resolved} --checkpoint {run}" in out and f"  debate run {resolved} --checkpoint {run}" in out
     )
     # a second start in the same directory is refused; --resume continues it
     assert main(["train", str(run_file), *overrides, "--run-dir", str(run)]) == 1
@@ -50,14 +52,16 @@ def test_train_resume_and_eval(
         )
         == 0
     )
-    assert "training.num_iterations" in capsys.readouterr().err  # the changed key is reported
+    captured = capsys.readouterr()
+    assert "training.num_iterations" in captured.err  # the changed key is reported
+    resumed_config = run / "config.resumed_step_000002.toml"  # the config of the resumed segment
+    assert f"  debate eval {resumed_config} --checkpoint {run}" in captured.out
     assert [r["step"] for r in read_metrics(run / "metrics.jsonl")] == [1, 2, 3]
-    assert (
+    assert (  # the hint as printed evaluates the run's last checkpoint
         main(
             [
                 "eval",
-                str(run_file),
-                *overrides,
+                str(resumed_config),
                 "--checkpoint",
                 str(run),
                 "--json",
@@ -129,6 +133,7 @@ def test_resume_without_a_run_file_uses_the_runs_own_config_and_its_overrides(
     assert main(["train", "--resume", str(run), "training.num_iterations=3"]) == 0
     captured = capsys.readouterr()
     assert "RL iterations 3" in captured.out
+    assert f"  debate eval {run / 'config.resumed_step_000002.toml'} --checkpoint {run}" in captured.out
     assert "differs from the run's at: training.num_iterations" in captured.err  # only the key asked for
     assert [r["step"] for r in read_metrics(run / "metrics.jsonl")] == [1, 2, 3]
 

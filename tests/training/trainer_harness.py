@@ -174,17 +174,20 @@ def flat_reward(debate: Any) -> Any:
 class SignalSinkOptions:
     step: int = 1
     signal: str = "SIGTERM"
+    times: int = 1
+    """How many times to send it, one right after the other."""
 
 
 class SignalSink:
-    """Sends a signal to this process once the record of ``step`` is written."""
+    """Sends a signal to this process (``times`` times) once the record of ``step`` is written."""
 
     def __init__(self, options: SignalSinkOptions) -> None:
         self.options = options
 
     def write(self, step: int, metrics: Any) -> None:
         if step == self.options.step:
-            os.kill(os.getpid(), getattr(signal, self.options.signal))
+            for _ in range(self.options.times):
+                os.kill(os.getpid(), getattr(signal, self.options.signal))
 
     def close(self) -> None:
         pass

@@ -15,12 +15,14 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import attrs
 from attrs import validators as v
 
 from debate_core.backends.off_thread import OffThread
+from debate_core.backends.reachability import check_reachable
 from debate_core.errors import ConfigError, PluginError
 
 if TYPE_CHECKING:
@@ -98,12 +100,40 @@ def credential_problem(api_key: str | None, api_key_env: str) -> str | None:
 class TinkerService:
     """``tinker.ServiceClient`` with early checks; every other attribute is the SDK client's. Its
     ``create_*`` calls run on a daemon thread when awaited (:mod:`debate_core.backends.off_thread`):
-    the SDK opens its session with the service inside them, which blocks while the service is down."""
+    the SDK opens its session with the service inside them, which blocks while the service is down.
+    The first of them checks that something can answer at the service's address
+    (:mod:`debate_core.backends.reachability`): a refused port or a name that does not resolve
+    fails at once instead of after ``training.backend_timeout_s``."""
 
     def __init__(self, client: Any, options: TinkerOptions | None = None, api_key: str | None = None) -> None:
         self.client = client
         self.options = options or TinkerOptions()
         self._api_key = api_key
+        self._address_checked = False
+
+    def service_address(self) -> tuple[str, str]:
+        """The service's URL and where it comes from: the option, ``TINKER_BASE_URL`` or the SDK's
+        default (the SDK's own order)."""
+        if self.options.base_url:
+            return self.options.base_url, f"backend.options.base_url = {self.options.base_url}"
+        from_environment = os.environ.get("TINKER_BASE_URL")
+        if from_environment:
+            return from_environment, f"TINKER_BASE_URL={from_environment}"
+        from tinker.lib.base_url import resolve_base_url
+
+        default = resolve_base_url(None)
+        return default, f"the Tinker SDK's default address {default}"
+
+    def _first_checked(self, call: Callable[[], Any]) -> OffThread[Any]:
+        """``call`` on a daemon thread, the service's address checked first the first time."""
+
+        def start() -> Any:
+            if not self._address_checked:
+                check_reachable(*self.service_address())
+                self._address_checked = True
+            return call()
+
+        return OffThread(start)
 
     def __repr__(self) -> str:  # never show the key
         return f"TinkerService(base_url={self.options.base_url!r})"
@@ -147,7 +177,7 @@ class TinkerService:
             raise ConfigError(
                 f"model.lora_rank: the tinker backend trains LoRA adapters and needs a rank >= 1, got {rank}"
             )
-        return OffThread(
+        return self._first_checked(
             lambda: self.client.create_lora_training_client(
                 base_model, rank, seed, train_mlp, train_attn, train_unembed
             )
@@ -156,17 +186,19 @@ class TinkerService:
     def create_training_client_from_state(
         self, path: str, base_model: str | None = None
     ) -> APIFutureLike[TrainingClientLike]:
-        return OffThread(lambda: self.client.create_training_client_from_state(path, base_model))
+        return self._first_checked(lambda: self.client.create_training_client_from_state(path, base_model))
 
     def create_training_client_from_state_with_optimizer(
         self, path: str, base_model: str | None = None
     ) -> APIFutureLike[TrainingClientLike]:
-        return OffThread(lambda: self.client.create_training_client_from_state_with_optimizer(path, base_model))
+        return self._first_checked(
+            lambda: self.client.create_training_client_from_state_with_optimizer(path, base_model)
+        )
 
     def create_sampling_client(
         self, model_path: str | None = None, base_model: str | None = None
     ) -> APIFutureLike[SamplingClientLike]:
-        return OffThread(lambda: self.client.create_sampling_client(model_path, base_model))
+        return self._first_checked(lambda: self.client.create_sampling_client(model_path, base_model))
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.client, name)

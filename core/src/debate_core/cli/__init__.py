@@ -10,14 +10,16 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import signal
 import sys
 import traceback
 import warnings
-from collections.abc import Sequence
-from typing import NoReturn, TextIO
+from collections.abc import Callable, Sequence
+from typing import Any, NoReturn, TextIO
 
 from debate_core.config.environment import env_flag
 from debate_core.errors import DebateError
+from debate_core.runtime.interrupts import Terminated, terminate_like_interrupt
 
 COMMAND_MODULES: tuple[str, ...] = (
     "plugins_cmd",
@@ -138,7 +140,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     Every failure ends with one line on standard error and a non-zero status: ``DebateError``
     messages as they are, a failed write of the output (a full device) with the file and the
     reason, ``MemoryError`` and ``RecursionError`` as such, anything else as an internal error.
-    ``DEBATE_DEBUG=1`` prints the traceback before that line.
+    ``DEBATE_DEBUG=1`` prints the traceback before that line. SIGTERM stops a command as Ctrl-C
+    does (``debate: terminated``, status 143; Ctrl-C: ``debate: interrupted``, 130).
     """
     _safe_output()
     if not debug_enabled():
@@ -149,7 +152,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if handler is None:
         parser.print_help()
         return 2
-    command = f"debate {args.command}"
+    with terminate_like_interrupt():
+        return _run_handler(handler, args, f"debate {args.command}")
+
+
+def _run_handler(handler: Callable[[argparse.Namespace], Any], args: argparse.Namespace, command: str) -> int:
+    """The subcommand's status, or the one line and status of its failure (see :func:`main`)."""
     try:
         status = int(handler(args) or 0)
         sys.stdout.flush()
@@ -159,9 +167,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             traceback.print_exc()
         print(f"debate: error: {exc}", file=sys.stderr)
         return 1
-    except KeyboardInterrupt:
-        print("debate: interrupted", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as stop:
+        terminated = isinstance(stop, Terminated)
+        print(f"debate: {'terminated' if terminated else 'interrupted'}", file=sys.stderr)
+        return 128 + int(signal.SIGTERM if terminated else signal.SIGINT)
     except BrokenPipeError:  # the reader went away (``debate plugins | head``): nothing more to say
         _silence_stdout()
         return 141

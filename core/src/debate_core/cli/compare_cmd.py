@@ -5,6 +5,10 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from debate_core.report.compare import ComparedRun
 
 DEFAULT_NAME = "compare.html"
 
@@ -22,7 +26,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         ),
     )
     parser.add_argument("run_dirs", type=Path, nargs="+", metavar="RUN_DIR", help="run directories (runs/<name>)")
-    parser.add_argument("--out", type=Path, metavar="FILE", help=f"where to write the page (default: ./{DEFAULT_NAME})")
+    parser.add_argument(
+        "--out",
+        type=Path,
+        metavar="FILE",
+        help=f"where to write the page (default: {DEFAULT_NAME} beside the first run directory)",
+    )
     parser.add_argument("--markdown", action="store_true", help="print the evaluation table as Markdown, no page")
     parser.add_argument(
         "--column",
@@ -55,16 +64,30 @@ def run(args: argparse.Namespace) -> int:
     from debate_core.report.compare_page import compare_html, compare_markdown
 
     runs, columns = compare_runs(args.run_dirs, args.column)
-    for compared in runs:
-        for note in compared.data.notes:
-            print(f"debate: warning: {compared.name}: {note}", file=sys.stderr)
     rows = [name.strip() for name in (args.rows or "").split(",") if name.strip()]
     if args.markdown:
+        _warn(runs)
         if not columns:
             raise DebateError("no run named holds an evaluation yet (eval/step_*.json): no table to print")
         print(compare_markdown(runs, columns, rows, args.percent), end="")
         return 0
-    target = args.out or Path(DEFAULT_NAME)
+    target = args.out or default_page(args.run_dirs[0])
     atomic_write_text(target, compare_html(runs, columns, rows))
-    print(target)
+    print(target, flush=True)  # the first line: where the page is
+    _warn(runs)
     return 0
+
+
+def default_page(first_run: Path) -> Path:
+    """``compare.html`` beside the first run directory (``runs/compare.html`` for ``runs/a``), not in
+    whatever folder the command runs from."""
+    if first_run.name in ("", ".", ".."):
+        first_run = first_run.resolve()
+    return first_run.parent / DEFAULT_NAME
+
+
+def _warn(runs: list[ComparedRun]) -> None:
+    """What reading each run noted (a damaged line, a missing file), one warning line each."""
+    for compared in runs:
+        for note in compared.data.notes:
+            print(f"debate: warning: {compared.name}: {note}", file=sys.stderr)

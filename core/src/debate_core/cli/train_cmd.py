@@ -54,8 +54,14 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.set_defaults(handler=run)
 
 
+HEADLINE_METRICS = ("judge/accuracy", "judge/consistency")
+"""Headline metrics named in full: the judge benchmark's strict accuracy and its consistency."""
+
+
 def is_headline(name: str) -> bool:
     """True for a headline metric of an evaluation (``eval_<dataset>/debate/cons@3``), not its SE or change."""
+    if "/" in name and name.split("/", 1)[1] in HEADLINE_METRICS:
+        return True
     return (
         "/" in name
         and any(part in name.rsplit("/", 1)[-1] for part in HEADLINE)
@@ -137,7 +143,8 @@ def run(args: argparse.Namespace) -> int:
         if not isinstance(exc, DebateError):
             raise
         _raise_with_a_way_on(exc, run_dir)
-    _print_summary(outcome, config_path, run_dir)
+    hints_config = _config_for_hints(config_path, _run_file_and_overrides(args)[1], run_dir, config, registry)
+    _print_summary(outcome, hints_config, run_dir)
     if outcome.stopped_by:
         print(
             f"stopped by {outcome.stopped_by}; checkpoint at step {outcome.last_checkpoint}. "
@@ -158,11 +165,7 @@ def _read_config(args: argparse.Namespace) -> tuple[Registry, RunConfig, Path | 
     from debate_core.training.policy_weights import resolve_init_from
 
     registry = get_registry()
-    overrides = list(args.overrides)
-    config_path: Path | None = args.config
-    if config_path is not None and "=" in str(config_path) and not config_path.exists():
-        overrides.insert(0, str(config_path))  # `debate train --resume DIR key=value`: no run file named
-        config_path = None
+    config_path, overrides = _run_file_and_overrides(args)
     if config_path is None and args.resume is None:
         raise DebateError("give a run file (debate train CONFIG), or --resume RUN_DIR to continue a run")
     resumed = existing_run_directory(args.resume) if args.resume is not None else None
@@ -177,6 +180,16 @@ def _read_config(args: argparse.Namespace) -> tuple[Registry, RunConfig, Path | 
     return registry, config, config_path, resumed
 
 
+def _run_file_and_overrides(args: argparse.Namespace) -> tuple[Path | None, list[str]]:
+    """The run file named (``None``: none) and the overrides given."""
+    overrides = list(args.overrides)
+    config_path: Path | None = args.config
+    if config_path is not None and "=" in str(config_path) and not config_path.exists():
+        overrides.insert(0, str(config_path))  # `debate train --resume DIR key=value`: no run file named
+        config_path = None
+    return config_path, overrides
+
+
 def _run_directory(args: argparse.Namespace, config: RunConfig, resumed: RunDirectory | None) -> RunDirectory:
     """The run resumed, the new directory ``--run-dir`` names, or a fresh one under ``runs/``."""
     from debate_core.rundir.directory import default_run_directory, fresh_run_directory
@@ -186,6 +199,23 @@ def _run_directory(args: argparse.Namespace, config: RunConfig, resumed: RunDire
     if args.run_dir is not None:
         return fresh_run_directory(args.run_dir)
     return default_run_directory(config.run.name)
+
+
+def _config_for_hints(
+    config_path: Path | None, overrides: list[str], run_dir: RunDirectory, config: RunConfig, registry: Registry
+) -> Path | None:
+    """The run file the next commands name: the one read when no override changed it, else the
+    run's own resolved config, which holds the overrides (``config.toml``, or the config a resume
+    with different keys wrote beside it)."""
+    if not overrides and config_path is not None:
+        return config_path
+    from debate_core.config import resolved_config_dict
+    from debate_core.training.run import resume_differences
+
+    beside = sorted(run_dir.root.glob("config.resumed_step_*.toml"))
+    if beside and resume_differences(run_dir, resolved_config_dict(config, registry)):
+        return beside[-1]
+    return run_dir.config_path
 
 
 def _print_summary(outcome: RunOutcome, config_path: Path | None, run_dir: RunDirectory) -> None:

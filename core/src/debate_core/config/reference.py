@@ -150,7 +150,8 @@ _CONFIG_CHECK_SECTION = (
     "  come from peer votes), a judge, evaluation debates, the judge benchmark or role-averaged evaluation.",
     "",
     "`debate train` finds the same problems as it starts. A new run that fails before its first step",
-    "removes what it wrote in its run directory, so the same `--run-dir` can be used again at once.",
+    "(an error, Ctrl-C or SIGTERM) removes what it wrote in its run directory, its lock included, so",
+    "the same `--run-dir` can be used again at once.",
     "",
 )
 """What ``debate config check`` checks beyond the schema, on the reference page."""

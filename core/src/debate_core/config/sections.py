@@ -184,7 +184,8 @@ class TrainingSettings:
     """Give up on a backend call that has not answered after this many seconds, its retries
     included (the command stops with one line); 0: wait as long as it takes. A wait is announced
     after 10 s and every minute after that. Not applied to backends that compute in this process
-    (``local``)."""
+    (``local``), nor to an address where nothing can answer: a port that refuses the connection or
+    a host name that does not resolve fails at once."""
 
 
 EvaluationForm = Literal["verdict", "check", "verify"]

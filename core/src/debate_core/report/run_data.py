@@ -170,6 +170,8 @@ class RunData:
 def read_run(root: Path, max_debates: int = 8) -> RunData:
     """Read a run directory for the report; only a directory without any run file is an error."""
     run = RunDirectory(root)
+    if root.exists() and not root.is_dir():
+        raise ReportError(f"{root}: is a file, not a run directory")
     if not root.is_dir():
         raise ReportError(f"{root}: no such run directory")
     if not run.config_path.exists() and not run.metrics_path.exists():

@@ -128,6 +128,28 @@ class RunDirectory:
         return repair_metrics(self.metrics_path, up_to_step)
 
 
+def file_in_the_way(path: Path) -> Path | None:
+    """The first of ``path`` and its parents that exists, when it is not a directory (a file where
+    a run directory would go); ``None`` when there is none."""
+    for candidate in (path, *path.parents):
+        if candidate.exists():
+            return None if candidate.is_dir() else candidate
+    return None
+
+
+def _refuse_a_file(path: Path, given: bool) -> None:
+    """One line when ``path`` (given with ``--run-dir``, or the default), or a folder above it, is a file."""
+    blocking = file_in_the_way(path)
+    if blocking is None:
+        return
+    what = (
+        f"{path}: is a file, not a directory" if blocking == path else f"{path}: {blocking} is a file, not a directory"
+    )
+    if given:
+        raise RunDirectoryError(f"--run-dir {what}; choose another --run-dir")
+    raise RunDirectoryError(f"{what}; the run needs a directory there: choose a --run-dir")
+
+
 def default_run_directory(name: str, base: Path = Path("runs")) -> RunDirectory:
     """``runs/<name>``, or ``runs/<name>-2``, ``-3``, ... when that already holds a run."""
     candidate = RunDirectory(base / name)
@@ -135,11 +157,13 @@ def default_run_directory(name: str, base: Path = Path("runs")) -> RunDirectory:
     while candidate.holds_run():
         number += 1
         candidate = RunDirectory(base / f"{name}-{number}")
+    _refuse_a_file(candidate.root, given=False)
     return candidate
 
 
 def fresh_run_directory(path: Path) -> RunDirectory:
-    """A run directory given with ``--run-dir``: it must not already hold a run."""
+    """A run directory given with ``--run-dir``: a directory (or none yet) that does not already hold a run."""
+    _refuse_a_file(path, given=True)
     directory = RunDirectory(path)
     if directory.holds_run():
         raise RunDirectoryError(
@@ -150,6 +174,8 @@ def fresh_run_directory(path: Path) -> RunDirectory:
 
 def existing_run_directory(path: Path) -> RunDirectory:
     """A run directory given with ``--resume``: it must hold a run."""
+    if path.exists() and not path.is_dir():
+        raise RunDirectoryError(f"--resume {path}: is a file, not a run directory")
     directory = RunDirectory(path)
     if not directory.holds_run():
         raise RunDirectoryError(f"{path} holds no run to resume (no config.toml); start one with --run-dir {path}")

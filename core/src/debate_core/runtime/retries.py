@@ -4,6 +4,9 @@ becomes one ``BackendError`` naming the backend and the operation. Every call is
 (:func:`watched`): a wait is announced once it lasts, and a call that has not answered within
 ``training.backend_timeout_s`` (retries included) becomes a :class:`BackendTimeout`.
 
+An address where nothing can answer (``backends.reachability.ServiceUnreachable``: a refused
+port, a host name that does not resolve) fails at once, unretried.
+
 Every backend call the trainer makes goes through :func:`with_retries`, the sampling calls of
 the debates through :class:`RetryingSamplingClient` (which uses it).
 """
@@ -21,6 +24,7 @@ import attrs
 from tinker import types
 
 from debate_core.backends.contract import SamplingClientLike
+from debate_core.backends.reachability import ServiceUnreachable
 from debate_core.config.sections import TrainingSettings
 from debate_core.errors import DebateError
 
@@ -151,6 +155,8 @@ async def _retried(what: str, call: Callable[[], Awaitable[T]], policy: RetryPol
             return await call()
         except asyncio.CancelledError:
             raise
+        except ServiceUnreachable as exc:  # nothing can answer there: waiting would not help
+            raise BackendError(f"backend '{backend_name}': {what}: {exc}") from exc
         except Exception as exc:
             if not is_transient(exc) or attempt >= policy.max_attempts:
                 tries = f" after {attempt} attempts" if attempt > 1 else ""

@@ -4,7 +4,6 @@ or the fresh run's files, the backend session, the components, then the loop
 
 from __future__ import annotations
 
-import asyncio
 import tomllib
 import warnings
 from collections.abc import Callable
@@ -136,7 +135,7 @@ async def _run_trainer(trainer: Trainer, start: Checkpoint | None, request: RunR
     """``trainer.run``, with SIGINT and SIGTERM turned into stop requests when asked."""
     if not request.handle_signals:
         return await trainer.run(start)
-    with stop_on_signals(request.stop, asyncio.get_running_loop()):
+    with stop_on_signals(request.stop):
         return await trainer.run(start)
 
 

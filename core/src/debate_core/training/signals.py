@@ -2,8 +2,8 @@
 
 The first signal sets a flag (and an asyncio event): the trainer finishes the update in
 flight (or abandons the sampling in flight, which changes no weights), checkpoints and exits.
-The handlers are then removed, so a second Ctrl-C stops at once; the run directory still
-resumes from its last checkpoint.
+The signals are then released (``runtime/interrupts.py``), so a second one stops at once; the run
+directory still resumes from its last checkpoint.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-STOP_SIGNALS: tuple[signal.Signals, ...] = (signal.SIGINT, signal.SIGTERM)
+from debate_core.runtime.interrupts import release_signals, signals_to
 
 
 class StopRequest:
@@ -49,9 +49,9 @@ class StopRequest:
 
 
 @contextmanager
-def stop_on_signals(stop: StopRequest, loop: asyncio.AbstractEventLoop, announce: bool = True) -> Iterator[None]:
-    """Route SIGINT and SIGTERM to ``stop`` while the block runs (main thread only)."""
-    installed: list[signal.Signals] = []
+def stop_on_signals(stop: StopRequest, announce: bool = True) -> Iterator[None]:
+    """Route SIGINT and SIGTERM to ``stop`` while the block runs (main thread only; an enclosing
+    ``run_interruptibly`` gets them back after it)."""
 
     def on_signal(signum: signal.Signals) -> None:
         if announce:
@@ -62,18 +62,7 @@ def stop_on_signals(stop: StopRequest, loop: asyncio.AbstractEventLoop, announce
                 flush=True,
             )
         stop.request(int(signum))
-        for sig in installed:
-            loop.remove_signal_handler(sig)
-        installed.clear()
+        release_signals()
 
-    try:
-        for sig in STOP_SIGNALS:
-            loop.add_signal_handler(sig, on_signal, sig)
-            installed.append(sig)
-    except (NotImplementedError, RuntimeError, ValueError):  # not the main thread, or no signals here
-        pass
-    try:
+    with signals_to(on_signal):
         yield
-    finally:
-        for sig in installed:
-            loop.remove_signal_handler(sig)
