@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import random
 from collections import Counter
+from collections.abc import Mapping
+from typing import Any, ClassVar
 
 import pytest
 from hypothesis import given
@@ -47,7 +49,7 @@ class TestMajorityContract(RewardContract):
 
 class TestMajorityOnWholeSolutionsContract(RewardContract):
     reward_name = "majority"
-    reward_options = {"answers": "text"}
+    reward_options: ClassVar[Mapping[str, Any]] = {"answers": "text"}
 
 
 def test_the_agents_of_the_plurality_answer_get_one() -> None:

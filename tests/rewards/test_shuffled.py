@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import itertools
 from collections import Counter
+from collections.abc import Mapping
+from typing import Any, ClassVar
 
 import attrs
 import pytest
@@ -26,7 +28,10 @@ class TestShuffledContract(RewardContract):
 
 class TestShuffledGroundTruthContract(RewardContract):
     reward_name = "shuffled"
-    reward_options = {"inner": {"name": "gt_mix", "options": {"w_peer": 0.0, "w_gt": 1.0}}, "seed": 5}
+    reward_options: ClassVar[Mapping[str, Any]] = {
+        "inner": {"name": "gt_mix", "options": {"w_peer": 0.0, "w_gt": 1.0}},
+        "seed": 5,
+    }
 
 
 def three_agents(debate_id: str) -> DebateRecord:

@@ -21,6 +21,18 @@ LOSS_OPTIONS: dict[str, frozenset[str]] = {
 }
 """The ``loss_fn_config`` keys each policy-gradient loss of the Tinker API reads."""
 
+JudgeFamily = Literal["slip", "own", "far", "bare", "both_right"]
+"""A family of the judge benchmark's pairs (docs/training.md#the-judge-benchmark)."""
+
+JUDGE_FAMILIES: tuple[JudgeFamily, ...] = ("slip", "own", "far", "bare", "both_right")
+"""Every judge-benchmark family, in the order the benchmark reports them."""
+
+
+def _distinct(instance: object, attribute: attrs.Attribute[tuple[str, ...]], value: tuple[str, ...]) -> None:
+    repeated = sorted({x for x in value if value.count(x) > 1})
+    if repeated:
+        raise ValueError(f"'{attribute.name}' names {', '.join(repeated)} more than once")
+
 
 def _check_loss_config(
     instance: TrainingSettings, attribute: attrs.Attribute[dict[str, float]], value: dict[str, float]
@@ -250,6 +262,12 @@ class EvaluationSettings:
     """``direct``: one answer per sample, no debate; ``debate``: a self-play debate per problem;
     ``judge``: the judge benchmark, the policy judging a correct and a plausibly wrong solution of
     each problem in both orders (docs/training.md#the-judge-benchmark)."""
+    judge_families: tuple[JudgeFamily, ...] = attrs.field(default=("slip",), validator=_distinct)
+    """The judge benchmark's families of pairs (docs/training.md#the-judge-benchmark): ``slip``, the
+    warm-start's own slips (its figures are ``judge/accuracy``, ...); ``own``, wrong answers the policy
+    itself gives; ``far``, the right working with a final answer 11-39 away; ``bare``, a wrong answer
+    with no working; ``both_right``, two right answers (``=`` is right). Each other family adds its
+    ``judge/<family>/...`` figures and its debates to the evaluation."""
     num_samples: int = attrs.field(default=0, validator=v.ge(0))
     """Direct answers per problem, the ``k`` of direct pass@k (0: the number of agents)."""
     role_averaged: bool = False
