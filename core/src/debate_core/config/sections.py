@@ -28,7 +28,9 @@ JUDGE_FAMILIES: tuple[JudgeFamily, ...] = ("slip", "own", "far", "bare", "both_r
 """Every judge-benchmark family, in the order the benchmark reports them."""
 
 
-def _distinct(instance: object, attribute: attrs.Attribute[tuple[str, ...]], value: tuple[str, ...]) -> None:
+def _distinct(
+    instance: object, attribute: attrs.Attribute[tuple[JudgeFamily, ...]], value: tuple[JudgeFamily, ...]
+) -> None:
     repeated = sorted({x for x in value if value.count(x) > 1})
     if repeated:
         raise ValueError(f"'{attribute.name}' names {', '.join(repeated)} more than once")
@@ -302,6 +304,32 @@ class LoggingSettings:
 
 
 @attrs.frozen(kw_only=True)
+class AlarmSettings:
+    """Collapse alarms of RL (docs/training.md#collapse-alarms): a line naming the failure mode when
+    a label-free figure of the training debates, averaged over the last ``window`` iterations,
+    passes its threshold. A threshold of 1 for a ``max_`` (0 for a ``min_``) turns its alarm off."""
+
+    enabled: bool = True
+    """Check the alarms after every RL iteration (their figures are recorded either way)."""
+    window: int = attrs.field(default=3, validator=v.ge(1))
+    """Iterations whose figures are averaged before they are compared with a threshold."""
+    repeat_every: int = attrs.field(default=0, validator=v.ge(0))
+    """Say an alarm that keeps tripping again after this many iterations (0: once per run)."""
+    max_degenerate_consensus: float = attrs.field(default=0.9, validator=[v.ge(0.0), v.le(1.0)])
+    """Degenerate consensus: above this share of debates whose agents all agree from round 1 to the end."""
+    max_no_signal: float = attrs.field(default=0.9, validator=[v.ge(0.0), v.le(1.0)])
+    """No signal: above this share of debates whose rewards do not vary across the agents."""
+    max_answer_diversity: float = attrs.field(default=0.9, validator=[v.ge(0.0), v.le(1.0)])
+    """Random noise: answer diversity (distinct final answers per agent) above this."""
+    max_unreadable_answers: float = attrs.field(default=0.5, validator=[v.ge(0.0), v.le(1.0)])
+    """Format collapse: above this share of agents without a readable final answer..."""
+    min_comparison_rate: float = attrs.field(default=0.5, validator=[v.ge(0.0), v.le(1.0)])
+    """... or a comparison rate below this."""
+    max_top_answer_share: float = attrs.field(default=0.5, validator=[v.ge(0.0), v.le(1.0)])
+    """Constant answer: the batch's most common final answer holding above this share of all answers."""
+
+
+@attrs.frozen(kw_only=True)
 class RunConfig:
     """A whole run file. Every section and key has a default, so an empty file is valid."""
 
@@ -322,3 +350,4 @@ class RunConfig:
     """Dataset stages trained in order; empty: train on ``dataset`` for ``training.num_iterations``."""
     evaluation: EvaluationSettings = attrs.field(factory=EvaluationSettings)
     logging: LoggingSettings = attrs.field(factory=LoggingSettings)
+    alarms: AlarmSettings = attrs.field(factory=AlarmSettings)
