@@ -7,11 +7,14 @@ from __future__ import annotations
 
 import asyncio
 import io
+import tomllib
 from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
+import tomli_w
 
+from debate_core.config import resolved_config_dict, write_resolved_config
 from debate_core.config.sections import AlarmSettings
 from debate_core.plugins import Registry, get_registry
 from debate_core.records import DebateRecord, Problem, RewardFunction
@@ -22,7 +25,7 @@ from debate_core.training.alarms import AlarmMonitor
 from debate_core.training.collapse_monitor import ground_truth_metrics, label_free_metrics
 from debate_core.training.metrics import debate_metrics, turn_metrics
 from debate_core.training.progress import Progress
-from debate_core.training.run import run_training
+from debate_core.training.run import resume_differences, run_training
 from debate_core.training.run_dir import RunDirectory
 from tests.training.trainer_harness import make_config, read_metrics
 
@@ -195,7 +198,29 @@ def test_a_training_run_records_says_and_shows_its_collapse_figures(registry: Re
             assert f"monitor/{name}" in record
     text = stream.getvalue()
     said = [line for line in text.splitlines() if line.startswith("alarm: constant answer")]
-    assert [line.split(":")[1] for line in said] == [" constant answer at RL iteration 1", " constant answer at RL iteration 3"]
+    assert [line.split(":")[1] for line in said] == [
+        " constant answer at RL iteration 1",
+        " constant answer at RL iteration 3",
+    ]
     finish = next(line for line in text.splitlines() if line.startswith("step 1/4"))
     assert f"diversity {records[0]['monitor/answer_diversity']:.3g}" in finish
     assert f"no_signal {records[0]['monitor/no_signal']:.3g}" in finish
+
+
+def test_a_run_made_before_a_setting_existed_resumes_without_a_config_change(
+    registry: Registry, tmp_path: Path
+) -> None:
+    """A run directory whose config.toml predates ``[alarms]`` and ``evaluation.judge_families``
+    resumes under their defaults as the same configuration (no new segment); a real change is one."""
+    config = make_config()
+    run_dir = RunDirectory(tmp_path / "run")
+    run_dir.root.mkdir()
+    write_resolved_config(config, run_dir.config_path, registry)
+    older = tomllib.loads(run_dir.config_path.read_text())
+    del older["alarms"], older["evaluation"]["judge_families"]
+    run_dir.config_path.write_text(tomli_w.dumps(older))
+    new = resolved_config_dict(config, registry)
+    assert resume_differences(run_dir, new) == ["alarms", "evaluation.judge_families"]  # read as written
+    assert resume_differences(run_dir, new, registry) == []
+    changed = resolved_config_dict(make_config("alarms.window=5", "training.batch_size=7"), registry)
+    assert resume_differences(run_dir, changed, registry) == ["alarms.window", "training.batch_size"]

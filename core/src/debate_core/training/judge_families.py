@@ -201,11 +201,10 @@ async def run_judge_families(
     judge_setup, direct = setups
     samples = await own_samples(run, direct, run_debates, label) if "own" in families else {}
     cases = family_cases(run, families, samples)
-    flat = [(family, case) for family in families for case in cases[family]]
-    first_turns: list[list[SampledAction]] = [[] for _ in flat]
+    pairs = [case for family in families for case in cases[family]]
+    first_turns: list[list[SampledAction]] = [[] for _ in pairs]
     both: list[list[Judgement]] = []
     for order in (0, 1):
-        pairs = [case for _, case in flat]
         jobs = benchmark_jobs(pairs, run.judge, first_turns, order, run.seed, run.tokenizer, judge_setup)
         episodes = await run_debates(judge_setup, jobs, f"{label} judge {'ab'[order]}")
         both.append(judgements_of(episodes, pairs, order, run.grader))
