@@ -218,3 +218,38 @@ def test_percent_shows_rates_in_percent_and_their_changes_in_points(
     assert cells[2] == (
         f"66.7% [48.8, 80.8] (n=30); {change * 100:+.1f} ± {error * 100:.1f} ({change / error:+.1f} SE, paired), better"
     )
+
+
+def test_the_judge_benchmark_families_are_headline_rows_with_their_paired_changes(tmp_path: Path) -> None:
+    """Each family's accuracy is a labelled row of ``debate compare`` (and of the report's table),
+    paired per problem where the family keeps per-problem values; a tie on two right answers is
+    better, on a wrong one worse."""
+    run = synthetic_run(tmp_path / "run", "majority", [("warmstart", 10, START), ("final", 20, MAIN_FINAL)])
+    far = {"warmstart": [1.0] * 20 + [0.0] * 10, "final": [1.0] * 25 + [0.5] * 5}
+    for path in sorted((run / "eval").glob("*.json")):
+        record = json.loads(path.read_text())
+        label = record["label"]
+        values = far[label]
+        record["metrics"].update(
+            {
+                "eval_sums/judge/accuracy": 0.9,
+                "eval_sums/judge/far/accuracy": sum(values) / len(values),
+                "eval_sums/judge/far/num_pairs": float(len(values)),
+                "eval_sums/judge/far/tie_rate": 0.1 if label == "warmstart" else 0.2,
+                "eval_sums/judge/both_right/tie_rate": 0.5 if label == "warmstart" else 0.7,
+                "eval_sums/judge/own/accuracy": 0.6,
+                "eval_sums/judge/own/num_pairs": 12.0,
+            }
+        )
+        record["per_problem"]["eval_sums/judge/far/accuracy"] = values
+        path.write_text(json.dumps(record))
+    runs, columns = compare_runs([run])
+    table = compare_markdown(runs, columns)
+    rows = {line.split("`")[1]: line for line in table.splitlines() if line.count("`") >= 2}
+    names = list(rows)
+    assert names.index("judge/accuracy") < names.index("judge/own/accuracy") < names.index("judge/far/accuracy")
+    assert "the right working, a final answer 11–39 away: accuracy" in rows["judge/far/accuracy"]
+    change, error = paired([1.0] * 20 + [0.0] * 10, far["final"])
+    assert f"{change:+.3f} ± {error:.3f}" in rows["judge/far/accuracy"] and "paired" in rows["judge/far/accuracy"]
+    assert rows["judge/far/tie_rate"].endswith(", worse |")
+    assert rows["judge/both_right/tie_rate"].endswith(", better |")

@@ -500,3 +500,27 @@ def test_mid_run_the_panels_without_data_go_below_the_live_curves(finished_run: 
     live = ["<polyline" in c or "<circle" in c for c in charts]
     assert any(live) and not all(live)
     assert live == sorted(live, reverse=True)  # every live chart before every empty one
+
+
+def test_the_collapse_figures_are_drawn_and_tripped_alarms_are_listed(finished_run: Path, tmp_path: Path) -> None:
+    """Every RL record carries the collapse monitors (docs/training.md#collapse-alarms): they are
+    charts; an alarm that tripped is a line above the evaluation table, one that did not is not."""
+    page = report_html(read_run(finished_run))
+    assert legends(page, "Collapse monitors (training, no labels)") == [
+        "answer diversity",
+        "agree from round 1",
+        "no signal",
+        "top-answer share",
+        "unreadable answers",
+    ]
+    assert legends(page, "Reward and label accuracy (training, ground truth, monitoring only)")
+    run = tmp_path / "run"
+    shutil.copytree(finished_run, run)
+    records = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
+    for record, tripped in zip(records, (0.0, 1.0, 1.0), strict=True):
+        record["alarm/constant_answer"] = tripped
+        record["alarm/no_signal"] = 0.0
+    (run / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    page = report_html(read_run(run))
+    assert "Collapse alarms" in page and "constant answer: tripped at 2 of 3 RL iterations, steps 2–3" in page
+    assert "no signal: tripped" not in page

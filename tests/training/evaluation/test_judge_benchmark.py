@@ -7,14 +7,14 @@ from __future__ import annotations
 import asyncio
 import itertools
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import attrs
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from debate_core.config.sections import EvaluationSettings
+from debate_core.config.sections import EvaluationSettings, JudgeFamily
 from debate_core.debate.xml_parser import XML_CONTRACT
 from debate_core.records import ResponseContent
 from debate_core.tasks.arithmetic import ArithmeticDataset, ArithmeticOptions
@@ -99,7 +99,9 @@ def broken(call: ScriptedCall) -> str:
     return "I refuse to use the format."
 
 
-def evaluate_judge(script: JudgeScript, num_problems: int = 12) -> tuple[dict[str, float], Evaluator]:
+def evaluate_judge(
+    script: JudgeScript, num_problems: int = 12, families: Sequence[JudgeFamily] = ("slip",)
+) -> tuple[dict[str, float], Evaluator]:
     grader = build_boxed(None)
     setup = attrs.evolve(scripted_setup(3, 2, protocol="parallel", blind_review=True), show_answers=True)
     dataset = NamedDataset("arithmetic", ArithmeticDataset(ArithmeticOptions(difficulty=2, num_train=50, num_test=40)))
@@ -123,7 +125,9 @@ def evaluate_judge(script: JudgeScript, num_problems: int = 12) -> tuple[dict[st
         write_transcript=lambda record, path: None,
         tokenizer=ByteTokenizer(),
     )
-    settings = EvaluationSettings(num_problems=num_problems, modes=("judge",), temperature=0.7)
+    settings = EvaluationSettings(
+        num_problems=num_problems, modes=("judge",), temperature=0.7, judge_families=tuple(families)
+    )
     evaluator = Evaluator(parts, settings, seed=3, max_in_flight=4)
     metrics = asyncio.run(evaluator.evaluate(object()))  # type: ignore[arg-type]
     return {k.removeprefix("eval_arithmetic/judge/"): v for k, v in metrics.items()}, evaluator

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from debate_core.config.choices import ComponentChoice, normalise_name
 from debate_core.config.environment import env_flag
 from debate_core.config.sections import (
+    AlarmSettings,
     CurriculumStage,
     DebateSettings,
     EvaluationSettings,
@@ -64,6 +65,7 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
+    "AlarmSettings",
     "ComponentCatalog",
     "ComponentChoice",
     "CurriculumStage",

@@ -21,6 +21,20 @@ LOSS_OPTIONS: dict[str, frozenset[str]] = {
 }
 """The ``loss_fn_config`` keys each policy-gradient loss of the Tinker API reads."""
 
+JudgeFamily = Literal["slip", "own", "far", "bare", "both_right"]
+"""A family of the judge benchmark's pairs (docs/training.md#the-judge-benchmark)."""
+
+JUDGE_FAMILIES: tuple[JudgeFamily, ...] = ("slip", "own", "far", "bare", "both_right")
+"""Every judge-benchmark family, in the order the benchmark reports them."""
+
+
+def _distinct(
+    instance: object, attribute: attrs.Attribute[tuple[JudgeFamily, ...]], value: tuple[JudgeFamily, ...]
+) -> None:
+    repeated = sorted({x for x in value if value.count(x) > 1})
+    if repeated:
+        raise ValueError(f"'{attribute.name}' names {', '.join(repeated)} more than once")
+
 
 def _check_loss_config(
     instance: TrainingSettings, attribute: attrs.Attribute[dict[str, float]], value: dict[str, float]
@@ -258,6 +272,12 @@ class EvaluationSettings:
     """``direct``: one answer per sample, no debate; ``debate``: a self-play debate per problem;
     ``judge``: the judge benchmark, the policy judging a correct and a plausibly wrong solution of
     each problem in both orders (docs/training.md#the-judge-benchmark)."""
+    judge_families: tuple[JudgeFamily, ...] = attrs.field(default=("slip",), validator=_distinct)
+    """The judge benchmark's families of pairs (docs/training.md#the-judge-benchmark): ``slip``, the
+    warm-start's own slips (its figures are ``judge/accuracy``, ...); ``own``, wrong answers the policy
+    itself gives; ``far``, the right working with a final answer 11-39 away; ``bare``, a wrong answer
+    with no working; ``both_right``, two right answers (``=`` is right). Each other family adds its
+    ``judge/<family>/...`` figures and its debates to the evaluation."""
     num_samples: int = attrs.field(default=0, validator=v.ge(0))
     """Direct answers per problem, the ``k`` of direct pass@k (0: the number of agents)."""
     role_averaged: bool = False
@@ -292,6 +312,32 @@ class LoggingSettings:
 
 
 @attrs.frozen(kw_only=True)
+class AlarmSettings:
+    """Collapse alarms of RL (docs/training.md#collapse-alarms): a line naming the failure mode when
+    a label-free figure of the training debates, averaged over the last ``window`` iterations,
+    passes its threshold. A threshold of 1 for a ``max_`` (0 for a ``min_``) turns its alarm off."""
+
+    enabled: bool = True
+    """Check the alarms after every RL iteration (their figures are recorded either way)."""
+    window: int = attrs.field(default=3, validator=v.ge(1))
+    """Iterations whose figures are averaged before they are compared with a threshold."""
+    repeat_every: int = attrs.field(default=0, validator=v.ge(0))
+    """Say an alarm that keeps tripping again after this many iterations (0: once per run)."""
+    max_degenerate_consensus: float = attrs.field(default=0.9, validator=[v.ge(0.0), v.le(1.0)])
+    """Degenerate consensus: above this share of debates whose agents all agree from round 1 to the end."""
+    max_no_signal: float = attrs.field(default=0.9, validator=[v.ge(0.0), v.le(1.0)])
+    """No signal: above this share of debates whose rewards do not vary across the agents."""
+    max_answer_diversity: float = attrs.field(default=0.9, validator=[v.ge(0.0), v.le(1.0)])
+    """Random noise: answer diversity (distinct final answers per agent) above this."""
+    max_unreadable_answers: float = attrs.field(default=0.5, validator=[v.ge(0.0), v.le(1.0)])
+    """Format collapse: above this share of agents without a readable final answer..."""
+    min_comparison_rate: float = attrs.field(default=0.5, validator=[v.ge(0.0), v.le(1.0)])
+    """... or a comparison rate below this."""
+    max_top_answer_share: float = attrs.field(default=0.5, validator=[v.ge(0.0), v.le(1.0)])
+    """Constant answer: the batch's most common final answer holding above this share of all answers."""
+
+
+@attrs.frozen(kw_only=True)
 class RunConfig:
     """A whole run file. Every section and key has a default, so an empty file is valid."""
 
@@ -312,3 +358,4 @@ class RunConfig:
     """Dataset stages trained in order; empty: train on ``dataset`` for ``training.num_iterations``."""
     evaluation: EvaluationSettings = attrs.field(factory=EvaluationSettings)
     logging: LoggingSettings = attrs.field(factory=LoggingSettings)
+    alarms: AlarmSettings = attrs.field(factory=AlarmSettings)

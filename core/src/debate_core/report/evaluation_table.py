@@ -33,6 +33,24 @@ EVALUATION_ROWS: tuple[tuple[str, str], ...] = (
     ("judge/tie_rate", "judge benchmark: ties"),
     ("judge/accuracy_own_right", "judge benchmark: accuracy when its own answer is right"),
     ("judge/accuracy_own_wrong", "judge benchmark: accuracy when its own answer is wrong"),
+    ("judge/own_correct_round1", "judge benchmark: its own answer right, round 1 (blind)"),
+    ("judge/own_correct", "judge benchmark: its own answer right, round 2 (after reading the pair)"),
+    *(
+        row
+        for family, what in (
+            ("own", "the policy's own wrong answers"),
+            ("far", "the right working, a final answer 11–39 away"),
+            ("bare", "a wrong answer with no working"),
+            ("both_right", "two right answers (a tie is right)"),
+        )
+        for row in (
+            (f"judge/{family}/accuracy", f"judge benchmark, {what}: accuracy"),
+            (f"judge/{family}/tie_rate", f"judge benchmark, {what}: ties"),
+            (f"judge/{family}/own_correct_round1", f"judge benchmark, {what}: its own answer right, round 1"),
+            (f"judge/{family}/own_correct", f"judge benchmark, {what}: its own answer right, round 2"),
+        )
+    ),
+    ("judge/own/num_pairs", "judge benchmark: problems with a wrong answer of the policy's own"),
     ("debate/consensus_accuracy", "consensus YES/NO right (informed turns)"),
     ("debate/comparison_rate", "comparison rate"),
     ("debate/rounds_played", "rounds played"),

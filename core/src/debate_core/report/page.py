@@ -81,7 +81,7 @@ def charts(run: RunData) -> str:
     is a dashed vertical line on every chart."""
     names = run.metrics.names()
     datasets = sorted({n[len("train_") : -len("/correct")] for n in names if re.fullmatch(r"train_.+/correct", n)})
-    specs = [*_outcome_charts(run, datasets), *_diagnostic_charts(run, datasets)]
+    specs = [*_outcome_charts(run, datasets), *_collapse_charts(run), *_diagnostic_charts(run, datasets)]
     markers = resume_markers(run.segments)
     shown = [(title, series) for title, series, core in specs if core or any(s.points for s in series)]
     # the live curves first: a panel with no data yet goes below every drawn one
@@ -148,6 +148,32 @@ def _outcome_charts(run: RunData, datasets: Sequence[str]) -> list[ChartSpec]:
     ]
 
 
+def _collapse_charts(run: RunData) -> list[ChartSpec]:
+    """The collapse monitors of the training debates (docs/training.md#collapse-alarms)."""
+    m = run.metrics
+    return [
+        (
+            "Collapse monitors (training, no labels)",
+            [
+                Series("answer diversity", m.series("monitor/answer_diversity")),
+                Series("agree from round 1", m.series("monitor/degenerate_consensus")),
+                Series("no signal", m.series("monitor/no_signal")),
+                Series("top-answer share", m.series("monitor/top_answer_share")),
+                Series("unreadable answers", m.series("monitor/unreadable_answers"), dashed=True),
+            ],
+            False,
+        ),
+        (
+            "Reward and label accuracy (training, ground truth, monitoring only)",
+            [
+                Series("reward accuracy", m.series("monitor/reward_accuracy")),
+                Series("label accuracy", m.series("monitor/label_accuracy")),
+            ],
+            False,
+        ),
+    ]
+
+
 def _diagnostic_charts(run: RunData, datasets: Sequence[str]) -> list[ChartSpec]:
     """The charts that explain the training: format, the optimiser's view, the reward's parts, the warm-start."""
     m = run.metrics
@@ -179,6 +205,26 @@ def _diagnostic_charts(run: RunData, datasets: Sequence[str]) -> list[ChartSpec]
         ),
         ("Warm-start loss per token", [Series("loss", m.series("warmstart/loss_per_token"))], False),
     ]
+
+
+def alarms_html(run: RunData) -> str:
+    """One line per collapse alarm the run tripped (``alarm/<name>`` = 1 in an RL record,
+    docs/training.md#collapse-alarms): at how many iterations, and the steps of the first and last."""
+    items = []
+    for name in sorted(n for n in run.metrics.names() if n.startswith("alarm/")):
+        series = run.metrics.series(name)
+        steps = [int(step) for step, value in series if value > 0]
+        if steps:
+            items.append(
+                f"<li>{escape(name.removeprefix('alarm/').replace('_', ' '))}: tripped at {len(steps)} of "
+                f"{len(series)} RL iterations, steps {steps[0]}–{steps[-1]}</li>"
+            )
+    if not items:
+        return ""
+    return (
+        '<div class="notes"><b>Collapse alarms</b> (a label-free figure of the training debates past its '
+        f"threshold, <code>[alarms]</code>; docs/training.md#collapse-alarms)<ul>{''.join(items)}</ul></div>"
+    )
 
 
 def resume_markers(segments: Sequence[Segment]) -> list[Marker]:
@@ -242,7 +288,7 @@ def report_html(run: RunData, generated: float | None = None) -> str:
 <title>debate report: {escape(run.root.name)}</title><style>{STYLE}</style></head>
 <body><header><h1>debate run <code>{escape(run.root.name)}</code></h1>
 <div class="status">{escape(run.status(now))} · {len(run.metrics.records)} metrics records · report made {stamp}
-· <code>{escape(str(run.root))}</code></div></header><main>{notes}
+· <code>{escape(str(run.root))}</code></div></header><main>{notes}{alarms_html(run)}
 <h2 id="evaluation">Held-out evaluation</h2>{evaluation_table(run.evaluations, run.segments)}{_evaluation_debates(run)}
 <h2 id="curves">Curves over steps</h2>{charts(run)}
 <h2 id="debates">Sampled debates ({shown} of {run.debates_logged} logged)</h2>

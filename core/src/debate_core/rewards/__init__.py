@@ -21,6 +21,15 @@ from debate_core.rewards.judge_mix import (
     judge_weight,
 )
 from debate_core.rewards.judges import ModelJudge, ModelJudgeOptions, OracleJudge
+from debate_core.rewards.majority import (
+    AnswerForm,
+    AnswerReader,
+    MajorityOptions,
+    MajorityReward,
+    final_answers,
+    majority_answer,
+    text_answer,
+)
 from debate_core.rewards.peer import (
     PairwiseReward,
     build_win_minus_loss,
@@ -29,34 +38,46 @@ from debate_core.rewards.peer import (
     win_rate_rewards,
 )
 from debate_core.rewards.result_checks import check_result, result_problems
+from debate_core.rewards.shuffled import ShuffledOptions, ShuffledReward, agent_permutation, build_shuffled
 from debate_core.rewards.v2 import V2Options, V2Reward, resolve_votes, v2_breakdown
 
 __all__ = [
     "FAILED_TURN_REWARD",
     "AdvantageOptions",
+    "AnswerForm",
+    "AnswerReader",
     "DebateAdvantages",
     "GtMixOptions",
     "GtMixReward",
     "JudgeMixOptions",
     "JudgeMixReward",
+    "MajorityOptions",
+    "MajorityReward",
     "ModelJudge",
     "ModelJudgeOptions",
     "OracleJudge",
     "PairwiseReward",
+    "ShuffledOptions",
+    "ShuffledReward",
     "V2Options",
     "V2Reward",
+    "agent_permutation",
     "build_gt_mix",
     "build_judge_mix",
+    "build_shuffled",
     "build_win_minus_loss",
     "build_win_rate",
     "check_result",
     "compute_advantages",
+    "final_answers",
     "final_grades",
     "judge_mixed_reward",
     "judge_weight",
+    "majority_answer",
     "resolve_votes",
     "truth_judge_stream",
     "result_problems",
+    "text_answer",
     "v2_breakdown",
     "win_minus_loss_rewards",
     "win_rate_rewards",

@@ -4,6 +4,8 @@ or the fresh run's files, the backend session, the components, then the loop
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import tomllib
 import warnings
 from collections.abc import Callable
@@ -11,8 +13,9 @@ from typing import Any
 
 import attrs
 
-from debate_core.config import RunConfig, resolved_config_dict, write_resolved_config
+from debate_core.config import RunConfig, resolved_config_dict, structure, write_resolved_config
 from debate_core.config.loading import move_judge_section
+from debate_core.errors import DebateError
 from debate_core.plugins import Registry, installed_distributions
 from debate_core.records import Tokenizer
 from debate_core.rundir.directory import RunDirectory
@@ -148,7 +151,7 @@ def resume_point(config: RunConfig, registry: Registry, run_dir: RunDirectory, p
     start = point.checkpoint
     if start is not None:
         check_not_expired(start, f"--resume {run_dir.root}")
-    differences = resume_differences(run_dir, resolved_config_dict(config, registry))
+    differences = resume_differences(run_dir, resolved_config_dict(config, registry), registry)
     if differences:
         progress.message("debate: resuming with a config that differs from the run's at: " + ", ".join(differences))
         write_resolved_config(
@@ -199,9 +202,11 @@ def config_differences(old: dict[str, Any], new: dict[str, Any], prefix: str = "
     return out
 
 
-def resume_differences(run_dir: RunDirectory, new: dict[str, Any]) -> list[str]:
+def resume_differences(run_dir: RunDirectory, new: dict[str, Any], registry: Registry | None = None) -> list[str]:
     """Key paths where ``new`` differs from the run's resolved config (its old ``[judge]`` read as
-    the ``judge_mix`` reward, as loading it does); none when that file cannot be read."""
+    the ``judge_mix`` reward, as loading it does; with ``registry``, a key that config predates
+    read as its default, so a setting added since is no difference); none when that file cannot
+    be read."""
     try:
         old = tomllib.loads(run_dir.config_path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -209,4 +214,7 @@ def resume_differences(run_dir: RunDirectory, new: dict[str, Any]) -> list[str]:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         old = move_judge_section(old)
+        if registry is not None:
+            with contextlib.suppress(DebateError):  # a key it no longer knows: compared as written
+                old = resolved_config_dict(structure(old, RunConfig), registry)
     return config_differences(old, new)

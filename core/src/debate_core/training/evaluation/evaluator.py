@@ -11,8 +11,9 @@ a fixed opponent (docs/training.md#evaluation).
   answer changes, and the debate diagnostics (``parse_error``, ``rounds_played``,
   ``comparison_rate``, ...).
 * ``judge``: the judge benchmark (``training.evaluation.judge_benchmark``): the policy, in the debate's
-  round-2 prompt, judges a correct and a plausibly wrong solution of each problem in both
-  orders: strict accuracy, position consistency, tie rate, accuracy by its own answer.
+  round-2 prompt, judges a correct and another solution of each problem in both orders, for
+  each family of ``evaluation.judge_families`` (``training.evaluation.judge_families``): strict accuracy,
+  position consistency, tie rate, its own answer before and after reading the pair.
 * with both: ``debate_minus_direct``, the paired difference per problem between the debate's
   final answer and the mean direct answer, with its standard error (kept per problem too, so
   its change between evaluations is paired).
@@ -42,22 +43,16 @@ from debate_core.config.sections import EvaluationSettings, RunConfig
 from debate_core.debate.coordinators import ParallelCoordinator
 from debate_core.debate.episode import DebateSetup
 from debate_core.errors import DebateError
-from debate_core.records import AgentPolicy, DebateEpisode, DebateRecord, Problem, SampledAction, tally_votes
+from debate_core.records import AgentPolicy, DebateEpisode, DebateRecord, Problem, tally_votes
 from debate_core.rewards import win_rate_rewards
 from debate_core.runtime.retries import RetryingSamplingClient, retry_policy
 from debate_core.runtime.session import open_session_async
 from debate_core.stats import mean, paired_difference, standard_error
 from debate_core.tasks.flaws import AnswerFlaws
-from debate_core.training.evaluation.judge_benchmark import (
-    Judgement,
-    benchmark_jobs,
-    benchmark_lessons,
-    benchmark_metrics,
-    benchmark_setup,
-    judge_cases,
-    judgements_of,
-)
 from debate_core.training.grading import JudgeTally, grade_debate, grade_samples, verifiable_metrics
+from debate_core.training.evaluation.judge_benchmark import benchmark_lessons, benchmark_setup
+from debate_core.training.evaluation.judge_families import JudgeBenchmarkRun, has_slip_pairs, run_judge_families
+from debate_core.training.rl.debate_metrics import debate_metrics, turn_metrics
 from debate_core.training.policy_weights import PolicyWeights, opponent_client, resolve_opponent
 from debate_core.training.progress import Progress
 from debate_core.training.rl.debate_metrics import debate_metrics, turn_metrics
@@ -246,30 +241,25 @@ class Evaluator:
         return benchmark_setup(self._debate_setup)
 
     async def _judge(self, problems: list[Problem], policy: AgentPolicy, label: str) -> dict[str, float]:
-        """The judge benchmark (``training.evaluation.judge_benchmark``): each pair in both orders, the
-        judge's round 1 shared between them."""
+        """The judge benchmark (``training.evaluation.judge_benchmark``) over ``evaluation.judge_families``:
+        each pair in both orders, the judge's round 1 shared between them."""
         grader, tokenizer = self.parts.grader, self.parts.tokenizer
         if grader is None or tokenizer is None:
             raise EvaluationError("evaluation mode 'judge' needs a grader and the policy's tokenizer")
         lessons = benchmark_lessons(problems, self.parts.eval_dataset, grader, self.parts.solution_template)
-        cases = judge_cases(lessons, AnswerFlaws(tuple(sorted({p.answer for p in problems if p.answer}))), self.seed)
-        if not cases:
+        flaws = AnswerFlaws(tuple(sorted({p.answer for p in problems if p.answer})))
+        families = self.settings.judge_families
+        run = JudgeBenchmarkRun(policy, lessons, flaws, self.seed, self.parts.solution_template, tokenizer, grader)
+        if not lessons or ("slip" in families and not has_slip_pairs(run)):
             raise EvaluationError(
                 f"evaluation mode 'judge' found no problem of dataset '{self.parts.eval_dataset.name}' with a "
                 "reference solution and a plausibly wrong one; remove 'judge' from evaluation.modes"
             )
-        setup = self._judge_setup
-        first_turns: list[list[SampledAction]] = [[] for _ in cases]
-        both: list[list[Judgement]] = []
-        for order in (0, 1):
-            jobs = benchmark_jobs(cases, policy, first_turns, order, self.seed, tokenizer, setup)
-            episodes = await self._run(setup, jobs, f"{label} judge {'ab'[order]}")
-            both.append(judgements_of(episodes, cases, order, grader))
-        pairs = list(zip(both[0], both[1], strict=True))
-        prefix = f"{self.prefix}/judge"
+        setups = (self._judge_setup, self._direct_setup)
+        result = await run_judge_families(run, families, setups, self._run, f"{self.prefix}/judge", label)
         # one value per judged problem, in problem order (the same problems in every evaluation)
-        self.per_problem[f"{prefix}/accuracy"] = [mean([float(j.verdict == "correct") for j in pair]) for pair in pairs]
-        return benchmark_metrics(pairs, prefix)
+        self.per_problem.update(result.per_problem)
+        return result.metrics
 
     async def _role_averaged(
         self, problems: list[Problem], policy: AgentPolicy, opponent: AgentPolicy, label: str

@@ -2,35 +2,56 @@
 
 Judging is what the peer reward rests on, so it is measured on its own, on controlled pairs,
 in the debate's own round-2 prompt. For every held-out problem with an answer, agent 0 is the
-policy and agents 1 and 2 state two solutions of the problem: its correct worked solution and
-a plausibly wrong one (the warm-start's flaws: a dropped carry, a digit slip, an off-by-one
-for arithmetic; a wrong final answer of the same form for any other dataset). The pair is
-shown in both orders. The judge's round 1, blind in both, is sampled once and replayed in the
-second order, so its two judgements differ only by the order of the pair; its own answer is
-left to it. Its verdict is its round-2 comparison of agents 1 and 2:
+policy and agents 1 and 2 state two solutions of the problem in round 1. A *family* says what
+the pair is (``evaluation.judge_families``; ``training.evaluation.judge_families`` builds them):
 
-* ``correct``: the correct solution ``>`` the wrong one (the only right verdict);
-* ``wrong``: the wrong one preferred; ``tie``: ``=``; ``none``: no comparison of the two
-  (a response that broke the output contract, or a missing line).
+* ``slip``: the correct worked solution and a plausibly wrong one (the warm-start's flaws: a
+  dropped carry, a digit slip, an off-by-one for arithmetic; a wrong final answer of the same
+  form for any other dataset);
+* ``own``: the correct worked solution and a wrong answer of the policy itself (its blind
+  round-1 answer, sampled up to four times; problems it always answers right are skipped);
+* ``far``: the correct worked solution and the same working with a final answer 11 to 39 away
+  (integer answers only);
+* ``bare``: the correct worked solution and a wrong answer stated with no working;
+* ``both_right``: the correct worked solution and the right answer stated with no working:
+  two right answers, where the right verdict is ``=``.
 
-Metrics (``eval_{dataset}/judge/...``), with standard errors over problems:
+The pair is shown in both orders. The judge's round 1, blind in both, is sampled once and
+replayed in the second order, so its two judgements differ only by the order of the pair; its
+own answer is left to it. Its verdict is its round-2 comparison of agents 1 and 2:
 
-* ``accuracy``: share of judgements whose verdict is ``correct`` (strict: a tie is wrong);
-* ``consistency``: share of problems whose two verdicts are the same; ``flip_rate``: share
-  whose two verdicts are strict and prefer different solutions (the position decided);
+* ``correct``: the right verdict: the correct solution ``>`` the wrong one, or for two right
+  answers ``=``;
+* ``wrong``: any other comparison of the two; ``tie``: ``=`` (wrong, except for two right
+  answers, where a tie is ``correct`` and counted as a tie too); ``none``: no comparison of the
+  two (a response that broke the output contract, or a missing line).
+
+Metrics (``eval_{dataset}/judge/...`` for ``slip``, ``eval_{dataset}/judge/<family>/...`` for
+the others), with standard errors over problems:
+
+* ``accuracy``: share of judgements whose verdict is ``correct`` (strict: a tie is wrong for a
+  wrong answer; for ``both_right`` the share of ties);
+* ``consistency``: share of problems whose two verdicts are the same, and, where strict, prefer
+  the same solution; ``flip_rate``: share whose two verdicts are strict and prefer different
+  solutions (the position decided);
 * ``tie_rate`` and ``no_verdict_rate``: shares of judgements;
-* ``own_correct``: share of judgements where the judge's own round-2 answer is right, and
-  ``accuracy_own_right`` / ``accuracy_own_wrong`` split by it (binomial standard errors over
-  judgements, with their counts).
+* ``own_correct``: share of judgements where the judge's own round-2 answer is right;
+  ``own_correct_round1``: the same for its blind round-1 answer; ``own_correct_shift``: the
+  first minus the second (what reading the pair did to its own answer; ``_se`` over problems);
+  ``accuracy_own_right`` / ``accuracy_own_wrong`` split accuracy by whether the round-2 answer
+  is right (binomial standard errors over judgements, with their counts).
 
-A judge that always prefers the first position scores 0.5 accuracy and 0 consistency; a
-truthful one 1 and 1.
+What scripted judges score, on every problem (``tests/training/test_judge_benchmark.py``): a
+judge that always prefers the first position, 0.5 accuracy and 0 consistency on a wrong-answer
+family, 0 accuracy (no ties) and 0 consistency on ``both_right``; a truthful one (the stated
+answer that is right is better; two right ones are equal), 1 and 1 on every family; one that
+ties everything, 0 accuracy and 1 consistency on a wrong-answer family, 1 and 1 on
+``both_right``.
 """
 
 from __future__ import annotations
 
 import math
-import random
 from collections.abc import Sequence
 from typing import Literal
 
@@ -39,6 +60,7 @@ import attrs
 from debate_core.debate.episode import DebateSetup
 from debate_core.records import (
     AgentPolicy,
+    Comparison,
     DebateEpisode,
     DebateRecord,
     Grader,
@@ -50,11 +72,11 @@ from debate_core.records import (
     ViewingPolicy,
 )
 from debate_core.stats import mean, standard_error
-from debate_core.tasks.flaws import AnswerFlaws, FlawedSolution
+from debate_core.tasks.flaws import FlawedSolution
 from debate_core.training.rl.rollouts import DebateJob
 from debate_core.training.run_components import NamedDataset
 from debate_core.training.seeding import derive_seed
-from debate_core.training.warmstart.reference_debates import Lesson, ReferenceAgent, lessons_of, plausibly_wrong
+from debate_core.training.warmstart.reference_debates import Lesson, ReferenceAgent, lessons_of
 
 Verdict = Literal["correct", "wrong", "tie", "none"]
 
@@ -62,25 +84,19 @@ JUDGE = 0
 """The judged seat: the policy. Agents 1 and 2 state the pair."""
 
 
+RightVerdict = Literal[">", "="]
+"""The right verdict on a pair: the correct solution ``>`` the other, or ``=`` (two right answers)."""
+
+
 @attrs.frozen
 class JudgeCase:
-    """One problem's pair: the correct reference solution and a plausibly wrong one."""
+    """One problem's pair: the correct reference solution and another solution of the problem,
+    ``other`` (a wrong one, or for ``expected = "="`` a second right one), in a family."""
 
     lesson: Lesson
-    flawed: FlawedSolution
-
-
-def judge_cases(
-    problems: Sequence[tuple[int, Lesson]], answer_flaws: AnswerFlaws, seed: int
-) -> list[tuple[int, JudgeCase]]:
-    """A pair for each ``(index, lesson)`` that has a plausibly wrong solution, drawn from a seed
-    of its own (the same pairs in every evaluation of a run)."""
-    cases = []
-    for index, lesson in problems:
-        flawed = plausibly_wrong(lesson, answer_flaws, random.Random(derive_seed(seed, "judge-pair", index)))
-        if flawed is not None:
-            cases.append((index, JudgeCase(lesson, flawed)))
-    return cases
+    other: FlawedSolution
+    family: str = "slip"
+    expected: RightVerdict = ">"
 
 
 def benchmark_lessons(
@@ -149,10 +165,12 @@ def benchmark_jobs(
     setup: DebateSetup,
 ) -> list[DebateJob]:
     """The debates of one order: ``order`` 0 puts the correct solution at agent 1, 1 at agent 2;
-    ``first_turns`` holds each case's recorded round 1 of the judge (empty until sampled)."""
+    ``first_turns`` holds each case's recorded round 1 of the judge (empty until sampled). A
+    ``slip`` debate is ``eval-judge-I-a`` (``-b``), another family's ``eval-judge-FAMILY-I-a``."""
     jobs = []
     for (index, case), recorded in zip(cases, first_turns, strict=True):
-        first_answers = (None, case.flawed) if order == 0 else (case.flawed, None)
+        first_answers = (None, case.other) if order == 0 else (case.other, None)
+        family = () if case.family == "slip" else (case.family,)
         pair = tuple(
             ReferenceAgent(seat, case.lesson, first, tokenizer, setup.parser.contract)
             for seat, first in enumerate(first_answers, start=1)
@@ -161,29 +179,45 @@ def benchmark_jobs(
             DebateJob(
                 case.lesson.problem,
                 (FirstTurnReplay(judge, recorded), *pair),
-                derive_seed(seed, "eval-judge", index),
-                f"eval-judge-{index}-{'ab'[order]}",
+                derive_seed(seed, "eval-judge", *family, index),
+                "-".join(("eval-judge", *family, str(index), "ab"[order])),
             )
         )
     return jobs
 
 
-def verdict_of(record: DebateRecord, correct_seat: int) -> Verdict:
-    """The judge's verdict in its round-2 turn: its first comparison of agents 1 and 2."""
+def judged_comparison(record: DebateRecord) -> Comparison | None:
+    """The judge's round-2 comparison of agents 1 and 2 (its first one); ``None`` when its turn
+    broke the output contract or compared them nowhere."""
     turn = next((t for t in record.turns if t.agent == JUDGE and t.round == 2), None)
     if turn is None or turn.failed:
+        return None
+    return next((c for c in turn.comparisons if {c.a, c.b} == {1, 2}), None)
+
+
+def verdict_of(record: DebateRecord, correct_seat: int, expected: RightVerdict = ">") -> Verdict:
+    """The judge's verdict in its round-2 turn: its first comparison of agents 1 and 2, judged
+    against ``expected`` (``>``: the agent at ``correct_seat`` is better; ``=``: they are equal)."""
+    comparison = judged_comparison(record)
+    if comparison is None:
         return "none"
-    for comparison in turn.comparisons:
-        if {comparison.a, comparison.b} == {1, 2}:
-            if comparison.op == "=":
-                return "tie"
-            return "correct" if comparison.a == correct_seat else "wrong"
-    return "none"
+    if comparison.op == "=":
+        return "correct" if expected == "=" else "tie"
+    return "correct" if expected == ">" and comparison.a == correct_seat else "wrong"
 
 
-def own_answer_right(record: DebateRecord, grader: Grader, answer: str) -> bool:
-    """Whether the judge's round-2 solution (its answer when it judged) is right."""
-    turn = next((t for t in record.turns if t.agent == JUDGE and t.round == 2), None)
+def preference_of(record: DebateRecord, correct_seat: int) -> int:
+    """+1 when the judge's round-2 comparison prefers the agent at ``correct_seat`` (the
+    reference solution), -1 the other, 0 a tie or no comparison."""
+    comparison = judged_comparison(record)
+    if comparison is None or comparison.op == "=":
+        return 0
+    return 1 if comparison.a == correct_seat else -1
+
+
+def own_answer_right(record: DebateRecord, grader: Grader, answer: str, round: int = 2) -> bool:
+    """Whether the judge's solution of ``round`` (2: its answer when it judged) is right."""
+    turn = next((t for t in record.turns if t.agent == JUDGE and t.round == round), None)
     return turn is not None and not turn.failed and grader.grade(turn.response.solution, answer).correct
 
 
@@ -193,6 +227,24 @@ class Judgement:
 
     verdict: Verdict
     own_right: bool
+    round1_right: bool = False
+    """The judge's blind round-1 answer (the same in both orders) is right."""
+    expected: RightVerdict = ">"
+    preferred: int | None = None
+    """+1: the judge preferred the reference solution, -1: the other one, 0: neither (a tie or
+    no verdict); ``None``: read from the verdict (a ``>`` pair's ``correct`` is +1, ``wrong`` -1)."""
+
+    @property
+    def tied(self) -> bool:
+        """The judge called the two solutions equal (right only for two right answers)."""
+        return self.verdict == "tie" or (self.expected == "=" and self.verdict == "correct")
+
+    @property
+    def side(self) -> int:
+        """Which solution the judge preferred (:attr:`preferred`)."""
+        if self.preferred is not None:
+            return self.preferred
+        return {"correct": 1, "wrong": -1}.get(self.verdict, 0) if self.expected == ">" else 0
 
 
 def _binomial(successes: int, total: int) -> tuple[float, float]:
@@ -206,8 +258,9 @@ def benchmark_metrics(pairs: Sequence[tuple[Judgement, Judgement]], prefix: str)
         return {}
     judgements = [j for pair in pairs for j in pair]
     per_problem = [mean([float(a.verdict == "correct"), float(b.verdict == "correct")]) for a, b in pairs]
-    same = [float(a.verdict == b.verdict) for a, b in pairs]
-    flips = [float({a.verdict, b.verdict} == {"correct", "wrong"}) for a, b in pairs]
+    same = [float((a.verdict, a.side) == (b.verdict, b.side)) for a, b in pairs]
+    flips = [float(a.side * b.side == -1) for a, b in pairs]
+    shift = [mean([float(j.own_right) - float(j.round1_right) for j in pair]) for pair in pairs]
     out = {
         f"{prefix}/num_pairs": float(len(pairs)),
         f"{prefix}/accuracy": mean(per_problem),
@@ -215,9 +268,12 @@ def benchmark_metrics(pairs: Sequence[tuple[Judgement, Judgement]], prefix: str)
         f"{prefix}/consistency": mean(same),
         f"{prefix}/consistency_se": standard_error(same),
         f"{prefix}/flip_rate": mean(flips),
-        f"{prefix}/tie_rate": mean([float(j.verdict == "tie") for j in judgements]),
+        f"{prefix}/tie_rate": mean([float(j.tied) for j in judgements]),
         f"{prefix}/no_verdict_rate": mean([float(j.verdict == "none") for j in judgements]),
         f"{prefix}/own_correct": mean([float(j.own_right) for j in judgements]),
+        f"{prefix}/own_correct_round1": mean([float(j.round1_right) for j in judgements]),
+        f"{prefix}/own_correct_shift": mean(shift),
+        f"{prefix}/own_correct_shift_se": standard_error(shift),
     }
     for name, own_right in (("own_right", True), ("own_wrong", False)):
         group = [j for j in judgements if j.own_right == own_right]
@@ -236,8 +292,11 @@ def judgements_of(
     correct_seat = 1 if order == 0 else 2
     return [
         Judgement(
-            verdict_of(episode.record, correct_seat),
+            verdict_of(episode.record, correct_seat, case.expected),
             own_answer_right(episode.record, grader, case.lesson.answer),
+            own_answer_right(episode.record, grader, case.lesson.answer, round=1),
+            case.expected,
+            preference_of(episode.record, correct_seat),
         )
         for episode, (_, case) in zip(episodes, cases, strict=True)
     ]
@@ -247,12 +306,14 @@ __all__ = [
     "FirstTurnReplay",
     "JudgeCase",
     "Judgement",
+    "RightVerdict",
     "Verdict",
     "benchmark_jobs",
     "benchmark_lessons",
     "benchmark_metrics",
     "benchmark_setup",
-    "judge_cases",
+    "judged_comparison",
     "judgements_of",
+    "preference_of",
     "verdict_of",
 ]

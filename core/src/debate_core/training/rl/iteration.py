@@ -44,7 +44,11 @@ async def rl_iteration(context: RunContext, position: RunPosition, iteration: in
     trained = await update_policy(context, position, datums, iteration)
     clock.trained = time.perf_counter()
     metrics = iteration_metrics(context, iteration, batch, scored, trained, clock)
+    alarms, lines = context.alarms.check(iteration, metrics)
+    metrics.update(alarms)
     context.progress.finish(iteration_headline(metrics, batch.dataset_name))
+    for line in lines:
+        context.progress.message(line)
     return metrics
 
 

@@ -9,6 +9,7 @@ import numpy as np
 
 from debate_core.records.metrics import MetricValue
 from debate_core.stats import mean
+from debate_core.training.rl.collapse_monitor import ground_truth_metrics, label_free_metrics
 from debate_core.training.grading import grade_debate, verifiable_metrics
 from debate_core.training.rl.batch import Batch, ScoredDebates, TrainedBatch
 from debate_core.training.rl.chunked_update import UpdateResult
@@ -61,6 +62,8 @@ def iteration_metrics(
         graded = [grade_debate(r, grader, p.answer) for r, p in zip(records, batch.problems, strict=True)]
         n = context.config.debate.num_agents
         metrics.update(verifiable_metrics([g for g in graded if g is not None], f"train_{batch.dataset_name}", n))
+    metrics.update(label_free_metrics(records, batch.problems, scored.advantages, grader))
+    metrics.update(ground_truth_metrics(records, batch.problems, scored.results, grader))
     metrics.update(optim_metrics(scored, trained))
     metrics.update(timing_metrics(scored, trained.update, clock))
     rewards = [float(x) for res in scored.results for x in res.agent_rewards]
@@ -129,4 +132,22 @@ def iteration_headline(metrics: Mapping[str, MetricValue], dataset_name: str) ->
     if f"train_{dataset_name}/format" in metrics:
         headline["format"] = float(metrics[f"train_{dataset_name}/format"])
         headline["correct"] = float(metrics[f"train_{dataset_name}/correct"])
+    for short, name in HEADLINE_MONITORS:
+        value = metrics.get(name)
+        if isinstance(value, int | float):
+            headline[short] = float(value)
     return headline
+
+
+HEADLINE_MONITORS: tuple[tuple[str, str], ...] = (
+    ("diversity", "monitor/answer_diversity"),
+    ("agree_r1", "monitor/degenerate_consensus"),
+    ("no_signal", "monitor/no_signal"),
+    ("top_answer", "monitor/top_answer_share"),
+    ("compare", "debate/comparison_rate"),
+    ("entropy", "optim/entropy"),
+    ("reward_acc", "monitor/reward_accuracy"),
+    ("label_acc", "monitor/label_accuracy"),
+)
+"""The collapse figures of an iteration's progress line (docs/training.md#collapse-alarms), by
+their short names there."""

@@ -1,0 +1,240 @@
+"""The pairs of each judge-benchmark family (docs/training.md#the-judge-benchmark), and the whole
+benchmark run over the families an evaluation asks for (``evaluation.judge_families``).
+
+Every family pairs a problem's correct reference solution with another solution (the module
+docstring of ``training.evaluation.judge_benchmark`` defines them). The pairs of ``slip``, ``far``,
+``bare`` and ``both_right`` are drawn from seeds of their own, so they are the same in every
+evaluation of a run (their per-problem accuracy is kept for paired changes); ``own``'s come
+from the policy under evaluation, so its problems differ between evaluations and its changes
+are independent.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+
+import attrs
+
+from debate_core.config.sections import JUDGE_FAMILIES, JudgeFamily
+from debate_core.debate.episode import DebateSetup
+from debate_core.records import AgentPolicy, DebateEpisode, Grader, SampledAction, Tokenizer, Turn
+from debate_core.stats import mean
+from debate_core.tasks.flaws import AnswerFlaws, FlawedSolution, replace_final_answer, wrong_answer
+from debate_core.training.evaluation.judge_benchmark import (
+    JudgeCase,
+    Judgement,
+    benchmark_jobs,
+    benchmark_metrics,
+    judgements_of,
+)
+from debate_core.training.rl.rollouts import DebateJob
+from debate_core.training.seeding import derive_seed
+from debate_core.training.warmstart.reference_debates import Lesson, plausibly_wrong
+
+OWN_SAMPLES = 4
+"""Blind round-1 answers of the policy sampled per problem for the ``own`` family."""
+
+FAR_DISTANCE = (11, 39)
+"""How far (inclusive) the ``far`` family's final answer is from the right one."""
+
+_INTEGER = re.compile(r"^-?\d+$")
+
+RunDebates = Callable[[DebateSetup, Sequence[DebateJob], str], Awaitable[list[DebateEpisode]]]
+"""Runs debates under a setup with a progress label (the evaluator's ``_run``)."""
+
+__all__ = [
+    "FAR_DISTANCE",
+    "JUDGE_FAMILIES",
+    "OWN_SAMPLES",
+    "FamilyResult",
+    "JudgeBenchmarkRun",
+    "JudgeFamily",
+    "family_case",
+    "family_cases",
+    "far_answer",
+    "has_slip_pairs",
+    "own_case",
+    "own_counts",
+    "own_samples",
+    "run_judge_families",
+]
+
+
+def far_answer(answer: str, rng: random.Random) -> str | None:
+    """An integer answer moved by 11 to 39 either way (upwards when going down would make a
+    non-negative answer negative); ``None`` for an answer that is not an integer."""
+    text = answer.strip()
+    if not _INTEGER.match(text):
+        return None
+    value, distance = int(text), rng.randint(*FAR_DISTANCE)
+    down = rng.random() < 0.5 and (value < 0 or value - distance >= 0)
+    return str(value - distance if down else value + distance)
+
+
+def _checked(lesson: Lesson, text: str | None, answer: str | None, kind: str, right: bool) -> FlawedSolution | None:
+    """The other solution of a pair, when the grader reads it as ``right`` says it must be."""
+    if text is None or answer is None or lesson.grader.grade(text, lesson.answer).correct != right:
+        return None
+    return FlawedSolution(text, answer, kind)
+
+
+def family_case(
+    family: JudgeFamily, index: int, lesson: Lesson, answer_flaws: AnswerFlaws, seed: int, template: str
+) -> JudgeCase | None:
+    """Problem ``index``'s pair in ``family`` (not ``own``), drawn from a seed of its own; ``None``
+    when the family has none for it (``far`` on a non-integer answer, say)."""
+    parts = () if family == "slip" else (family,)
+    rng = random.Random(derive_seed(seed, "judge-pair", *parts, index))
+    if family == "slip":
+        flawed = plausibly_wrong(lesson, answer_flaws, rng)
+        return None if flawed is None else JudgeCase(lesson, flawed)
+    if family == "far":
+        wrong = far_answer(lesson.answer, rng)
+        text = None if wrong is None else replace_final_answer(lesson.solution, lesson.answer, wrong)
+        other = _checked(lesson, text, wrong, "far", right=False)
+    elif family == "bare":
+        wrong = wrong_answer(lesson.answer, rng, answer_flaws.answers)
+        other = _checked(lesson, None if wrong is None else template.replace("{answer}", wrong), wrong, "bare", False)
+    elif family == "both_right":
+        stated = template.replace("{answer}", lesson.answer)
+        other = _checked(lesson, stated, lesson.answer, "bare_right", right=True)
+        return None if other is None else JudgeCase(lesson, other, family, expected="=")
+    else:
+        raise ValueError(f"no fixed pairs for judge family {family!r}")
+    return None if other is None else JudgeCase(lesson, other, family)
+
+
+def own_case(lesson: Lesson, samples: Sequence[Turn]) -> JudgeCase | None:
+    """The ``own`` pair: the first of the policy's sampled answers that the grader reads and marks
+    wrong, against the reference solution; ``None`` when there is none."""
+    for turn in samples:
+        if turn.failed:
+            continue
+        grade = lesson.grader.grade(turn.response.solution, lesson.answer)
+        if grade.formatted and not grade.correct and grade.extracted is not None:
+            return JudgeCase(lesson, FlawedSolution(turn.response.solution, grade.extracted, "own"), "own")
+    return None
+
+
+@attrs.frozen
+class FamilyResult:
+    """The benchmark's metrics of every family, and the per-problem accuracy of those whose
+    problems are the same in every evaluation."""
+
+    metrics: dict[str, float]
+    per_problem: dict[str, list[float]]
+
+
+@attrs.frozen
+class JudgeBenchmarkRun:
+    """What the benchmark runs on: the judge, the lessons of the evaluation problems, and how."""
+
+    judge: AgentPolicy
+    lessons: Sequence[tuple[int, Lesson]]
+    answer_flaws: AnswerFlaws
+    seed: int
+    template: str
+    tokenizer: Tokenizer
+    grader: Grader
+
+
+async def own_samples(
+    run: JudgeBenchmarkRun, setup: DebateSetup, run_debates: RunDebates, label: str
+) -> dict[int, list[Turn]]:
+    """Up to :data:`OWN_SAMPLES` blind round-1 answers of the policy per problem: the answers of
+    as many blind rounds (``setup``: the direct answers' setup) as needed, in agent order."""
+    n = setup.num_agents
+    rounds = -(-OWN_SAMPLES // n)
+    jobs = [
+        DebateJob(
+            lesson.problem,
+            (run.judge,) * n,
+            derive_seed(run.seed, "eval-judge-own", index, r),
+            f"eval-judge-own-sample-{index}-{r}",
+        )
+        for index, lesson in run.lessons
+        for r in range(rounds)
+    ]
+    episodes = await run_debates(setup, jobs, f"{label} judge own answers")
+    return {
+        index: [t for e in episodes[k * rounds : (k + 1) * rounds] for t in e.record.turns][:OWN_SAMPLES]
+        for k, (index, _) in enumerate(run.lessons)
+    }
+
+
+def has_slip_pairs(run: JudgeBenchmarkRun) -> bool:
+    """Whether any problem has a ``slip`` pair (the benchmark's own family needs one)."""
+    return any(family_case("slip", i, lesson, run.answer_flaws, run.seed, run.template) for i, lesson in run.lessons)
+
+
+def family_cases(
+    run: JudgeBenchmarkRun, families: Sequence[JudgeFamily], samples: Mapping[int, list[Turn]]
+) -> dict[JudgeFamily, list[tuple[int, JudgeCase]]]:
+    """Every family's pairs, in problem order."""
+    out: dict[JudgeFamily, list[tuple[int, JudgeCase]]] = {}
+    for family in families:
+        cases = []
+        for index, lesson in run.lessons:
+            if family == "own":
+                case = own_case(lesson, samples.get(index, []))
+            else:
+                case = family_case(family, index, lesson, run.answer_flaws, run.seed, run.template)
+            if case is not None:
+                cases.append((index, case))
+        out[family] = cases
+    return out
+
+
+async def run_judge_families(
+    run: JudgeBenchmarkRun,
+    families: Sequence[JudgeFamily],
+    setups: tuple[DebateSetup, DebateSetup],
+    run_debates: RunDebates,
+    prefix: str,
+    label: str,
+) -> FamilyResult:
+    """The benchmark over ``families``: each pair in both orders (the order-``a`` debates of every
+    family at once, then the order-``b`` ones), the judge's round 1 shared between a pair's two
+    orders. ``setups`` are the benchmark's debate and the direct answers' (``own`` samples)."""
+    judge_setup, direct = setups
+    samples = await own_samples(run, direct, run_debates, label) if "own" in families else {}
+    cases = family_cases(run, families, samples)
+    pairs = [case for family in families for case in cases[family]]
+    first_turns: list[list[SampledAction]] = [[] for _ in pairs]
+    both: list[list[Judgement]] = []
+    for order in (0, 1):
+        jobs = benchmark_jobs(pairs, run.judge, first_turns, order, run.seed, run.tokenizer, judge_setup)
+        episodes = await run_debates(judge_setup, jobs, f"{label} judge {'ab'[order]}")
+        both.append(judgements_of(episodes, pairs, order, run.grader))
+    metrics: dict[str, float] = {}
+    per_problem: dict[str, list[float]] = {}
+    start = 0
+    for family in families:
+        count = len(cases[family])
+        pairs_of = list(zip(both[0][start : start + count], both[1][start : start + count], strict=True))
+        start += count
+        where = prefix if family == "slip" else f"{prefix}/{family}"
+        metrics[f"{where}/num_pairs"] = float(count)
+        metrics.update(benchmark_metrics(pairs_of, where))
+        if family != "own":
+            per_problem[f"{where}/accuracy"] = [mean([float(j.verdict == "correct") for j in p]) for p in pairs_of]
+    if "own" in families:
+        metrics.update(own_counts(run, samples, prefix))
+    return FamilyResult(metrics, per_problem)
+
+
+def own_counts(run: JudgeBenchmarkRun, samples: Mapping[int, list[Turn]], prefix: str) -> dict[str, float]:
+    """How many problems the ``own`` family skipped: every sampled answer right, and no sampled
+    answer both readable and wrong (those included)."""
+    all_right = no_wrong = 0
+    for index, lesson in run.lessons:
+        turns = samples.get(index, [])
+        grades = [lesson.grader.grade(t.response.solution, lesson.answer) for t in turns if not t.failed]
+        all_right += int(bool(turns) and len(grades) == len(turns) and all(g.correct for g in grades))
+        no_wrong += int(own_case(lesson, turns) is None)
+    return {
+        f"{prefix}/own/all_right_problems": float(all_right),
+        f"{prefix}/own/no_wrong_answer_problems": float(no_wrong),
+    }
