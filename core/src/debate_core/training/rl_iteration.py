@@ -44,7 +44,7 @@ async def rl_iteration(context: RunContext, position: RunPosition, iteration: in
     trained = await update_policy(context, position, datums, iteration)
     clock.trained = time.perf_counter()
     metrics = iteration_metrics(context, iteration, batch, scored, trained, clock)
-    context.progress.finish(iteration_headline(metrics, batch.dataset_name))
+    context.progress.finish(iteration_headline(metrics, batch.dataset_name), context.costs.step_note())
     return metrics
 
 

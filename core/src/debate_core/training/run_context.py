@@ -11,6 +11,7 @@ import attrs
 
 from debate_core.config import RunConfig
 from debate_core.runtime.session import BackendSession
+from debate_core.training.costs import CostTracker
 from debate_core.training.progress import Progress
 from debate_core.training.run_components import RunComponents
 from debate_core.training.run_dir import RunDirectory
@@ -20,7 +21,7 @@ from debate_core.training.signals import StopRequest
 @attrs.frozen
 class RunContext:
     """The run's configuration, its built components, the open backend session, the run
-    directory, and where progress lines and stop requests go: fixed for the whole run."""
+    directory, where progress lines and stop requests go, and its cost count: fixed for the whole run."""
 
     config: RunConfig
     components: RunComponents
@@ -28,6 +29,13 @@ class RunContext:
     run_dir: RunDirectory
     progress: Progress
     stop: StopRequest
+    costs: CostTracker = attrs.field(
+        default=attrs.Factory(
+            lambda self: CostTracker(self.session.tokens, self.config.pricing, self.config.training.max_cost),
+            takes_self=True,
+        )
+    )
+    """The run's tokens and dollars, read from the session's meter (docs/training.md#tokens-and-cost)."""
 
     def step_label(self, step: int) -> str:
         """``step 21/210``: the step of the update under way, out of every step of the run."""
