@@ -113,7 +113,7 @@ class Trainer:
         if stop.requested and position.last_checkpoint != position.step:
             await self.checkpoints.save(f"stopped by {stop.name}", keep=True)
         elif self._budget_stop() and position.last_checkpoint != position.step:
-            await self.checkpoints.save("stopped at the budget (training.max_cost)", keep=True)
+            await self.checkpoints.save("budget reached: training.max_cost", keep=True)
         return self._outcome()
 
     def _halting(self) -> bool:
