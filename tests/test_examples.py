@@ -139,3 +139,14 @@ def test_the_untrained_base_model_breaks_the_contract_as_the_readme_says(capsys:
     assert "--- Round 2" not in out
     assert "Debate aborted after 1 of 2 rounds: round 1, agent 0:" in out
     assert "Final answer: none (no agent gave a valid response)" in out
+
+
+@pytest.mark.parametrize("path", [p for p in RUN_FILES if load(p.name).backend.name == "tinker"], ids=lambda p: p.name)
+def test_the_tinker_examples_price_their_tokens_and_say_where_the_prices_come_from(path: Path) -> None:
+    """docs/training.md#tokens-and-cost: a price table with a comment naming its source and date, or
+    saying the figures are placeholders and where to read the real ones."""
+    pricing = load(path.name).pricing
+    assert pricing.priced and None not in (pricing.prompt_tokens, pricing.sampled_tokens, pricing.trained_tokens)
+    text = path.read_text(encoding="utf-8")
+    comment = text[: text.index("[pricing]")].rsplit("\n\n", 1)[-1]
+    assert "PLACEHOLDERS" in comment and "2026-11-27" in comment and "pricing page" in comment, comment
