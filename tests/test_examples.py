@@ -1,6 +1,6 @@
-"""Every run file in examples/ passes ``debate config check`` with what its first line names installed (and
-without it, the check repeats that line), and the shipped recipes say what their sources say (the v2 write-up's appendix A, the first
-write-up's recipe, GSM8K's format)."""
+"""Every run file in examples/ passes ``debate config check`` with what its first line names installed
+(and without it, the check repeats that line), and the shipped recipes say what their sources say (the
+v2 write-up's appendix A, the first write-up's recipe, GSM8K's format)."""
 
 from __future__ import annotations
 

@@ -136,7 +136,8 @@ def test_max_cost_stops_the_run_after_the_step_that_reaches_it_and_a_resume_goes
     assert main(["train", str(run_file), *args, "--run-dir", str(run)]) == 0
     err = [line for line in capsys.readouterr().err.splitlines() if line.startswith("stopped")]
     assert len(err) == 1, err
-    assert err[0].startswith(f"stopped at the budget: the run has cost ${read_metrics(run / 'metrics.jsonl')[-1]['cost/total']:.3g}")
+    spent = read_metrics(run / "metrics.jsonl")[-1]["cost/total"]
+    assert err[0].startswith(f"stopped at the budget: the run has cost ${spent:.3g}")
     assert f"reaching training.max_cost = ${budget:.3g}; checkpoint at step 2." in err[0]
     assert f"debate train --resume {run} training.max_cost=1" in err[0]
     records = read_metrics(run / "metrics.jsonl")
@@ -187,9 +188,7 @@ def test_progress_lines_show_each_steps_cost_and_the_runs_so_far_and_projected(
     stream = io.StringIO()
     progress = Progress("lines", stream=stream, line_interval_s=0.0)
     config = make_config(*PRICES, "training.num_iterations=3")
-    asyncio.run(
-        run_training(config, registry, RunDirectory(tmp_path / "run"), progress=progress, handle_signals=False)
-    )
+    asyncio.run(run_training(config, registry, RunDirectory(tmp_path / "run"), progress=progress, handle_signals=False))
     lines = stream.getvalue().splitlines()
     finished = [line for line in lines if line.startswith("step ") and "reward" in line]
     assert len(finished) == 3 and all(" cost $" in line and " run $" in line for line in finished), lines

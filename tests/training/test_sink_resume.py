@@ -10,7 +10,7 @@ import json
 import sys
 import types
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
@@ -111,7 +111,7 @@ def test_wandb_offline_writes_the_resumed_process_under_the_same_run_id(
 
 
 class FakeWriter:
-    opened: list[dict[str, Any]] = []
+    opened: ClassVar[list[dict[str, Any]]] = []
 
     def __init__(self, **kwargs: Any) -> None:
         self.scalars: list[int] = []
@@ -143,7 +143,8 @@ def test_a_resumed_run_writes_tensorboard_events_to_the_same_directory_purging_t
         (log_dir, 3, [3, 4]),
     ]
     assert lines[-1] == (
-        f"metric sink tensorboard: continues the event files in {log_dir}; events of step 3 on are replaced (purge_step)"
+        f"metric sink tensorboard: continues the event files in {log_dir}; "
+        "events of step 3 on are replaced (purge_step)"
     )
 
 
