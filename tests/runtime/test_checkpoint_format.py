@@ -57,6 +57,20 @@ def test_a_version_2_manifest_reads_as_the_same_checkpoint(tmp_path: Path) -> No
     assert read == attrs.evolve(current, format_version=2)
 
 
+def test_a_version_4_manifest_carries_the_runs_costs_and_a_version_3_one_none(tmp_path: Path) -> None:
+    costs = {"tokens": {"prompt_sampled": 1200, "sampled": 80, "trained": 900}, "usd": 0.25}
+    checkpoint = Checkpoint(
+        step=5, warmstart_steps=2, iteration=3, backend_state="tinker://r/5", data=DataPosition(), seed=9, costs=costs
+    )
+    path = write_checkpoint(tmp_path, checkpoint)
+    assert read_checkpoint(path).costs == costs
+    raw = json.loads(path.read_text(encoding="utf-8"))
+    old = {k: v for k, v in raw.items() if k not in ("costs", CHECKSUM_FIELD)} | {VERSION_FIELD: 3}
+    old[CHECKSUM_FIELD] = manifest_checksum(old)
+    read = read_checkpoint(_rewrite(path, old))
+    assert (read.format_version, read.costs) == (3, {})
+
+
 def test_a_version_1_manifest_has_no_checksum_to_check(tmp_path: Path) -> None:
     path, raw = _written(tmp_path)
     old = {k: v for k, v in raw.items() if k not in (VERSION_FIELD, CHECKSUM_FIELD, "files")} | {"format": 1}
@@ -65,7 +79,7 @@ def test_a_version_1_manifest_has_no_checksum_to_check(tmp_path: Path) -> None:
     assert (read.format_version, read.reason, read.step) == (1, "edited", 5)
 
 
-@pytest.mark.parametrize("version", [2, 3])
+@pytest.mark.parametrize("version", [2, 3, 4])
 def test_from_version_2_on_an_edited_manifest_is_refused(tmp_path: Path, version: int) -> None:
     path, raw = _written(tmp_path)
     edited = {k: v for k, v in raw.items() if k != VERSION_FIELD}
@@ -79,5 +93,5 @@ def test_from_version_2_on_an_edited_manifest_is_refused(tmp_path: Path, version
 def test_an_unknown_version_is_refused_naming_the_readable_ones(tmp_path: Path, version: object) -> None:
     path, raw = _written(tmp_path)
     raw[VERSION_FIELD] = version
-    with pytest.raises(CheckpointError, match=r"unsupported checkpoint format version .*\(readable: 1, 2, 3\)"):
+    with pytest.raises(CheckpointError, match=r"unsupported checkpoint format version .*\(readable: 1, 2, 3, 4\)"):
         read_checkpoint(_rewrite(path, raw))

@@ -176,3 +176,68 @@ def exported_logits_of_gguf(model: Path, tokens: list[int]) -> torch.Tensor:
     base = AutoModelForCausalLM.from_pretrained(model.parent, gguf_file=model.name)
     with torch.no_grad():
         return base(input_ids=torch.tensor([tokens])).logits[0]
+
+
+def test_a_lora_runs_adapter_loads_with_peft_onto_its_base_with_the_backends_logits(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--adapter`` writes PEFT's files and key names; ``--base`` the base model the run read; PEFT
+    puts one on the other and computes the backend's logits (docs/training.md#lora-adapters)."""
+    import json
+
+    from peft import PeftModel
+    from safetensors.torch import load_file
+    from transformers import AutoModelForCausalLM
+
+    from debate_core.backends.local.models import FinetuneMode, lora_targets
+
+    run_file = tmp_path / "run.toml"
+    run_file.write_text("", encoding="utf-8")
+    run = tmp_path / "run"
+    assert main(["train", str(run_file), *TINY, "model.lora_rank=4", "--run-dir", str(run)]) == 0
+    state = read_checkpoint(run / "checkpoints" / "step_000001.json").backend_state
+    capsys.readouterr()
+    assert main(["export", str(run), "--adapter", "--to", str(tmp_path / "adapter")]) == 0
+    out = capsys.readouterr().out
+    assert "a PEFT LoRA adapter (rank 4" in out and "--base --to BASE" in out
+    assert main(["export", str(run), "--base", "--to", str(tmp_path / "base")]) == 0
+    assert "the base model embedded:debate-tiny" in capsys.readouterr().out
+
+    adapter = tmp_path / "adapter"
+    assert {p.name for p in adapter.iterdir()} >= {"adapter_config.json", "adapter_model.safetensors"}
+    config = json.loads((adapter / "adapter_config.json").read_text(encoding="utf-8"))
+    base = AutoModelForCausalLM.from_pretrained(tmp_path / "base")
+    expected_targets = lora_targets(base, FinetuneMode(lora_rank=4))
+    assert (config["peft_type"], config["r"], config["base_model_name_or_path"]) == ("LORA", 4, "embedded:debate-tiny")
+    assert all(t.endswith(tuple(config["target_modules"])) for t in expected_targets) and "lm_head" in expected_targets
+    keys = set(load_file(adapter / "adapter_model.safetensors"))
+    assert keys == {f"base_model.model.{t}.lora_{ab}.weight" for t in expected_targets for ab in "AB"}
+
+    tokens = [3, 17, 25, 9, 41, 5, 60, 2]
+    model = PeftModel.from_pretrained(base, adapter).eval()
+    adapted = {name for name, layer in model.get_base_model().named_modules() if hasattr(layer, "lora_A")}
+    assert adapted == set(expected_targets)  # PEFT's target names pick exactly the layers the run trained
+    with torch.no_grad():
+        got = model(input_ids=torch.tensor([tokens])).logits[0]
+        untrained = model.get_base_model()
+        with model.disable_adapter():
+            plain = untrained(input_ids=torch.tensor([tokens])).logits[0]
+    expected = backend_logits(state, tokens)
+    torch.testing.assert_close(got, expected, rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(plain, backend_logits_of_base(tokens), rtol=1e-5, atol=1e-5)  # the run's own base
+    assert not torch.allclose(got, plain, atol=1e-3)  # the adapter is the trained one, not a zero
+
+
+def test_a_full_fine_tune_has_no_adapter_to_export(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    state = tmp_path / "state"
+    service = LocalServiceClient(num_threads=1, state_directory=str(tmp_path))
+    try:
+        client = service.create_lora_training_client("embedded:debate-micro", rank=0, seed=1).result()
+        client.save_state(str(state)).result()
+    finally:
+        service.close()
+    for flag in ("--adapter", "--base"):
+        assert main(["export", str(state), flag, "--to", str(tmp_path / "out")]) == 1
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and f"{flag}: this checkpoint is a full fine-tune" in err[0], err
+        assert not (tmp_path / "out").exists()

@@ -1,12 +1,15 @@
 """Built-in datasets: ``arithmetic`` (seeded, the embedded task), ``jsonl`` (local files),
 ``huggingface`` (through the ``datasets`` library, imported only when a split is loaded), and the
-maths presets ``gsm8k`` and ``math`` (the hub, a local directory or an installed package)."""
+maths presets ``gsm8k`` and ``math`` (the hub, a local directory or an installed package) and
+``aime2025`` (a local directory or an installed package)."""
 
 from __future__ import annotations
 
 from debate_core.component_specs import DatasetSpec
 from debate_core.hookspecs import hookimpl
 from debate_core.tasks import (
+    Aime2025Dataset,
+    Aime2025Options,
     ArithmeticDataset,
     ArithmeticOptions,
     Gsm8kDataset,
@@ -52,5 +55,11 @@ def debate_datasets() -> list[DatasetSpec]:
             description="MATH competition maths (7,500 train; MATH-500 or 5,000 test), hub, directory or package",
             build=MathDataset,
             options=MathOptions,
+        ),
+        DatasetSpec(
+            name="aime2025",
+            description="AIME 2025 I and II (30 problems, both splits), offline from a package or a directory",
+            build=Aime2025Dataset,
+            options=Aime2025Options,
         ),
     ]

@@ -1,7 +1,8 @@
 """Built-in metric sinks: ``jsonl`` (always), ``wandb`` and ``tensorboard`` (when installed).
 
 Each ``build`` returns a factory ``(run_dir) -> MetricSink``; the optional packages are
-imported inside the factory, so listing plugins never imports them.
+imported inside the factory, so listing plugins never imports them. Each continues its own
+record of the run when the run resumes (``resume``; docs/training.md#metric-sinks-on-resume).
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ import importlib.util
 import json
 import math
 import os
+import secrets
+import string
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -20,7 +23,7 @@ import attrs
 
 from debate_core.component_specs import MetricSinkSpec
 from debate_core.errors import PluginError
-from debate_core.files import output_write_errors
+from debate_core.files import atomic_write_json, output_write_errors
 from debate_core.hookspecs import hookimpl
 from debate_core.records import MetricSink, MetricValue
 
@@ -56,6 +59,10 @@ class JsonlSink:
                 data = data[written:]
             os.fsync(self._handle.fileno())
 
+    def resume(self, step: int) -> str:
+        """The file goes on: resuming kept its records up to ``step`` (training.metrics_file)."""
+        return f"appends to {self.path} after its record of step {step}"
+
     def close(self) -> None:
         self._handle.close()
 
@@ -89,18 +96,48 @@ class WandbOptions:
     """Run name; the run directory's name when unset."""
 
 
+WANDB_RUN_FILE = "wandb-run.json"
+"""Where a run directory keeps the id of its wandb run, so that a resume continues that run."""
+
+
 class WandbSink:
     """Logs each record with ``wandb.log(metrics, step=step)``; strings go to the run summary."""
 
-    def __init__(self, run: Any) -> None:
+    def __init__(self, run: Any, run_id: str, options: WandbOptions) -> None:
         self._run = run
+        self._id = run_id
+        self._options = options
 
     def write(self, step: int, metrics: Mapping[str, MetricValue]) -> None:
         numbers = {k: v for k, v in metrics.items() if not isinstance(v, str)}
         self._run.log(numbers, step=step)
 
+    def resume(self, step: int) -> str:
+        where = f"{self._options.entity}/{self._options.project}" if self._options.entity else self._options.project
+        offline = " (offline: `wandb sync` joins its files to the run)" if self._options.mode == "offline" else ""
+        return (
+            f"continues wandb run {self._id} in project {where}{offline} from step {step + 1} "
+            "(resume='allow'; wandb keeps the first value of a step it was already sent)"
+        )
+
     def close(self) -> None:
         self._run.finish()
+
+
+def wandb_run_id(run_dir: Path) -> tuple[str, bool]:
+    """The wandb run id of ``run_dir`` and whether it is new: the one the directory keeps, else the
+    directory's name for a run started before ids were kept (its ``wandb/`` folder shows it logged
+    there), else a fresh random id (so two run directories of one name never share a wandb run)."""
+    try:
+        kept = json.loads((run_dir / WANDB_RUN_FILE).read_text(encoding="utf-8")).get("id")
+    except (OSError, ValueError, AttributeError):
+        kept = None
+    if isinstance(kept, str) and kept:
+        return kept, False
+    if (run_dir / "wandb").is_dir():
+        return run_dir.name, True
+    alphabet = string.ascii_lowercase + string.digits
+    return "".join(secrets.choice(alphabet) for _ in range(8)), True
 
 
 def build_wandb(options: WandbOptions) -> SinkFactory:
@@ -108,6 +145,9 @@ def build_wandb(options: WandbOptions) -> SinkFactory:
 
     def open_sink(run_dir: Path) -> MetricSink:
         wandb = importlib.import_module("wandb")
+        run_id, new = wandb_run_id(run_dir)
+        if new:
+            atomic_write_json(run_dir / WANDB_RUN_FILE, {"id": run_id, "project": options.project})
         run = wandb.init(
             project=options.project,
             entity=options.entity,
@@ -115,9 +155,9 @@ def build_wandb(options: WandbOptions) -> SinkFactory:
             name=options.name or run_dir.name,
             dir=str(run_dir),
             resume="allow",
-            id=run_dir.name,
+            id=run_id,
         )
-        return WandbSink(run)
+        return WandbSink(run, run_id, options)
 
     return open_sink
 
@@ -131,19 +171,31 @@ class TensorboardOptions:
 
 
 class TensorboardSink:
-    """Writes numeric metrics as scalars with a ``SummaryWriter``."""
+    """Writes numeric metrics as scalars with a ``SummaryWriter`` on ``log_dir``, opened at the
+    first write; on a resume with ``purge_step``, so that TensorBoard hides the events of the
+    redone steps that an earlier process wrote."""
 
-    def __init__(self, writer: Any) -> None:
-        self._writer = writer
+    def __init__(self, open_writer: Callable[..., Any], log_dir: Path) -> None:
+        self._open_writer = open_writer
+        self._log_dir = log_dir
+        self._purge_step: int | None = None
+        self._writer: Any = None
 
     def write(self, step: int, metrics: Mapping[str, MetricValue]) -> None:
+        if self._writer is None:
+            self._writer = self._open_writer(log_dir=str(self._log_dir), purge_step=self._purge_step)
         for name, value in metrics.items():
             if not isinstance(value, str):
                 self._writer.add_scalar(name, float(value), step)
         self._writer.flush()
 
+    def resume(self, step: int) -> str:
+        self._purge_step = step + 1
+        return f"continues the event files in {self._log_dir}; events of step {step + 1} on are replaced (purge_step)"
+
     def close(self) -> None:
-        self._writer.close()
+        if self._writer is not None:
+            self._writer.close()
 
 
 def build_tensorboard(options: TensorboardOptions) -> SinkFactory:
@@ -155,7 +207,7 @@ def build_tensorboard(options: TensorboardOptions) -> SinkFactory:
         else:
             _require("tensorboardX", "tensorboard", "tensorboardX")
             module = importlib.import_module("tensorboardX")
-        return TensorboardSink(module.SummaryWriter(log_dir=str(run_dir / options.subdirectory)))
+        return TensorboardSink(module.SummaryWriter, run_dir / options.subdirectory)
 
     return open_sink
 

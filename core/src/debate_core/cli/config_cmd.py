@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
-from debate_core.errors import ConfigError
+from debate_core.errors import ConfigError, DebateError
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -32,14 +33,35 @@ def run_check(args: argparse.Namespace) -> int:
     from debate_core.training.context_check import check_context
     from debate_core.training.run_needs import check_run_needs
 
-    config = load_run_config(args.file, args.overrides, registry=get_registry())
-    check_context(config, get_registry())
     try:
-        check_run_needs(config, get_registry())
-    except ConfigError as exc:
-        raise ConfigError(_prefix_lines(f"{args.file}: ", str(exc))) from None
+        config = load_run_config(args.file, args.overrides, registry=get_registry())
+        check_context(config, get_registry())
+        try:
+            check_run_needs(config, get_registry())
+        except ConfigError as exc:
+            raise ConfigError(_prefix_lines(f"{args.file}: ", str(exc))) from None
+    except DebateError as exc:
+        needs = needs_line(args.file)
+        if needs is None:
+            raise
+        raise ConfigError(f"{exc}\n{args.file}: its first line says what it needs: {needs}") from exc
     print(f"{args.file}: ok")
     return 0
+
+
+NEEDS_PREFIX = "# Needs:"
+"""How a run file's first line names what it needs besides debate-core (a package to install, a
+file to bring): ``debate config check`` repeats it when the check fails (docs/config-reference.md)."""
+
+
+def needs_line(path: str | Path) -> str | None:
+    """What the run file's first line says it needs, or ``None``."""
+    try:
+        with Path(path).open(encoding="utf-8") as file:
+            first = file.readline(1000).strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+    return first[len(NEEDS_PREFIX) :].strip() if first.startswith(NEEDS_PREFIX) else None
 
 
 def run_show(args: argparse.Namespace) -> int:

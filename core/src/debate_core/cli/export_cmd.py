@@ -1,4 +1,5 @@
-"""``debate export CHECKPOINT --to DIR``: a checkpoint as a Hugging Face causal-LM directory."""
+"""``debate export CHECKPOINT --to DIR``: a checkpoint as a Hugging Face causal-LM directory; with
+``--adapter`` a LoRA run's adapter in PEFT's format, with ``--base`` the base model it goes on."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from debate_core.errors import DebateError
 
 if TYPE_CHECKING:
+    from debate_core.backends.local.export import ExportedAdapter, ExportedModel
     from debate_core.backends.local.service import LocalServiceClient
 
 
@@ -20,7 +22,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
             "Write a local-backend checkpoint as a Hugging Face causal-LM directory (config.json, "
             "safetensors weights with any LoRA adapter merged, the tokenizer and its chat template) that "
             "transformers' AutoModelForCausalLM.from_pretrained(DIR) loads. A Tinker checkpoint lives on "
-            "the service: the command that downloads it is printed instead (docs/training.md#exporting-a-policy)."
+            "the service: the command that downloads it is printed instead (docs/training.md#exporting-a-policy). "
+            "--adapter writes a LoRA run's adapter alone in PEFT's format, --base the base model it goes on "
+            "(docs/training.md#lora-adapters)."
         ),
     )
     parser.add_argument(
@@ -29,6 +33,15 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="a run directory (its latest checkpoint), a manifest (checkpoints/step_*.json) or a backend path",
     )
     parser.add_argument("--to", type=Path, required=True, metavar="DIR", help="the new model directory")
+    what = parser.add_mutually_exclusive_group()
+    what.add_argument(
+        "--adapter",
+        action="store_true",
+        help="a LoRA run's adapter alone (adapter_config.json, adapter_model.safetensors), for PEFT or vLLM",
+    )
+    what.add_argument(
+        "--base", action="store_true", help="the base model a LoRA run's adapter goes on, as the run read it"
+    )
     parser.set_defaults(handler=run)
 
 
@@ -40,9 +53,13 @@ def run(args: argparse.Namespace) -> int:
         raise DebateError(remote_checkpoint_message(weights.sampler_path or weights.path, args.to))
     service = _local_backend(Path(args.checkpoint))
     try:
-        from debate_core.backends.local.export import export_checkpoint
+        from debate_core.backends.local import export
 
-        exported = export_checkpoint(weights.path, args.to, service)
+        if args.adapter:
+            return _print_adapter(export.export_adapter(weights.path, args.to, service))
+        if args.base:
+            return _print_base(export.export_base(weights.path, args.to, service))
+        exported = export.export_checkpoint(weights.path, args.to, service)
     finally:
         service.close()
     merged = "LoRA merged into " if exported.merged_lora else "fine-tuned from "
@@ -50,6 +67,27 @@ def run(args: argparse.Namespace) -> int:
     if exported.chat_template_added:
         print("  chat template: the role_colon renderer's (User: ... / Assistant:), the tokenizer had none")
     print(f"  load it with: AutoModelForCausalLM.from_pretrained({str(exported.directory)!r})")
+    return 0
+
+
+def _print_adapter(exported: ExportedAdapter) -> int:
+    print(
+        f"{exported.directory}: a PEFT LoRA adapter (rank {exported.rank}, "
+        f"{exported.adapted_layers} layers: {', '.join(exported.target_modules)}) for {exported.base_model}"
+    )
+    print(
+        f"  load it with: PeftModel.from_pretrained(AutoModelForCausalLM.from_pretrained(BASE), "
+        f"{str(exported.directory)!r})"
+    )
+    if exported.base_model.startswith(("embedded:", "gguf:")):
+        print(f"  BASE: `debate export CHECKPOINT --base --to BASE` writes {exported.base_model} as a directory")
+    return 0
+
+
+def _print_base(exported: ExportedModel) -> int:
+    print(f"{exported.directory}: the base model {exported.base_model} (the LoRA adapter left out)")
+    if exported.chat_template_added:
+        print("  chat template: the role_colon renderer's (User: ... / Assistant:), the tokenizer had none")
     return 0
 
 

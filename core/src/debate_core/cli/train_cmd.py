@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import math
 import signal
 import sys
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from debate_core.errors import DebateError, OutputWriteError
 from debate_core.runtime.interrupts import run_interruptibly
@@ -112,6 +113,32 @@ def format_changes(evaluations: Mapping[str, Mapping[str, float]]) -> list[str]:
     return [f"change from {labels[0]} to {labels[-1]}:", *lines] if lines else []
 
 
+def cost_line(costs: Mapping[str, Any]) -> str:
+    """``tokens: 1.2M prompt sampled, 80k sampled, 1.1M trained; cost $3.21 (of ~$9.80 projected)``."""
+    from debate_core.training.costs import dollars
+
+    tokens = costs.get("tokens") or {}
+    counts = ", ".join(
+        f"{_count(int(tokens.get(kind, 0)))} {label}"
+        for kind, label in (("prompt_sampled", "prompt sampled"), ("sampled", "sampled"), ("trained", "trained"))
+    )
+    line = f"tokens: {counts}"
+    if "usd" in costs:
+        line += f"; cost {dollars(float(costs['usd']))}"
+        if "projected" in costs and float(costs["projected"]) > float(costs["usd"]):
+            line += f" (of ~{dollars(float(costs['projected']))} projected)"
+    return line
+
+
+def _count(n: int) -> str:
+    """``950``, ``12.3k``, ``4.56M``: a token count at a glance."""
+    if n >= 1_000_000:
+        return f"{n / 1e6:.3g}M"
+    if n >= 1000:
+        return f"{n / 1e3:.3g}k"
+    return str(n)
+
+
 def next_commands(config: str, run_dir: str, checkpointed: bool) -> list[str]:
     """What to run next: look at the run, evaluate its last checkpoint, debate with it."""
     commands = [(f"debate report {run_dir}", "the run as one HTML page")]
@@ -152,7 +179,20 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 128 + int(signal.Signals[outcome.stopped_by])
+    if outcome.budget_reached:
+        spent = float(outcome.costs.get("usd", 0.0))
+        print(
+            f"stopped at the budget: {outcome.budget_reached}; checkpoint at step {outcome.last_checkpoint}. "
+            f"Continue with a larger budget: debate train --resume {outcome.run_dir} "
+            f"training.max_cost={_larger_budget(spent)}",
+            file=sys.stderr,
+        )
     return 0
+
+
+def _larger_budget(spent: float) -> str:
+    """A budget to resume with: twice what has been spent, in whole dollars (at least one more)."""
+    return f"{max(math.ceil(2 * spent), math.floor(spent) + 1)}"
 
 
 def _read_config(args: argparse.Namespace) -> tuple[Registry, RunConfig, Path | None, RunDirectory | None]:
@@ -222,6 +262,7 @@ def _print_summary(outcome: RunOutcome, config_path: Path | None, run_dir: RunDi
     """Where the run is, how far it came, its evaluations and their changes, and what to run next."""
     print(f"run directory: {outcome.run_dir}")
     print(f"steps done: {outcome.step} (warm-start {outcome.warmstart_steps}, RL iterations {outcome.iterations})")
+    print(cost_line(outcome.costs))
     if outcome.evaluations:
         print("evaluations:")
         print("\n".join(format_evaluations(outcome.evaluations)))

@@ -194,6 +194,10 @@ class TrainingSettings:
     """Attempts for a backend call that fails with a transient error (connection, timeout, rate limit)."""
     backend_retry_delay_s: float = attrs.field(default=1.0, validator=v.ge(0.0))
     """Wait before the first retry; doubled after each further failure (at most 30 s)."""
+    max_cost: float | None = attrs.field(default=None, validator=v.optional(v.gt(0.0)))
+    """Stop the run cleanly once what it has cost reaches this many US dollars, priced by ``[pricing]``
+    (which it needs): after the step that reaches it, with a checkpoint, the command that continues
+    the run and exit status 0 (docs/training.md#a-budget). Unset: no limit."""
     backend_timeout_s: float = attrs.field(default=600.0, validator=v.ge(0.0))
     """Give up on a backend call that has not answered after this many seconds, its retries
     included (the command stops with one line); 0: wait as long as it takes. A wait is announced
@@ -311,6 +315,43 @@ class LoggingSettings:
     phase under way (warm-start, RL, evaluation; docs/training.md#progress)."""
 
 
+def _check_prices(instance: PricingSettings, attribute: attrs.Attribute[float | None], value: float | None) -> None:
+    """A table prices every kind of token or none: a kind left out would silently cost nothing."""
+    given = [f.name for f in attrs.fields(PricingSettings) if getattr(instance, f.name) is not None]
+    if value is None and given:
+        raise ValueError(
+            f"'{attribute.name}' is not given: a [pricing] table gives all three prices (prompt_tokens, "
+            "sampled_tokens, trained_tokens; 0 for a kind that costs nothing)"
+        )
+    if value is not None and value < 0:
+        raise ValueError(f"'{attribute.name}' must be >= 0 (US dollars per million tokens), got {value}")
+
+
+@attrs.frozen(kw_only=True)
+class PricingSettings:
+    """What the backend charges, in US dollars per million tokens of each kind; gives each step,
+    evaluation and the run its cost (docs/training.md#tokens-and-cost). Give all three or none
+    (none: tokens are counted, nothing is priced)."""
+
+    prompt_tokens: float | None = attrs.field(default=None, validator=_check_prices)
+    """Per million prompt tokens of sampling requests (prefill), counted once per request."""
+    sampled_tokens: float | None = attrs.field(default=None, validator=_check_prices)
+    """Per million tokens sampled."""
+    trained_tokens: float | None = attrs.field(default=None, validator=_check_prices)
+    """Per million tokens trained (every input token of a Datum sent to ``forward_backward``)."""
+
+    @property
+    def priced(self) -> bool:
+        return self.prompt_tokens is not None
+
+
+def _check_budget(instance: RunConfig, attribute: attrs.Attribute[PricingSettings], value: PricingSettings) -> None:
+    if instance.training.max_cost is not None and not value.priced:
+        raise ValueError(
+            "'training.max_cost' needs a [pricing] table to count what the run costs (docs/training.md#tokens-and-cost)"
+        )
+
+
 @attrs.frozen(kw_only=True)
 class AlarmSettings:
     """Collapse alarms of RL (docs/training.md#collapse-alarms): a line naming the failure mode when
@@ -359,3 +400,4 @@ class RunConfig:
     evaluation: EvaluationSettings = attrs.field(factory=EvaluationSettings)
     logging: LoggingSettings = attrs.field(factory=LoggingSettings)
     alarms: AlarmSettings = attrs.field(factory=AlarmSettings)
+    pricing: PricingSettings = attrs.field(factory=PricingSettings, validator=_check_budget)

@@ -23,7 +23,11 @@ from debate_core.limits import short_repr
 
 T = TypeVar("T")
 
-_VALIDATOR_MESSAGE = re.compile(r"^'(?P<field>[A-Za-z_][A-Za-z0-9_]*)' (?P<rest>.*)$", re.DOTALL)
+_VALIDATOR_MESSAGE = re.compile(
+    r"^'(?P<field>[A-Za-z_][A-Za-z0-9_]*)(?P<key>(\.[A-Za-z_][A-Za-z0-9_]*)*)' (?P<rest>.*)$", re.DOTALL
+)
+"""A validator's message naming the field it refused (``'seed' must be >= 0``), or a key inside
+it (``'training.max_cost' needs ...``, from a check of one section against another)."""
 
 
 def _make_converter() -> cattrs.Converter:
@@ -193,7 +197,7 @@ def iter_errors(exc: BaseException, path: str, cls: type | None = None) -> Itera
     message = _describe(exc)
     match = _VALIDATOR_MESSAGE.match(message)
     if match and match.group("field") in _field_names(cls):
-        yield f"{_join(path, match.group('field'))}: {match.group('rest')}"
+        yield f"{_join(path, match.group('field') + match.group('key'))}: {match.group('rest')}"
         return
     yield f"{path or '<root>'}: {message}"
 

@@ -14,7 +14,14 @@ MetricValue = float | int | str
 
 @runtime_checkable
 class MetricSink(Protocol):
-    """Receives one record per step; ``step`` increases by one each time (warm-start, then RL)."""
+    """Receives one record per step; ``step`` increases by one each time (warm-start, then RL).
+
+    A sink may also define ``resume(step: int) -> str``: called once, before any write, when
+    ``debate train --resume`` continues the run from the checkpoint of ``step`` (the next write is
+    ``step + 1``; steps after it that an earlier process wrote are written again). It returns what
+    the sink continues, for the resume's message (``continues wandb run 3fk2x9ab``);
+    docs/training.md#metric-sinks-on-resume says what each built-in sink does.
+    """
 
     def write(self, step: int, metrics: Mapping[str, MetricValue]) -> None: ...
 

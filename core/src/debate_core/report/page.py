@@ -9,6 +9,7 @@ from html import escape
 from typing import Any
 
 from debate_core.report.charts import Marker, Series, line_chart
+from debate_core.report.costs_view import cost_section
 from debate_core.report.debate_view import render_debate
 from debate_core.report.evaluation_table import evaluation_table
 from debate_core.report.run_data import RunData
@@ -270,6 +271,11 @@ def _evaluation_debates(run: RunData) -> str:
     )
 
 
+def _costs(run: RunData) -> str:
+    section = cost_section(run, resume_markers(run.segments))
+    return f'<h2 id="cost">Tokens and cost</h2>{section}' if section else ""
+
+
 def report_html(run: RunData, generated: float | None = None) -> str:
     """The whole report page."""
     now = generated or time.time()
@@ -290,7 +296,7 @@ def report_html(run: RunData, generated: float | None = None) -> str:
 <div class="status">{escape(run.status(now))} · {len(run.metrics.records)} metrics records · report made {stamp}
 · <code>{escape(str(run.root))}</code></div></header><main>{notes}{alarms_html(run)}
 <h2 id="evaluation">Held-out evaluation</h2>{evaluation_table(run.evaluations, run.segments)}{_evaluation_debates(run)}
-<h2 id="curves">Curves over steps</h2>{charts(run)}
+{_costs(run)}<h2 id="curves">Curves over steps</h2>{charts(run)}
 <h2 id="debates">Sampled debates ({shown} of {run.debates_logged} logged)</h2>
 <p class="note">Sections are marked by the parser's spans; dimmed text lies outside every section. Per step:
 <i>r</i> the stream's reward, <i>A</i> its advantage as the update used it.</p>{debates}

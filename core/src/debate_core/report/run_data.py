@@ -158,6 +158,8 @@ class RunData:
         if self.summary is not None:
             stopped = self.summary.get("stopped_by")
             where = f"after step {self.summary.get('step')}"
+            if self.summary.get("budget_reached"):
+                return f"stopped at the budget (training.max_cost) {where}"
             return f"stopped by {stopped} {where}" if stopped else f"finished {where}"
         seen = "no step recorded yet" if last_step is None else f"last recorded step {last_step}"
         age = ""

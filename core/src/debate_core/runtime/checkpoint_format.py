@@ -13,6 +13,8 @@ each of which returns the same :class:`Checkpoint`:
   run directory) and ``checksum`` (of the manifest's own content). States inside the run
   directory are named relative to the manifest's folder; RNG state vectors are base64 strings.
 - **version 3**: version 2 with the version in the field ``format_version``.
+- **version 4**: version 3 plus ``costs``: the tokens and dollars the run had used by this step
+  (``training.costs.CostLedger``), from which a resumed run goes on counting.
 
 A manifest of an unknown version, or whose version-2-or-later checksum does not match, or whose
 position does not add up, is refused with :class:`CheckpointError` saying why.
@@ -34,7 +36,7 @@ import numpy as np
 
 from debate_core.errors import DebateError
 
-FORMAT_VERSION = 3
+FORMAT_VERSION = 4
 """The version every manifest is written in."""
 VERSION_FIELD = "format_version"
 """The field holding the version (versions 1 and 2 wrote it as ``format``)."""
@@ -95,6 +97,8 @@ class Checkpoint:
     """How long the backend keeps both saves (``None``: until deleted)."""
     periodic: bool = False
     """A checkpoint of ``save_every`` that ``keep_last`` may prune (not a phase end, stop or failure)."""
+    costs: dict[str, Any] = attrs.field(factory=dict)
+    """What the run had used by this step (tokens, dollars; version 4 on, ``{}`` before)."""
     files: dict[str, str] = attrs.field(factory=dict)
     """``sha256:<hex>`` of every file of the saved states inside the run directory, by path
     relative to the manifest's folder (filled in when written)."""
@@ -230,6 +234,7 @@ _READERS: dict[int, Callable[[dict[str, Any], Path], Checkpoint]] = {
     1: _read_version_1,
     2: _read_version_2,
     3: _read_version_2,  # version 3 renamed the version field only
+    4: _read_version_2,  # version 4 added ``costs``, which ``_fields`` reads where present
 }
 
 
@@ -255,7 +260,16 @@ def _fields(raw: dict[str, Any], directory: Path) -> Checkpoint:
         ttl_seconds=None if raw.get("ttl_seconds") is None else int(raw["ttl_seconds"]),
         periodic=bool(raw.get("periodic", False)),
         files=dict(files),
+        costs=_costs(raw.get("costs")),
     )
+
+
+def _costs(raw: Any) -> dict[str, Any]:
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict):
+        raise CheckpointError("its 'costs' is not a table")
+    return dict(raw)
 
 
 def _absolute_state_path(directory: Path, saved: str | None) -> str | None:

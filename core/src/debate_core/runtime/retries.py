@@ -27,6 +27,7 @@ from debate_core.backends.contract import SamplingClientLike
 from debate_core.backends.reachability import ServiceUnreachable
 from debate_core.config.sections import TrainingSettings
 from debate_core.errors import DebateError
+from debate_core.runtime.token_meter import TokenMeter
 
 T = TypeVar("T")
 logger = logging.getLogger(__name__)
@@ -172,13 +173,26 @@ class RetryingFuture:
     """Wraps a sampling call so that awaiting it retries transient backend errors."""
 
     def __init__(
-        self, what: str, submit: Callable[[], Any], policy: RetryPolicy, backend: str, failures: list[DebateError]
+        self,
+        what: str,
+        submit: Callable[[], Any],
+        policy: RetryPolicy,
+        backend: str,
+        failures: list[DebateError],
+        on_result: Callable[[Any], None] | None = None,
     ) -> None:
         self._what = what
         self._submit = submit
         self._policy = policy
         self._backend = backend
         self._failures = failures
+        self._on_result = on_result
+        """Told the call's result once it has one (the token meter counts what it computed)."""
+
+    def _answered(self, result: Any) -> Any:
+        if self._on_result is not None:
+            self._on_result(result)
+        return result
 
     async def _run(self) -> Any:
         async def attempt() -> Any:
@@ -187,13 +201,13 @@ class RetryingFuture:
             return await resolve_future(self._submit())
 
         try:
-            return await with_retries(self._what, attempt, self._policy, self._backend)
+            return self._answered(await with_retries(self._what, attempt, self._policy, self._backend))
         except BackendError as exc:
             self._failures.append(exc)
             raise
 
     def result(self, timeout: float | None = None) -> Any:
-        return self._submit().result(timeout)
+        return self._answered(self._submit().result(timeout))
 
     def __await__(self) -> Generator[Any, Any, Any]:
         return self._run().__await__()
@@ -217,12 +231,15 @@ class RetryingSamplingClient:
         *,
         context_length: int | None = None,
         failures: list[DebateError] | None = None,
+        meter: TokenMeter | None = None,
     ) -> None:
         self.client = client
         self._policy = policy
         self._backend = backend
         self.context_length = context_length
         self.failures: list[DebateError] = failures if failures is not None else []
+        self.meter = meter
+        """Counts the prompt and sampled tokens of every answered request (``None``: nothing counts)."""
 
     def sample(
         self,
@@ -241,11 +258,16 @@ class RetryingSamplingClient:
             self._policy,
             self._backend,
             self.failures,
+            self._counter(prompt.length),
         )
 
+    def _counter(self, prompt_tokens: int) -> Callable[[Any], None] | None:
+        meter = self.meter
+        return None if meter is None else lambda response: meter.sampling_result(prompt_tokens, response)
+
     def sibling(self, client: SamplingClientLike) -> RetryingSamplingClient:
-        """``client`` with this client's retries and context guard, sharing its ``failures``."""
-        twin = copy.copy(self)  # the same policy, backend, context length and failures list
+        """``client`` with this client's retries and context guard, sharing its ``failures`` and meter."""
+        twin = copy.copy(self)  # the same policy, backend, context length, failures list and meter
         twin.client = client
         return twin
 
@@ -267,6 +289,7 @@ class RetryingSamplingClient:
             self._policy,
             self._backend,
             self.failures,
+            self._counter(prompt.length),
         )
 
     def get_tokenizer(self) -> Any:

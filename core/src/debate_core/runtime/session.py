@@ -39,6 +39,7 @@ from debate_core.runtime.retries import (
     retry_policy,
     with_retries,
 )
+from debate_core.runtime.token_meter import TokenMeter
 
 logger = logging.getLogger(__name__)
 
@@ -78,6 +79,8 @@ class BackendSession:
     context_length: int | None = None
     """The model's context in tokens (``SupportsContextLength``; ``None``: unknown, nothing is checked)."""
     _saved: dict[str, SamplingClientLike] = attrs.field(factory=dict)
+    tokens: TokenMeter = attrs.field(factory=TokenMeter)
+    """The tokens sampled through :meth:`sampler` and trained (``training.rl.policy_update`` counts those)."""
 
     def sampling_client(self) -> SamplingClientLike:
         """The sampling client of the current weights (replaced by :meth:`refresh_sampling_client`)."""
@@ -87,7 +90,11 @@ class BackendSession:
         """The sampling client of the current weights, retrying transient errors with this session's
         policy; its ``failures`` keep the errors that outlasted their retries."""
         return RetryingSamplingClient(
-            self.sampling_client(), self.retry, self.backend_name, context_length=self.context_length
+            self.sampling_client(),
+            self.retry,
+            self.backend_name,
+            context_length=self.context_length,
+            meter=self.tokens,
         )
 
     def require_training_client(self) -> TrainingClientLike:

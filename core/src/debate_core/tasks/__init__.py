@@ -9,6 +9,7 @@ interfaces (``Dataset``, ``Grader``) and records (``Problem``, ``Grade``) are in
 
 from __future__ import annotations
 
+from debate_core.tasks.aime import Aime2025Dataset, Aime2025Options
 from debate_core.tasks.answers import answers_match, extract_last_boxed, normalise_answer
 from debate_core.tasks.arithmetic import LEVELS, ArithmeticDataset, ArithmeticOptions
 from debate_core.tasks.errors import DatasetError
@@ -30,6 +31,8 @@ from debate_core.tasks.worked_solutions import worked_solution
 __all__ = [
     "LEVELS",
     "SPLITS",
+    "Aime2025Dataset",
+    "Aime2025Options",
     "ArithmeticDataset",
     "ArithmeticOptions",
     "BoxedGrader",

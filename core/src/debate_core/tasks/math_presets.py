@@ -54,7 +54,8 @@ class Layout:
     files: Mapping[str, tuple[str, ...]]
 
 
-def _source_folder(source: str, dataset: str) -> Path:
+def source_folder(source: str, dataset: str) -> Path:
+    """The folder a ``package:NAME`` or directory source names (``dataset`` names it in errors)."""
     if source.startswith(PACKAGE_PREFIX):
         module = source[len(PACKAGE_PREFIX) :].strip().replace("-", "_")
         if not module.isidentifier():
@@ -72,7 +73,7 @@ def _source_folder(source: str, dataset: str) -> Path:
 
 def local_file(source: str, candidates: Sequence[str], dataset: str) -> Path:
     """The first of ``candidates`` (paths relative to the source's folder) that exists."""
-    folder = _source_folder(source, dataset)
+    folder = source_folder(source, dataset)
     for candidate in candidates:
         if (folder / candidate).is_file():
             return folder / candidate

@@ -55,6 +55,7 @@ class Checkpointer:
             sampler_weights=saved.sampler,
             ttl_seconds=ttl,
             periodic=periodic,
+            costs=self.context.costs.ledger.to_json(),
         )
         write_checkpoint(self.context.run_dir.checkpoints, checkpoint)
         position.last_checkpoint = position.step

@@ -37,6 +37,7 @@ from debate_core.rundir.lost_history import LostHistory
 from debate_core.runtime.checkpoint_format import Checkpoint
 from debate_core.runtime.retries import BackendError
 from debate_core.training.checkpointing import Checkpointer, due
+from debate_core.training.costs import CostLedger
 from debate_core.training.evaluation.scheduled import OpponentClient, evaluate_weights
 from debate_core.training.rl.iteration import SamplingAbandoned, rl_iteration
 from debate_core.training.run_context import RunContext, RunPosition
@@ -57,6 +58,11 @@ class RunOutcome:
     evaluations: dict[str, dict[str, float]]
     lost_history: dict[str, list[int]] = attrs.field(factory=dict)
     """Steps up to a resume's checkpoint with no metrics record or transcripts (``LostHistory``)."""
+    costs: dict[str, Any] = attrs.field(factory=dict)
+    """The tokens and dollars the run has used, resumes included (``CostLedger.to_json``), with
+    ``projected`` while steps are left and the price is known."""
+    budget_reached: str | None = None
+    """Why the run stopped before its end at ``training.max_cost`` (one line), ``None`` otherwise."""
 
     def to_json(self) -> dict[str, Any]:
         data = attrs.asdict(self)
@@ -91,6 +97,8 @@ class Trainer:
                 start.iteration,
             )
             position.last_checkpoint = start.step
+            self.context.costs.resume(CostLedger.from_json(start.costs))
+        self.context.progress.run_note = self.context.costs.run_note
         pending_eval: dict[str, float] = {}
         if position.step == 0 and self.context.config.evaluation.at_start:
             pending_eval = await self._evaluate("start", 0)
@@ -104,7 +112,21 @@ class Trainer:
             raise
         if stop.requested and position.last_checkpoint != position.step:
             await self.checkpoints.save(f"stopped by {stop.name}", keep=True)
+        elif self._budget_stop() and position.last_checkpoint != position.step:
+            await self.checkpoints.save("budget reached: training.max_cost", keep=True)
         return self._outcome()
+
+    def _halting(self) -> bool:
+        """A stop was asked for, or the budget is spent: no further step starts."""
+        return self.context.stop.requested or self.context.costs.budget_spent
+
+    def _budget_stop(self) -> bool:
+        """The budget stopped the run before its last step."""
+        context, position = self.context, self.position
+        config = context.config
+        warmstart_left = config.warmstart.enabled and position.warmstart_steps < config.warmstart.steps
+        left = warmstart_left or position.iteration < context.components.total_iterations
+        return context.costs.budget_spent and left and not context.stop.requested
 
     def _outcome(self) -> RunOutcome:
         position = self.position
@@ -117,9 +139,27 @@ class Trainer:
             last_checkpoint=position.last_checkpoint,
             evaluations=latest_by_label(self.context.run_dir.evaluations),
             lost_history=self.lost_history.to_json(),
+            costs=self._costs(),
+            budget_reached=self.context.costs.budget_reason() if self._budget_stop() else None,
         )
         self.context.run_dir.write_summary(outcome.to_json())
         return outcome
+
+    def _costs(self) -> dict[str, Any]:
+        costs = self.context.costs
+        summary = costs.ledger.to_json()
+        if not costs.pricing.priced:  # tokens counted, nothing priced
+            return {"tokens": summary["tokens"]}
+        projected = costs.ledger.projected(self._remaining())
+        if projected is not None:
+            summary["projected"] = projected
+        return summary
+
+    def _remaining(self) -> dict[str, int]:
+        """The steps each phase has left."""
+        config, position = self.context.config, self.position
+        warmstart = config.warmstart.steps - position.warmstart_steps if config.warmstart.enabled else 0
+        return {"warmstart": max(warmstart, 0), "rl": self.context.components.total_iterations - position.iteration}
 
     async def _warmstart(self, pending_eval: dict[str, float]) -> None:
         """Warm-start steps until ``warmstart.steps``, an evaluation after the last."""
@@ -140,7 +180,7 @@ class Trainer:
         )
         context.progress.phase("warm-start", settings.steps, "steps", done=position.warmstart_steps)
         while position.warmstart_steps < settings.steps:
-            if context.stop.requested:
+            if self._halting():
                 raise SamplingAbandoned
             metrics = self._take(pending_eval)
             metrics.update(await warmstart_step(context, position, data, position.warmstart_steps))
@@ -164,7 +204,7 @@ class Trainer:
         stop = context.stop
         context.progress.phase("RL", total, "iterations", done=position.iteration)
         while position.iteration < total:
-            if stop.requested:
+            if self._halting():
                 raise SamplingAbandoned
             metrics = self._take(pending_eval)
             metrics.update(await rl_iteration(context, position, position.iteration))
@@ -191,8 +231,9 @@ class Trainer:
         return await evaluate_weights(self.context, self.position, self.opponent, label, step)
 
     def _write(self, metrics: dict[str, MetricValue]) -> None:
-        """The metrics record of the step just done (steps count from 1)."""
+        """The metrics record of the step just done (steps count from 1), with its tokens and cost."""
         position = self.position
+        metrics.update(self.context.costs.step_done(str(metrics.get("phase", "rl")), self._remaining()))
         self.sink.write(position.step + 1, metrics)
         position.step += 1
         position.uncommitted = False

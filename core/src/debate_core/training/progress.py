@@ -82,6 +82,8 @@ class Progress:
         self._last_draw = 0.0
         self._last_line = self._started
         self._phase: _Phase | None = None
+        self.run_note: Callable[[], str] = str
+        """What the run has cost so far and is projected to, for the phase's progress lines ('' unpriced)."""
 
     def phase(self, name: str, total: int, unit: str, done: int = 0) -> None:
         """A phase of ``total`` steps (``unit``: ``steps``, ``iterations``) begins, ``done`` of them
@@ -105,13 +107,13 @@ class Progress:
         self._tokens += sampled_tokens
         self._draw()
 
-    def finish(self, summary: Mapping[str, float]) -> None:
-        """The iteration is over; ``summary`` holds the headline metrics."""
+    def finish(self, summary: Mapping[str, float], note: str = "") -> None:
+        """The iteration is over; ``summary`` holds the headline metrics, ``note`` what it cost."""
         if self._phase is not None and not self._label.startswith("eval"):
             self._phase.done += 1
         if self.mode == "off":
             return
-        parts = [f"{k} {v:.3g}" for k, v in summary.items()]
+        parts = [f"{k} {v:.3g}" for k, v in summary.items()] + ([note] if note else [])
         line = f"{self._label}  " + "  ".join(parts)
         if self.mode == "bar":
             self.stream.write("\r\x1b[2K" + line + "\n")
@@ -168,9 +170,12 @@ class Progress:
         if phase is not None and phase.done < phase.total:
             within = self._done / self._total_debates if running and not self._label.startswith("eval") else 0.0
             done_here = phase.done - phase.done_at_start + within
+            cost = self.run_note()
             parts.append(
                 f"{phase.name} {phase.done}/{phase.total} {phase.unit}: "
                 + pace(done_here, phase.total - phase.done_at_start, now - phase.started, phase.unit, "min")
+                + (f", {cost}" if cost else "")
             )
-        self.stream.write("  | ".join(parts) + "\n")
-        self.stream.flush()
+        if parts:
+            self.stream.write("  | ".join(parts) + "\n")
+            self.stream.flush()

@@ -4,7 +4,6 @@ or the fresh run's files, the backend session, the components, then the loop
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import tomllib
 import warnings
@@ -55,6 +54,8 @@ class RunRequest:
     stop: StopRequest
     components_factory: ComponentsFactory
     handle_signals: bool
+    resumed: bool = False
+    """``debate train --resume``: the metric sinks are told where the run goes on from."""
 
 
 async def run_training(
@@ -100,7 +101,7 @@ async def run_training(
             retry=retry_policy(config.training),
         )
         request = RunRequest(
-            config, registry, run_dir, progress, stop or StopRequest(), components_factory, handle_signals
+            config, registry, run_dir, progress, stop or StopRequest(), components_factory, handle_signals, resume
         )
         return await train_on_session(request, session, start, lost, fixed_opponent)
 
@@ -125,6 +126,9 @@ async def train_on_session(
         context = RunContext(config, components, session, request.run_dir, request.progress, request.stop)
         trainer = Trainer(context, sink, opponent=opponent, lost_history=lost)
         try:
+            if request.resumed:
+                for line in sink.resume(start.step if start is not None else 0):
+                    request.progress.message(line)
             outcome = await _run_trainer(trainer, start, request)
         finally:
             sink.close()

@@ -12,8 +12,9 @@ import attrs
 from debate_core.config import RunConfig
 from debate_core.rundir.directory import RunDirectory
 from debate_core.runtime.session import BackendSession
-from debate_core.training.rl.alarms import AlarmMonitor
+from debate_core.training.costs import CostTracker
 from debate_core.training.progress import Progress
+from debate_core.training.rl.alarms import AlarmMonitor
 from debate_core.training.run_components import RunComponents
 from debate_core.training.signals import StopRequest
 
@@ -21,8 +22,8 @@ from debate_core.training.signals import StopRequest
 @attrs.frozen
 class RunContext:
     """The run's configuration, its built components, the open backend session, the run
-    directory, and where progress lines and stop requests go: fixed for the whole run (the
-    collapse alarms keep what they have seen)."""
+    directory, where progress lines and stop requests go, and its cost count: fixed for the whole
+    run (the collapse alarms keep what they have seen)."""
 
     config: RunConfig
     components: RunComponents
@@ -34,6 +35,13 @@ class RunContext:
         default=attrs.Factory(lambda self: AlarmMonitor(self.config.alarms), takes_self=True)
     )
     """The collapse alarms of the run (``training.rl.alarms``): what they have seen and said."""
+    costs: CostTracker = attrs.field(
+        default=attrs.Factory(
+            lambda self: CostTracker(self.session.tokens, self.config.pricing, self.config.training.max_cost),
+            takes_self=True,
+        )
+    )
+    """The run's tokens and dollars, read from the session's meter (docs/training.md#tokens-and-cost)."""
 
     def step_label(self, step: int) -> str:
         """``step 21/210``: the step of the update under way, out of every step of the run."""

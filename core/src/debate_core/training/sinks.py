@@ -34,6 +34,19 @@ class MultiSink:
                     raise self._failure(name, exc.__cause__) from exc.__cause__
                 raise
 
+    def resume(self, step: int) -> list[str]:
+        """Tell every sink that the run resumes from the checkpoint of ``step``; one line per sink
+        saying what it continues (a sink without ``resume`` starts afresh: it says so)."""
+        lines = []
+        for sink, name in zip(self.sinks, self.names, strict=True):
+            resume = getattr(sink, "resume", None)
+            if not callable(resume):
+                lines.append(f"metric sink {name}: has no notion of resuming; it writes on from step {step + 1}")
+                continue
+            said = call_plugin(PluginCall("metric sink", name, "resume", f"step {step}"), partial(resume, step))
+            lines.append(f"metric sink {name}: {said}")
+        return lines
+
     def close(self) -> None:
         """Close every sink, even after one fails; then raise the first failure."""
         first: DebateError | None = None

@@ -1,6 +1,8 @@
 """A local-backend checkpoint as a Hugging Face causal-LM directory (``debate export``):
 ``config.json``, the weights as safetensors with any LoRA adapter merged into the base weights,
-and the tokenizer with its chat template, loadable by ``AutoModelForCausalLM.from_pretrained``.
+and the tokenizer with its chat template, loadable by ``AutoModelForCausalLM.from_pretrained``;
+or, for a LoRA run, the adapter alone in PEFT's format (``--adapter``) and the base model it goes
+on (``--base``), for servers that load adapters onto a base model (vLLM, PEFT).
 
 The checkpoint is opened as ``create_training_client_from_state`` opens it (the same base model,
 tokenizer and adapter), so the exported model computes what the backend computed.
@@ -8,6 +10,7 @@ tokenizer and adapter), so the exported model computes what the backend computed
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +44,18 @@ class ExportedModel:
     base_model: str
     merged_lora: bool
     chat_template_added: bool
+
+
+@attrs.frozen
+class ExportedAdapter:
+    """What ``export_adapter`` wrote: a PEFT adapter of ``rank`` on ``adapted_layers`` linear layers of
+    ``base_model``, the ones whose names end in one of ``target_modules`` (PEFT's shortest such names)."""
+
+    directory: Path
+    base_model: str
+    rank: int
+    adapted_layers: int
+    target_modules: tuple[str, ...]
 
 
 def _untie_an_adapted_unembedding(peft_model: Any) -> None:
@@ -78,8 +93,7 @@ def export_checkpoint(state_path: str, target: Path, service: LocalServiceClient
         ExportError: ``target`` exists and is not an empty directory.
         SavedStateError: the checkpoint is missing or damaged.
     """
-    if target.exists() and (not target.is_dir() or any(target.iterdir())):
-        raise ExportError(f"--to {target}: already exists and is not an empty directory; name a new one")
+    _check_target(target)
     client = service.create_training_client_from_state(state_path).result()
     try:
         module: Any = client.module
@@ -87,15 +101,82 @@ def export_checkpoint(state_path: str, target: Path, service: LocalServiceClient
         if merged:
             _untie_an_adapted_unembedding(module)
         model = module.merge_and_unload() if merged else module
-        tokenizer = client.get_tokenizer()
-        added = not getattr(tokenizer, "chat_template", None)
-        if added:
-            tokenizer.chat_template = ROLE_COLON_CHAT_TEMPLATE
-        _forget_the_gguf_quantizer(model)
+        added = _write_model(model, client, target)
         base_model = str(client.get_info().model_name)
-        with atomic_directory(target) as staging:
-            model.save_pretrained(staging)
-            tokenizer.save_pretrained(staging)
     finally:
         client.close()
     return ExportedModel(target, base_model, merged, added)
+
+
+def _write_model(model: Any, client: Any, target: Path) -> bool:
+    """Save ``model`` with the client's tokenizer to ``target``; whether a chat template was added."""
+    tokenizer = client.get_tokenizer()
+    added = not getattr(tokenizer, "chat_template", None)
+    if added:
+        tokenizer.chat_template = ROLE_COLON_CHAT_TEMPLATE
+    _forget_the_gguf_quantizer(model)
+    with atomic_directory(target) as staging:
+        model.save_pretrained(staging)
+        tokenizer.save_pretrained(staging)
+    return added
+
+
+def _check_target(target: Path) -> None:
+    if target.exists() and (not target.is_dir() or any(target.iterdir())):
+        raise ExportError(f"--to {target}: already exists and is not an empty directory; name a new one")
+
+
+def _lora_module(client: Any, flag: str) -> Any:
+    """The checkpoint's peft model, or a clear refusal for a full fine-tune (it has no adapter)."""
+    module: Any = client.module
+    if not hasattr(module, "peft_config"):
+        raise ExportError(
+            f"{flag}: this checkpoint is a full fine-tune (model.lora_rank = 0), it has no LoRA adapter; "
+            "`debate export CHECKPOINT --to DIR` writes the whole model"
+        )
+    return module
+
+
+def export_adapter(state_path: str, target: Path, service: LocalServiceClient) -> ExportedAdapter:
+    """Write the LoRA adapter of the checkpoint at ``state_path`` to ``target`` in PEFT's format
+    (``adapter_config.json``, ``adapter_model.safetensors``), loadable by ``PeftModel.from_pretrained``
+    onto the base model the run read (``--base`` writes an embedded one as a directory).
+
+    Raises:
+        ExportError: ``target`` holds files, or the checkpoint is a full fine-tune.
+        SavedStateError: the checkpoint is missing or damaged.
+    """
+    _check_target(target)
+    client = service.create_training_client_from_state(state_path).result()
+    try:
+        module = _lora_module(client, "--adapter")
+        base_model = str(client.get_info().model_name)
+        config = module.peft_config["default"]
+        config.base_model_name_or_path = base_model
+        with atomic_directory(target) as staging:
+            # the unembedding's base weight stays out: the adapter holds only what training changed
+            module.save_pretrained(staging, save_embedding_layers=False)
+        saved = json.loads((target / "adapter_config.json").read_text(encoding="utf-8"))
+        adapted = sum(1 for _, layer in module.named_modules() if hasattr(layer, "lora_A"))
+    finally:
+        client.close()
+    return ExportedAdapter(target, base_model, int(config.r), adapted, tuple(sorted(saved["target_modules"])))
+
+
+def export_base(state_path: str, target: Path, service: LocalServiceClient) -> ExportedModel:
+    """Write the base model a LoRA checkpoint's adapter goes on (its weights as the run read them,
+    adapter left out) with its tokenizer to ``target`` as a Hugging Face directory.
+
+    Raises:
+        ExportError: ``target`` holds files, or the checkpoint is a full fine-tune.
+        SavedStateError: the checkpoint is missing or damaged.
+    """
+    _check_target(target)
+    client = service.create_training_client_from_state(state_path).result()
+    try:
+        model = _lora_module(client, "--base").unload()  # the LoRA layers go, unmerged
+        added = _write_model(model, client, target)
+        base_model = str(client.get_info().model_name)
+    finally:
+        client.close()
+    return ExportedModel(target, base_model, False, added)

@@ -13,6 +13,7 @@ from debate_core.files import atomic_write_json, output_write_errors
 from debate_core.rundir.evaluation_records import first_evaluation, paired_changes
 from debate_core.rundir.reward_sidecars import reward_summary, write_sidecar
 from debate_core.runtime.sampling_failures import raise_evaluation_failure
+from debate_core.training.costs import price
 from debate_core.training.evaluation.evaluator import Evaluator
 from debate_core.training.run_context import RunContext, RunPosition
 
@@ -40,7 +41,9 @@ async def evaluate_weights(
         context.progress,
     )
     sampler = context.session.sampler()
+    context.costs.begin_evaluation()
     metrics = await evaluator.evaluate(sampler, opponent, label=f"eval {label}")
+    spent = context.costs.end_evaluation()
     raise_evaluation_failure(sampler, evaluator.episodes, config, label)
     metrics["time/eval"] = time.perf_counter() - started
     baseline = first_evaluation(context.run_dir.evaluations)
@@ -54,10 +57,13 @@ async def evaluate_weights(
         "metrics": metrics,
         "per_problem": evaluator.per_problem,
         "baseline": None if baseline is None else baseline.get("label"),
+        "tokens": spent.to_json(),
     }
+    if config.pricing.priced:
+        record["cost"] = price(spent, config.pricing)
     save_evaluation_debates(context, evaluator, step, label)
     atomic_write_json(context.run_dir.evaluation_path(step, label), record)
-    context.progress.finish(headline(metrics))
+    context.progress.finish(headline(metrics), context.costs.evaluation_note(spent))
     return metrics
 
 

@@ -46,7 +46,7 @@ async def rl_iteration(context: RunContext, position: RunPosition, iteration: in
     metrics = iteration_metrics(context, iteration, batch, scored, trained, clock)
     alarms, lines = context.alarms.check(iteration, metrics)
     metrics.update(alarms)
-    context.progress.finish(iteration_headline(metrics, batch.dataset_name))
+    context.progress.finish(iteration_headline(metrics, batch.dataset_name), context.costs.step_note())
     for line in lines:
         context.progress.message(line)
     return metrics

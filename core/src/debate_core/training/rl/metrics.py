@@ -9,10 +9,10 @@ import numpy as np
 
 from debate_core.records.metrics import MetricValue
 from debate_core.stats import mean
-from debate_core.training.rl.collapse_monitor import ground_truth_metrics, label_free_metrics
 from debate_core.training.grading import grade_debate, verifiable_metrics
 from debate_core.training.rl.batch import Batch, ScoredDebates, TrainedBatch
 from debate_core.training.rl.chunked_update import UpdateResult
+from debate_core.training.rl.collapse_monitor import ground_truth_metrics, label_free_metrics
 from debate_core.training.rl.debate_metrics import (
     backend_metrics,
     debate_metrics,

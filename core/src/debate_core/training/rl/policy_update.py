@@ -9,6 +9,7 @@ from tinker import types
 
 from debate_core.config import TrainingSettings
 from debate_core.runtime.retries import watched
+from debate_core.runtime.token_meter import TokenCount
 from debate_core.training.rl.chunked_update import NonFiniteUpdateError, UpdateResult, pipelined_update
 from debate_core.training.rl.datum import AssembledDatum
 from debate_core.training.run_context import RunContext, RunPosition
@@ -70,5 +71,6 @@ async def update_step(
             f"(step {position.last_checkpoint if position.last_checkpoint is not None else 0}); lower "
             "training.learning_rate or set training.grad_clip_norm, and check the reward's scale"
         )
+    session.tokens.add(TokenCount(trained=sum(d.num_tokens for d in update.datums)))
     await session.refresh_sampling_client()
     return update

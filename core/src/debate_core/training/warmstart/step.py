@@ -53,5 +53,5 @@ async def warmstart_step(
         "time/training": done - built,
         "time/total": done - started,
     }
-    progress.finish({"loss/token": float(metrics["warmstart/loss_per_token"]), "lr": lr})
+    progress.finish({"loss/token": float(metrics["warmstart/loss_per_token"]), "lr": lr}, context.costs.step_note())
     return metrics
