@@ -4,8 +4,9 @@ schedule, the mixed reward by hand, the built-in judges, and the trainer's use o
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
+import attrs
 import pytest
 
 from debate_core.records import (
@@ -106,8 +107,12 @@ def test_the_judge_mix_reward_mixes_by_its_schedule_in_training_and_is_its_peer_
     for iteration in range(5):
         scored = asyncio.run(reward.score_in_training(record, TrainingRound(iteration, None)))  # type: ignore[arg-type]
         weight = judge_weight(0.6, 3, iteration)
-        assert scored == judge_mixed_reward(record, peer, V2Reward(), oracle_verdicts(record), weight)
-        assert (scored == peer) == (iteration >= 3)
+        if iteration >= 3:
+            assert scored == peer
+            continue
+        expected = judge_mixed_reward(record, peer, V2Reward(), oracle_verdicts(record), weight)
+        assert scored.metrics == {**expected.metrics, "judge/fallback": 0.0, "judge/abstained": 0.0}
+        assert attrs.evolve(scored, metrics=expected.metrics) == expected
 
 
 def test_a_judge_that_breaks_its_contract_is_named_with_the_debate() -> None:
@@ -182,3 +187,80 @@ def test_a_judge_pair_carries_the_question_and_the_two_turns() -> None:
     assert isinstance(pair, JudgePair)
     assert (pair.question, pair.answer) == (record.question, "42")
     assert (pair.first.agent, pair.second.agent) == (1, 2)
+
+
+class Abstaining:
+    """A judge that abstains on the pairs whose index is in ``abstain`` and prefers the second
+    response of the others, counting what it was asked."""
+
+    def __init__(self, abstain: set[int]) -> None:
+        self.abstain = abstain
+        self.asked = 0
+
+    async def compare(self, pairs: Sequence[JudgePair], host: object) -> list[int | None]:
+        self.asked += len(pairs)
+        return [None if i in self.abstain else -1 for i in range(len(pairs))]
+
+    def take_counts(self) -> Mapping[str, float]:
+        asked, self.asked = self.asked, 0
+        return {"asked": asked}
+
+
+def mix_reward(judge: object, weight: float = 0.6) -> object:
+    from debate_core.config.choices import ComponentChoice
+    from debate_core.rewards.judge_mix import JudgeMixOptions, JudgeMixReward
+
+    options = JudgeMixOptions(judge=ComponentChoice(name="abstaining"), weight=weight, decay_iterations=3)
+    return JudgeMixReward(V2Reward(), judge, options)  # type: ignore[arg-type]
+
+
+def test_a_debate_with_a_pair_the_judge_abstained_on_gets_the_peer_reward_counted() -> None:
+    """docs/rewards.md#when-the-judge-abstains: one abstention, and the debate falls back to the peer
+    reward alone (its effective judge weight 0), with the judge's counts beside."""
+    from debate_core.records import TrainingRound
+
+    record = graded()
+    peer = V2Reward()(record)
+    fell_back = asyncio.run(mix_reward(Abstaining({1})).score_in_training(record, TrainingRound(0, None)))  # type: ignore[attr-defined]
+    assert fell_back.agent_rewards == peer.agent_rewards and fell_back.step_streams == peer.step_streams
+    assert fell_back.metrics == {
+        **peer.metrics,
+        "judge/asked": 3.0,
+        "judge/weight": 0.0,
+        "judge/pairs": 3.0,
+        "judge/fallback": 1.0,
+        "judge/abstained": 1,
+    }
+    judged = asyncio.run(mix_reward(Abstaining(set())).score_in_training(record, TrainingRound(0, None)))  # type: ignore[attr-defined]
+    assert judged.agent_rewards != peer.agent_rewards
+    assert judged.metrics["judge/fallback"] == 0.0 and judged.metrics["judge/asked"] == 3.0
+    assert judged.metrics["judge/weight"] == 0.6
+
+
+@pytest.mark.parametrize(
+    ("counts", "named"),
+    [(["asked"], "not a mapping"), ({"asked": float("nan")}, "counter 'asked' is not"), ({"x": True}, "counter 'x'")],
+)
+def test_a_judge_whose_counts_are_not_numbers_by_name_is_named(counts: object, named: str) -> None:
+    from debate_core.errors import ComponentFailure
+    from debate_core.records import TrainingRound
+
+    class BadCounts(Abstaining):
+        def take_counts(self) -> Mapping[str, float]:
+            return counts  # type: ignore[return-value]
+
+    reward = mix_reward(BadCounts(set()))
+    with pytest.raises(ComponentFailure, match=rf"judge plugin 'abstaining' returned .*{named}.*take_counts on debate"):
+        asyncio.run(reward.score_in_training(graded(), TrainingRound(0, None)))  # type: ignore[attr-defined]
+
+
+def test_the_model_judge_counts_its_unreadable_replies_since_it_was_last_asked() -> None:
+    record = graded()
+    renderer = scripted_setup(3, 1).renderer
+    judge = ModelJudge(ModelJudgeOptions(base_model="embedded:debate-tiny"))
+    host = Host(Replies(["no idea", "A > B", "?", "B > A", "A = B", "A > B"], renderer))
+    pairs = judge_pairs(record, compared_pairs(record))
+    asyncio.run(judge.compare(pairs, host))
+    assert judge.take_counts() == {"unreadable": 2.0}
+    asyncio.run(judge.compare(pairs, host))
+    assert judge.take_counts() == {"unreadable": 0.0}

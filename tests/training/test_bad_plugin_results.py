@@ -295,7 +295,7 @@ JUDGE_CASES: dict[str, tuple[Callable[..., Any], str]] = {
     "returns a str": (_always("11"), "returned '11': not a sequence of 2 verdicts"),
     "raises": (_boom, "raised ValueError: boom"),
     "one verdict for two pairs": (_always([1]), "1 verdicts for 2 pairs"),
-    "a verdict out of range": (_always([1, 5]), "verdict 5 is not 1, 0 or -1"),
+    "a verdict out of range": (_always([1, 5]), "verdict 5 is not 1, 0, -1 or None"),
 }
 
 

@@ -327,17 +327,18 @@ def checked_stop_condition(call: PluginCall, hook: Callable[[], object]) -> Stop
     return value
 
 
-def check_judge_verdicts(call: PluginCall, value: object, pairs: int) -> list[int]:
-    """A judge's verdicts: one per pair, each 1, 0 or -1 (docs/rewards.md#a-stronger-judge-phased-out)."""
+def check_judge_verdicts(call: PluginCall, value: object, pairs: int) -> list[int | None]:
+    """A judge's verdicts: one per pair, each 1, 0, -1, or None when the judge abstains
+    (docs/rewards.md#a-stronger-judge-phased-out)."""
     if isinstance(value, str | bytes) or not isinstance(value, Sequence | list | tuple):
         raise call.returned(value, [f"not a sequence of {pairs} verdicts"])
     verdicts = list(value)
     problems = []
     if len(verdicts) != pairs:
         problems.append(f"{len(verdicts)} verdicts for {pairs} pairs")
-    bad = [v for v in verdicts if isinstance(v, bool) or v not in (-1, 0, 1)]
+    bad = [v for v in verdicts if v is not None and (isinstance(v, bool) or v not in (-1, 0, 1))]
     if bad:
-        problems.append(f"verdict {short_repr(bad[0], 40)} is not 1, 0 or -1")
+        problems.append(f"verdict {short_repr(bad[0], 40)} is not 1, 0, -1 or None")
     if problems:
         raise call.returned(value, problems)
-    return [int(v) for v in verdicts]
+    return [None if v is None else int(v) for v in verdicts]

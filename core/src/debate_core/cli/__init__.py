@@ -34,6 +34,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "report_cmd",
     "compare_cmd",
     "export_cmd",
+    "serve_cmd",
 )
 
 

@@ -32,7 +32,7 @@ from debate_core.records.episodes import (
     TurnView,
     ViewingPolicy,
 )
-from debate_core.records.judging import Judge, JudgeHost, JudgePair
+from debate_core.records.judging import CountingJudge, Judge, JudgeHost, JudgePair, Verdict
 from debate_core.records.metrics import MetricSink, MetricValue
 from debate_core.records.output_contract import OutputContract, OutputParser, RenderedResponse, ResponseContent
 from debate_core.records.prompts import (
@@ -67,6 +67,7 @@ __all__ = [
     "CheckedComparisons",
     "Comparison",
     "ComparisonOp",
+    "CountingJudge",
     "ConsensusRule",
     "Dataset",
     "DebateEpisode",
@@ -103,6 +104,7 @@ __all__ = [
     "Transition",
     "Turn",
     "TurnView",
+    "Verdict",
     "ViewingPolicy",
     "VoteTally",
     "apply_authorship",

@@ -3,7 +3,8 @@ the peer reward while their weight lasts (docs/rewards.md#a-stronger-judge-phase
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Protocol, runtime_checkable
 
 import attrs
@@ -26,14 +27,49 @@ class JudgePair:
 
 @runtime_checkable
 class JudgeHost(Protocol):
-    """What the trainer offers a judge that samples a model: a policy and its renderer for a model
-    the run's backend serves (``weights``: a saved checkpoint of it, or None for the base model)."""
+    """What the trainer offers a judge: a policy and its renderer for a model the run's backend
+    serves (``weights``: a saved checkpoint of it, or None for the base model), and a folder of the
+    run directory for the judge's own files."""
+
+    judge_dir: Path | None
+    """``RUN_DIR/judges/``, where a judge keeps what a resumed run should find again (a cache of the
+    answers it paid for); None outside a training run. The folder may not exist yet. Hosts written
+    before it may lack the attribute: read it with ``getattr(host, "judge_dir", None)``."""
 
     async def sampling_policy(self, base_model: str, weights: str | None) -> tuple[AgentPolicy, Renderer]: ...
 
 
+Verdict = int | None
+"""A judge's verdict on one pair: +1 (the first is better), -1 (the second), 0 (equal, or it cannot
+tell), or None: it abstains (it could not get an answer: an endpoint down, slow or answering
+garbage), and ``judge_mix`` scores that debate with the peer reward alone."""
+
+
 @runtime_checkable
 class Judge(Protocol):
-    """An external judge: one verdict (+1, -1 or 0) per pair, in order."""
+    """An external judge: one verdict (+1, -1, 0, or None to abstain) per pair, in order."""
 
-    async def compare(self, pairs: Sequence[JudgePair], host: JudgeHost) -> Sequence[int]: ...
+    async def compare(self, pairs: Sequence[JudgePair], host: JudgeHost) -> Sequence[Verdict]: ...
+
+
+@runtime_checkable
+class CountingJudge(Judge, Protocol):
+    """A judge that counts what happened while it judged (requests, retries, failures, cache hits):
+    ``judge_mix`` takes the counts after each debate's ``compare`` and adds them to that debate's
+    metrics as ``judge/<counter>`` (averaged over the iteration's debates, like every reward metric).
+
+    Example::
+
+        class Counting:
+            def __init__(self): self.counts = collections.Counter()
+            async def compare(self, pairs, host):
+                self.counts["asked"] += len(pairs)
+                return [0] * len(pairs)
+            def take_counts(self):
+                counts, self.counts = dict(self.counts), collections.Counter()
+                return counts
+    """
+
+    def take_counts(self) -> Mapping[str, float]:
+        """The counts since the last call, which starts them again from zero."""
+        ...

@@ -22,6 +22,7 @@ not wrapped by another: a wrapper would call it as a plain reward and the judge 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from functools import partial
 
@@ -31,10 +32,12 @@ from attrs import validators as v
 from debate_core.component_specs import BuildContext
 from debate_core.config.choices import ComponentChoice, nested_component
 from debate_core.errors import ConfigError, PluginError
-from debate_core.plugin_results import PluginCall, call_async_plugin, check_judge_verdicts
+from debate_core.limits import short_repr
+from debate_core.plugin_results import PluginCall, call_async_plugin, call_plugin, check_judge_verdicts
 from debate_core.records import (
     JUDGE_STREAM,
     Comparison,
+    CountingJudge,
     DebateRecord,
     Judge,
     JudgePair,
@@ -156,6 +159,32 @@ def judge_mixed_reward(
     return attrs.evolve(mixed, metrics=metrics)
 
 
+def judge_counts(judge: Judge, name: str, debate_id: str) -> dict[str, float]:
+    """A ``CountingJudge``'s counts since its last ``compare``, as ``judge/<counter>`` metrics (none
+    for a judge that does not count).
+
+    Raises:
+        ComponentFailure: the judge's counts are not a mapping of names to finite numbers.
+    """
+    if not isinstance(judge, CountingJudge):
+        return {}
+    call = PluginCall("judge", name, "take_counts", f"debate '{debate_id}'")
+    counts = call_plugin(call, judge.take_counts)
+    if not isinstance(counts, Mapping):
+        raise call.returned(counts, ["not a mapping of counter names to numbers"])
+    bad = [
+        key
+        for key, value in counts.items()
+        if not isinstance(key, str)
+        or isinstance(value, bool)
+        or not isinstance(value, int | float)
+        or not math.isfinite(value)
+    ]
+    if bad:
+        raise call.returned(counts, [f"counter {short_repr(bad[0], 40)} is not a name with a finite number"])
+    return {f"judge/{key}": float(value) for key, value in counts.items()}
+
+
 def _default_peer() -> ComponentChoice:
     return ComponentChoice(name="v2")
 
@@ -194,7 +223,8 @@ class JudgeMixReward:
         return result
 
     async def score_in_training(self, debate: DebateRecord, round: TrainingRound) -> RewardResult:
-        """The peer reward mixed with the judge's at the round's weight (the module docstring)."""
+        """The peer reward mixed with the judge's at the round's weight (the module docstring); the
+        peer reward alone for a debate with a pair the judge abstained on (``judge/fallback``)."""
         peer = self(debate)
         weight = judge_weight(self.options.weight, self.options.decay_iterations, round.iteration)
         if weight <= 0.0:
@@ -203,8 +233,15 @@ class JudgeMixReward:
         name = self.options.judge.name
         call = PluginCall("judge", name, "compare", f"{len(pairs)} pairs of debate '{debate.debate_id}'")
         answer = await call_async_plugin(call, partial(self.judge.compare, judge_pairs(debate, pairs), round.host))
-        verdicts = dict(zip(pairs, check_judge_verdicts(call, answer, len(pairs)), strict=True))
-        return judge_mixed_reward(debate, peer, self, verdicts, weight)
+        verdicts = check_judge_verdicts(call, answer, len(pairs))
+        counts = judge_counts(self.judge, name, debate.debate_id)
+        abstained = sum(verdict is None for verdict in verdicts)
+        if abstained:
+            fallback = {"judge/weight": 0.0, "judge/pairs": float(len(pairs)), "judge/fallback": 1.0}
+            return attrs.evolve(peer, metrics={**peer.metrics, **counts, **fallback, "judge/abstained": abstained})
+        decided = {pair: verdict or 0 for pair, verdict in zip(pairs, verdicts, strict=True)}
+        mixed = judge_mixed_reward(debate, peer, self, decided, weight)
+        return attrs.evolve(mixed, metrics={**counts, **mixed.metrics, "judge/fallback": 0.0, "judge/abstained": 0.0})
 
     def __repr__(self) -> str:
         return f"JudgeMixReward({self.peer!r}, {self.options!r})"

@@ -69,6 +69,8 @@ class ModelJudge:
         self.options = options
         self._policy: tuple[AgentPolicy, Renderer] | None = None
         self.unreadable = 0
+        """Replies without a verdict, over the judge's life."""
+        self._reported = 0
 
     def messages(self, pair: JudgePair) -> list[Message]:
         """The judge's prompt for one pair."""
@@ -96,3 +98,9 @@ class ModelJudge:
                 self.unreadable += 1
             verdicts.append(verdict or 0)
         return verdicts
+
+    def take_counts(self) -> dict[str, float]:
+        """``unreadable``: replies without a verdict since the last call (a ``CountingJudge``)."""
+        counts = {"unreadable": float(self.unreadable - self._reported)}
+        self._reported = self.unreadable
+        return counts

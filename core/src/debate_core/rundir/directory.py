@@ -72,6 +72,12 @@ class RunDirectory:
         return self.root / "eval"
 
     @property
+    def judges(self) -> Path:
+        """The external judges' own files (a response cache a resumed run reads again); made by the
+        judge that writes there (docs/training.md#the-run-directory)."""
+        return self.root / "judges"
+
+    @property
     def summary_path(self) -> Path:
         return self.root / "summary.json"
 

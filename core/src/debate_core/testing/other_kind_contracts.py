@@ -408,8 +408,9 @@ class ScriptedJudgeHost:
     """A ``JudgeHost`` without a model: every policy it serves answers ``reply`` (over the byte
     tokenizer and the ``role_colon`` renderer), so a judge that samples a model can be checked."""
 
-    def __init__(self, reply: str = "A > B") -> None:
+    def __init__(self, reply: str = "A > B", judge_dir: Path | None = None) -> None:
         self.reply = reply
+        self.judge_dir = judge_dir
         self.requests: list[tuple[str, str | None]] = []
 
     async def sampling_policy(self, base_model: str, weights: str | None) -> tuple[Any, Any]:
@@ -437,8 +438,9 @@ def _judge_pairs() -> list[JudgePair]:
 
 
 class JudgeContract(ComponentContract):
-    """A judge gives one verdict (+1, -1 or 0, an int) per pair, in order, none for no pairs, and
-    the same verdicts for the same pairs. The host serves scripted policies
+    """A judge gives one verdict (+1, -1 or 0, an int: it does not abstain where nothing fails) per
+    pair, in order, none for no pairs, and the same verdicts for the same pairs; a judge that counts
+    (``CountingJudge``) gives finite numbers by name. The host serves scripted policies
     (``ScriptedJudgeHost``); override ``contract_host`` for a judge that needs another."""
 
     kind = "judge"
@@ -454,10 +456,16 @@ class JudgeContract(ComponentContract):
         return list(asyncio.run(judge.compare(list(pairs), host)))
 
     def test_one_verdict_per_pair(self, contract_component: Any, contract_host: Any) -> None:
+        from debate_core.records import CountingJudge
+
         pairs = _judge_pairs()
         verdicts = self._compare(contract_component, pairs, contract_host)
         assert len(verdicts) == len(pairs)
         assert all(type(v) is int and v in (-1, 0, 1) for v in verdicts), verdicts
+        if isinstance(contract_component, CountingJudge):  # its counts: finite numbers by name
+            counts = contract_component.take_counts()
+            assert isinstance(counts, Mapping)
+            assert all(isinstance(k, str) and type(v) in (int, float) and math.isfinite(v) for k, v in counts.items())
 
     def test_no_pairs_no_verdicts(self, contract_component: Any, contract_host: Any) -> None:
         assert self._compare(contract_component, [], contract_host) == []

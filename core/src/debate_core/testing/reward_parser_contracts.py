@@ -19,6 +19,7 @@ import functools
 import math
 import random
 from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import Any, ClassVar
 
 import attrs
@@ -211,6 +212,8 @@ def _scored_every_way(reward: RewardFunction, debate: DebateRecord) -> list[tupl
 class _NoModelsServed:
     """The ``JudgeHost`` of the contract suite: no backend runs, so a reward that samples a model
     is skipped, with the reason."""
+
+    judge_dir: Path | None = None
 
     async def sampling_policy(self, base_model: str, weights: str | None) -> tuple[AgentPolicy, Renderer]:
         pytest.skip(f"the reward samples {base_model}: the contract suite serves no models")

@@ -115,7 +115,7 @@ async def score_debates(
 ) -> ScoredDebates:
     """Each debate's reward at this training round, and the advantages of the batch."""
     components = context.components
-    round = TrainingRound(iteration, BackendJudgeHost(context.session, components))
+    round = TrainingRound(iteration, BackendJudgeHost(context.session, components, context.run_dir.judges))
     results = [
         await components.score_in_training(e.record, p, round) for e, p in zip(episodes, batch.problems, strict=True)
     ]

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import attrs
 
 from debate_core.debate.sampling_policy import SamplingClientPolicy
@@ -18,6 +20,8 @@ class BackendJudgeHost:
 
     session: BackendSession
     components: RunComponents
+    judge_dir: Path | None = None
+    """The run directory's ``judges/`` folder."""
 
     async def sampling_policy(self, base_model: str, weights: str | None) -> tuple[AgentPolicy, Renderer]:
         """A sampling policy of ``base_model`` (or of the saved ``weights``), and its renderer."""

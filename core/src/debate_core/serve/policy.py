@@ -1,0 +1,180 @@
+"""The policy ``debate serve`` answers with (docs/training.md#serving-a-policy): one sample of the
+policy for its own model name, a test-time debate's final answer for the model ``debate``.
+
+Both go through the code ``debate run`` uses: the run file's backend, debate components,
+evaluation temperature and seed, sampling through a fresh retrying sampler per request (so one
+request's failure never refuses the next).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+from debate_core.config import RunConfig
+from debate_core.debate.episode import DebateSetup, build_debate_setup, run_debate
+from debate_core.debate.final_answer import final_answer
+from debate_core.debate.sampling_policy import SamplingClientPolicy
+from debate_core.errors import DebateError
+from debate_core.records import DebateEpisode, Grader, Problem, SampledAction, StopCondition
+from debate_core.runtime.context_guard import ContextLengthError, check_context
+from debate_core.runtime.retries import RetryingSamplingClient
+from debate_core.runtime.sampling_failures import raise_backend_failure
+from debate_core.runtime.session import BackendSession, open_session_async
+from debate_core.serve.wire import ApiError, ChatRequest, Completion, cut_at_stop
+from debate_core.training.evaluation import evaluation_setup
+from debate_core.training.policy_weights import resolve_policy_weights
+
+if TYPE_CHECKING:
+    from debate_core.components import ComponentBuilder
+
+DEBATE_MODEL = "debate"
+"""The model name that answers with a test-time debate's final answer."""
+
+
+@attrs.define
+class ServedPolicy:
+    """A checkpoint's policy, open for sampling, and the debate setup of its run file."""
+
+    config: RunConfig
+    session: BackendSession
+    name: str
+    """The model name of one plain sample (the run directory's name unless ``--name`` says otherwise)."""
+    setup: DebateSetup
+    grader: Grader
+
+    @classmethod
+    async def open(cls, config: RunConfig, registry: ComponentBuilder, checkpoint: str, name: str) -> ServedPolicy:
+        """Open the checkpoint's weights for sampling on the run file's backend.
+
+        Raises:
+            DebateError: the checkpoint cannot be found or opened, or a component cannot be built.
+        """
+        weights = resolve_policy_weights(checkpoint, "CHECKPOINT")
+        session = await open_session_async(
+            config,
+            registry,
+            training=False,
+            sampler_path=weights.sampler_path,
+            state_path=None if weights.sampler_path else weights.state_path,
+        )
+        setup = evaluation_setup(build_debate_setup(config.debate, registry, session.tokenizer), config.evaluation)
+        grader = registry.build("grader", config.grader.name, config.grader.options, "grader.options")
+        return cls(config, session, name, setup, grader)
+
+    @property
+    def models(self) -> tuple[str, str]:
+        """The model names served: ``debate`` and the policy's own."""
+        return (DEBATE_MODEL, self.name)
+
+    async def answer(self, request: ChatRequest) -> Completion:
+        """The answer to a checked request.
+
+        Raises:
+            ApiError: the prompt does not fit the model's context (400), or sampling failed (500).
+        """
+        try:
+            if request.model == DEBATE_MODEL:
+                return await self._debate(request)
+            return await self._sample(request)
+        except ContextLengthError as exc:
+            raise ApiError(400, str(exc), "messages", "context_length_exceeded") from None
+        except DebateError as exc:
+            raise ApiError(500, f"sampling failed: {exc}") from None
+
+    def _seed(self, request: ChatRequest) -> int:
+        """The request's seed, else the run's (``run.seed``): the same request gets the same answer."""
+        return self.config.run.seed if request.seed is None else request.seed
+
+    def _temperature(self, request: ChatRequest) -> float:
+        """The request's temperature, else the evaluation's, else the debate's (as ``debate run``)."""
+        if request.temperature is not None:
+            return request.temperature
+        override = self.setup.temperature_override
+        return self.setup.temperature if override is None else override
+
+    async def _sample(self, request: ChatRequest) -> Completion:
+        """One sample of the policy on the request's messages, in the run's chat format."""
+        renderer = self.setup.renderer
+        prompt = renderer.build_prompt(request.messages)
+        max_tokens = request.max_tokens or self.config.debate.max_tokens
+        check_context(len(prompt), max_tokens, self.session.context_length)
+        temperature = self._temperature(request)
+        stop = renderer.stop_condition()
+        if stop.strings:  # string stops take the request's too; token-id stops cannot mix with strings
+            stop = StopCondition(strings=tuple(dict.fromkeys([*stop.strings, *request.stop])))
+        sampler = self.session.sampler()
+        action = await _sampled(sampler, renderer, prompt, stop, temperature, max_tokens, self._seed(request))
+        text, stopped = cut_at_stop(action.text, [*request.stop, *stop.strings])
+        finish = "length" if action.stop_reason == "length" and not stopped else "stop"
+        return Completion(text, finish, len(prompt), len(action.tokens))
+
+    async def _debate(self, request: ChatRequest) -> Completion:
+        """A test-time debate of the last user message; its final answer is the reply."""
+        setup = self.setup
+        if request.max_tokens is not None:
+            setup = attrs.evolve(setup, max_tokens=request.max_tokens)
+        if request.temperature is not None:
+            setup = attrs.evolve(setup, temperature_override=request.temperature)
+        sampler = self.session.sampler()
+        policy = SamplingClientPolicy(sampler, setup.renderer)
+        problem = Problem(id="request", question=request.question)
+        episode = await run_debate(
+            problem, setup, [policy] * setup.num_agents, seed=self._seed(request), grader=self.grader
+        )
+        context = [f for f in sampler.failures if isinstance(f, ContextLengthError)]
+        if context:
+            raise context[0]
+        raise_backend_failure(sampler, [episode], self.config)
+        return debate_completion(episode, self.grader)
+
+    async def close(self, status: str = "success") -> None:
+        """Close the backend session."""
+        await self.session.close(status)
+
+
+async def _sampled(
+    sampler: RetryingSamplingClient,
+    renderer: Any,
+    prompt: Sequence[int],
+    stop: StopCondition,
+    temperature: float,
+    max_tokens: int,
+    seed: int,
+) -> SampledAction:
+    """One sample; a failure that outlasted the sampler's retries is raised as that failure."""
+    policy = SamplingClientPolicy(sampler, renderer)
+    try:
+        return await policy.sample(prompt, stop=stop, temperature=temperature, max_tokens=max_tokens, seed=seed)
+    except Exception:
+        if sampler.failures:
+            raise sampler.failures[0] from None
+        raise
+
+
+def debate_completion(episode: DebateEpisode, grader: Grader) -> Completion:
+    """A debate as an answer: the final answer as the text, every turn's tokens as the usage, and
+    what the debate did in the ``debate`` object."""
+    record = episode.record
+    answer = final_answer(record, grader)
+    transitions = [t for trajectory in episode.trajectories for t in trajectory.transitions]
+    summary = {
+        "final_answer": answer.answer,
+        "solution": answer.solution,
+        "support": answer.support,
+        "num_agents": record.num_agents,
+        "rounds_played": record.rounds_played,
+        "max_rounds": record.max_rounds,
+        "consensus_reached": record.consensus_reached,
+        "aborted": record.aborted,
+        "abort_reason": record.abort_reason,
+    }
+    return Completion(
+        text=answer.answer or "",
+        finish_reason="stop",
+        prompt_tokens=sum(len(t.observation) for t in transitions),
+        completion_tokens=sum(len(t.action) for t in transitions),
+        debate=summary,
+    )
