@@ -138,7 +138,9 @@ def test_curl(server: PolicyServer) -> None:
     status, models = curl(f"{server.url}/models")
     assert status == 200 and [m["id"] for m in models["data"]] == ["debate", "tiny"]
     request = {"model": "tiny", "messages": [{"role": "user", "content": QUESTION}], "max_tokens": 5}
-    status, answer = curl(f"{server.url}/chat/completions", "-H", "Content-Type: application/json", "-d", json.dumps(request))
+    status, answer = curl(
+        f"{server.url}/chat/completions", "-H", "Content-Type: application/json", "-d", json.dumps(request)
+    )
     assert status == 200 and answer["usage"]["completion_tokens"] <= 5
     assert isinstance(answer["choices"][0]["message"]["content"], str)
     status, error = curl(f"{server.url}/chat/completions", "-d", "{not json")

@@ -17,12 +17,12 @@ from hypothesis import strategies as st
 from debate_core.cli import main
 from debate_core.config import PricingSettings
 from debate_core.plugins import Registry
+from debate_core.rundir.directory import RunDirectory
 from debate_core.runtime.manifests import read_checkpoint
 from debate_core.runtime.token_meter import TokenCount
 from debate_core.training.costs import CostLedger, price
 from debate_core.training.progress import Progress
 from debate_core.training.run import run_training
-from debate_core.training.run_dir import RunDirectory
 from tests.doubles.scripted_backend import ScriptedSamplingClient
 from tests.training.trainer_harness import SERVICES, make_config, read_metrics, train_quietly
 

@@ -1,4 +1,4 @@
-"""Small statistics shared by rewards, metrics and evaluation."""
+"""Small statistics shared by rewards, metrics and evaluation, and the one way amounts of money are written."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import math
 from collections.abc import Iterable, Sequence
 
 __all__ = [
+    "dollars",
     "mean",
     "paired_difference",
     "standard_error",
@@ -52,3 +53,12 @@ def wilson_interval(proportion: float, count: int, z: float = Z_95) -> tuple[flo
     centre = (p + z2 / (2 * count)) / (1 + z2 / count)
     half = z / (1 + z2 / count) * math.sqrt(p * (1 - p) / count + z2 / (4 * count * count))
     return max(0.0, min(p, centre - half)), min(1.0, max(p, centre + half))  # it holds p; rounding aside
+
+
+def dollars(amount: float) -> str:
+    """``$0.0123``, ``$4.57``, ``$1,234``: enough digits to tell a small step's cost from nothing."""
+    if amount >= 1000:
+        return f"${amount:,.0f}"
+    if amount >= 1:
+        return f"${amount:.2f}"
+    return f"${amount:.3g}"

@@ -189,7 +189,7 @@ def test_a_lora_runs_adapter_loads_with_peft_onto_its_base_with_the_backends_log
     from safetensors.torch import load_file
     from transformers import AutoModelForCausalLM
 
-    from debate_core.backends.local.models import FinetuneMode, lora_targets
+    from debate_core.backends.local.models.loading import FinetuneMode, lora_targets
 
     run_file = tmp_path / "run.toml"
     run_file.write_text("", encoding="utf-8")

@@ -115,7 +115,7 @@ def format_changes(evaluations: Mapping[str, Mapping[str, float]]) -> list[str]:
 
 def cost_line(costs: Mapping[str, Any]) -> str:
     """``tokens: 1.2M prompt sampled, 80k sampled, 1.1M trained; cost $3.21 (of ~$9.80 projected)``."""
-    from debate_core.training.costs import dollars
+    from debate_core.stats import dollars
 
     tokens = costs.get("tokens") or {}
     counts = ", ".join(

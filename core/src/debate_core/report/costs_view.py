@@ -11,7 +11,7 @@ from typing import Any
 
 from debate_core.report.charts import Marker, Series, line_chart
 from debate_core.report.run_data import MetricsLog, RunData
-from debate_core.training.costs import dollars
+from debate_core.stats import dollars
 
 KINDS = (
     ("prompt tokens sampled (prefill)", "tokens/prompt_sampled", "tokens/eval_prompt_sampled", "prompt_tokens"),

@@ -24,7 +24,7 @@ from debate_core.runtime.retries import RetryingSamplingClient
 from debate_core.runtime.sampling_failures import raise_backend_failure
 from debate_core.runtime.session import BackendSession, open_session_async
 from debate_core.serve.wire import ApiError, ChatRequest, Completion, cut_at_stop
-from debate_core.training.evaluation import evaluation_setup
+from debate_core.training.evaluation.evaluator import evaluation_setup
 from debate_core.training.policy_weights import resolve_policy_weights
 
 if TYPE_CHECKING:

@@ -17,6 +17,7 @@ import attrs
 from debate_core.config import PricingSettings
 from debate_core.records.metrics import MetricValue
 from debate_core.runtime.token_meter import TokenCount, TokenMeter
+from debate_core.stats import dollars
 
 
 def price(tokens: TokenCount, pricing: PricingSettings) -> float:
@@ -28,15 +29,6 @@ def price(tokens: TokenCount, pricing: PricingSettings) -> float:
         + tokens.sampled * (pricing.sampled_tokens or 0.0)
         + tokens.trained * (pricing.trained_tokens or 0.0)
     ) / 1e6
-
-
-def dollars(amount: float) -> str:
-    """``$0.0123``, ``$4.57``, ``$1,234``: enough digits to tell a small step's cost from nothing."""
-    if amount >= 1000:
-        return f"${amount:,.0f}"
-    if amount >= 1:
-        return f"${amount:.2f}"
-    return f"${amount:.3g}"
 
 
 @attrs.define
