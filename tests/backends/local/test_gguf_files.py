@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
+from debate_core.backends.local.models import gguf_files
 from debate_core.backends.local.models.gguf_files import find_gguf
-from debate_core.backends.local.models.loading import gguf_files
 from debate_core.errors import ConfigError
 
 

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 import torch
 
+from debate_core.backends.local.models import loading as models
+from debate_core.backends.local.models import pretrained as packaged
 from debate_core.backends.local.models.loading import load_base
-from debate_core.backends.local.models.loading import loading as models
-from debate_core.backends.local.models.loading import pretrained as packaged
 from debate_core.backends.local.models.tokenizer import build_embedded_tokenizer
 from debate_core.errors import ConfigError
 from debate_core.tools import pretrain_embedded as pretrain
