@@ -152,7 +152,7 @@ _CONFIG_CHECK_SECTION = (
     "A run file whose first line starts with `# Needs:` names what it needs besides debate-core (a",
     "package to install, a file to bring); when the check fails, its last line repeats that line",
     "(`FILE: its first line says what it needs: ...`). Every file in `examples/` passes with what its",
-    "first line names installed (`tests/test_examples.py`, in the `real-model` tox environment, which",
+    "first line names installed (`tests/meta/test_examples.py`, in the `real-model` tox environment, which",
     "installs them).",
     "",
     "`debate train` finds the same problems as it starts. A new run that fails before its first step",
