@@ -118,9 +118,11 @@ class FakeSession:
 
     def __init__(self) -> None:
         from debate_core.runtime.retries import RetryPolicy
+        from debate_core.runtime.token_meter import TokenMeter
 
         self.tokenizer = ByteTokenizer()
         self.retry = RetryPolicy(max_attempts=1)
+        self.tokens = TokenMeter()
 
     def sampling_client(self) -> Any:
         return FakeSamplingClient(self.tokenizer)
