@@ -147,6 +147,9 @@ def test_max_cost_stops_the_run_after_the_step_that_reaches_it_and_a_resume_goes
     assert checkpoint.costs["usd"] == pytest.approx(records[-1]["cost/total"])
     summary = json.loads((run / "summary.json").read_text(encoding="utf-8"))
     assert summary["budget_reached"].startswith("the run has cost") and summary["stopped_by"] is None
+    from debate_core.report.run_data import read_run
+
+    assert read_run(run).status() == "stopped at the budget (training.max_cost) after step 2"
 
     # the same budget again: nothing left to spend, the run says so and trains nothing
     assert main(["train", "--resume", str(run)]) == 0
