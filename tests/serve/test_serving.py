@@ -21,6 +21,8 @@ from debate_core.serve import PolicyServer
 
 openai = pytest.importorskip("openai", reason="the official client: pip install openai (tox installs it)")
 
+pytestmark = pytest.mark.slow  # a model trained and served end to end, and the command in a subprocess
+
 QUESTION = "What is 2+3?"
 
 

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from judge_helpers import build, judged
+
+pytestmark = pytest.mark.slow  # a model trained and served end to end
 
 
 def test_a_served_policy_judges_every_pair_and_reports_its_tokens(served: Any) -> None:
@@ -17,8 +20,6 @@ def test_a_served_policy_judges_every_pair_and_reports_its_tokens(served: Any) -
 
 
 def test_a_model_the_server_does_not_have_stops_the_run(served: Any) -> None:
-    import pytest
-
     from debate_core import ConfigError
 
     with pytest.raises(ConfigError, match=r"has no such model or path: HTTP 404"):

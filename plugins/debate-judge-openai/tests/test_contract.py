@@ -19,6 +19,7 @@ class TestOnAScriptedEndpoint(JudgeContract):
         return build(stub.url)
 
 
+@pytest.mark.slow  # a model trained and served end to end
 class TestOnDebateServe(JudgeContract):
     @pytest.fixture
     def contract_component(self, served: Any) -> Any:
