@@ -3,7 +3,7 @@ peer-vote RL (docs/rewards.md#majority, docs/rewards.md#shuffled)."""
 
 from __future__ import annotations
 
-from debate_core.components import RewardSpec
+from debate_core.component_specs import RewardSpec
 from debate_core.hookspecs import hookimpl
 from debate_core.rewards import MajorityOptions, MajorityReward, ShuffledOptions, build_shuffled, text_answer
 from debate_core.tasks import extract_last_boxed, normalise_answer

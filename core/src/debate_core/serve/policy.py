@@ -28,7 +28,7 @@ from debate_core.training.evaluation.evaluator import evaluation_setup
 from debate_core.training.policy_weights import resolve_policy_weights
 
 if TYPE_CHECKING:
-    from debate_core.components import ComponentBuilder
+    from debate_core.component_specs import ComponentBuilder
 
 DEBATE_MODEL = "debate"
 """The model name that answers with a test-time debate's final answer."""
