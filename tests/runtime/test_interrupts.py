@@ -9,6 +9,7 @@ import os
 import signal
 import threading
 import time
+from collections.abc import Iterator
 
 import pytest
 
@@ -19,6 +20,18 @@ from debate_core.runtime.interrupts import (
     signals_to,
     terminate_like_interrupt,
 )
+
+
+@pytest.fixture(autouse=True)
+def python_default_handlers() -> Iterator[None]:
+    """Python's own handlers for the stop signals, whatever the process running pytest inherited
+    (a background job of a shell script starts with SIGINT ignored)."""
+    saved = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    yield
+    for sig, handler in saved.items():
+        signal.signal(sig, handler)
 
 
 def _sigint_on_another_thread(after_s: float) -> None:
