@@ -31,6 +31,7 @@ from debate_core.training.warmstart.reference_debates import (
     WarmstartError,
     answer_check,
     reference_solution,
+    trained_first_answers,
     warmstart_datums,
 )
 from tests.training.trainer_harness import (
@@ -51,6 +52,7 @@ def prepare(
     *,
     flawed_share: float = 0.5,
     train_on_flawed: bool = False,
+    solve_share: float = 1.0,
     dataset: NamedDataset | None = None,
 ) -> WarmstartData:
     settings = WarmstartSettings(
@@ -58,6 +60,7 @@ def prepare(
         batch_size=batch_size,
         solution_template=template,
         flawed_share=flawed_share,
+        solve_share=solve_share,
         train_on_flawed=train_on_flawed,
     )
     dataset = dataset or NamedDataset("tiny_sums", TinySums(TinySumsOptions()))
@@ -153,6 +156,35 @@ def test_flawed_first_answers_are_weighted_by_the_option(train_on_flawed: bool) 
         else:
             assert weights == list(d.mask)
     assert flawed > 0 or train_on_flawed
+
+
+@pytest.mark.parametrize("solve_share", [0.0, 0.5])
+def test_solve_share_leaves_out_right_first_answers_but_keeps_every_judging_turn(solve_share: float) -> None:
+    # docs/training.md#a-task-with-room: below 1, some right first answers are context only
+    data = prepare(batch_size=16, dataset=arithmetic(), solve_share=solve_share)
+    _, jobs = run_reference(data, "parallel")
+    full = prepare(batch_size=16, dataset=arithmetic())
+    _, full_jobs = run_reference(full, "parallel")
+    right = trained = 0
+    for job, full_job in zip(jobs, full_jobs, strict=True):
+        for agent, full_agent in zip(job.policies, full_job.policies, strict=True):
+            assert isinstance(agent, ReferenceAgent) and isinstance(full_agent, ReferenceAgent)
+            # the flaws drawn for a seed do not depend on solve_share
+            assert agent.first_answer == full_agent.first_answer
+            assert agent.weights[1:] == [1.0] * (len(agent.weights) - 1)  # every later turn is trained
+            if agent.first_answer is None:
+                right += 1
+                trained += agent.weights[0] == 1.0
+                assert agent.weights[0] == (1.0 if agent.solve_trained else 0.0)
+            else:
+                assert agent.weights[0] == 0.0
+    assert trained == trained_first_answers(jobs)
+    assert right > 10
+    if solve_share == 0.0:
+        assert trained == 0
+    else:
+        assert 0.2 < trained / right < 0.8
+    assert trained_first_answers(full_jobs) == right
 
 
 def test_a_dataset_without_worked_solutions_gets_wrong_final_answers() -> None:

@@ -240,6 +240,11 @@ class WarmstartSettings:
     agents to judge (0: every agent is right and nobody ever disagrees)."""
     train_on_flawed: bool = False
     """Also train on the flawed first answers (off: they are only what the other agents judge)."""
+    solve_share: float = attrs.field(default=1.0, validator=[v.ge(0.0), v.le(1.0)])
+    """Share of the right first answers that are trained on; the others stay in the debate as what
+    later turns judge (docs/training.md#a-task-with-room). Below 1 the warm-start shows judging for
+    all its steps but solving in fewer examples, so the policy can judge well and still have room
+    to learn to solve."""
     evaluation_form: EvaluationForm = "verdict"
     """How the reference responses judge another agent (docs/training.md#warm-start): ``verdict``
     says right, or wrong and why (``Agent 1: 27 is wrong, the answer is 28.``); ``check`` states the

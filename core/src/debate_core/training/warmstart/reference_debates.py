@@ -217,6 +217,8 @@ class ReferenceAgent:
     evaluation_form: EvaluationForm = "verdict"
     revised_solution: str | None = None
     """The solution of every later turn (None: the lesson's worked solution)."""
+    solve_trained: bool = True
+    """Whether a right first answer of this agent is trained on (``warmstart.solve_share``)."""
     weights: list[float] = attrs.field(factory=list)
     """The training weight of each of this agent's turns, in order."""
     truncated: int = 0
@@ -256,7 +258,8 @@ class ReferenceAgent:
         solution, own_answer = (flawed.text, flawed.answer) if flawed else (lesson.solution, lesson.answer)
         if not first_turn and self.revised_solution is not None:
             solution = self.revised_solution
-        self.weights.append(0.0 if flawed and not self.train_on_flawed else 1.0)
+        trained = (self.train_on_flawed if flawed else self.solve_trained) if first_turn else True
+        self.weights.append(1.0 if trained else 0.0)
         if view.num_agents == 1:
             return ResponseContent(solution=solution, consensus=True, consensus_reason="I am the only agent.")
         others = view.latest_of_others()
@@ -331,6 +334,11 @@ class WarmstartData:
             return None
         return self.settings.solution_template.replace("{answer}", lesson.answer)
 
+    def _solve_trained(self, debate_seed: int, agent: int) -> bool:
+        share = self.settings.solve_share
+        # its own stream, so that the flaws drawn for a seed do not depend on solve_share
+        return share >= 1.0 or random.Random(f"solve|{debate_seed}|{agent}").random() < share
+
     def jobs(self, step: int) -> list[DebateJob]:
         """The reference debates of warm-start step ``step`` (each job's policies are its agents)."""
         indices = batch_indices(self.seed, "warmstart", step, self.settings.batch_size, len(self.lessons))
@@ -349,6 +357,7 @@ class WarmstartData:
                     self.settings.train_on_flawed,
                     self.settings.evaluation_form,
                     self._revised_solution(lesson),
+                    self._solve_trained(debate_seed, a),
                 )
                 for a in range(self.num_agents)
             )
@@ -376,6 +385,16 @@ def warmstart_datums(episodes: Sequence[DebateEpisode], jobs: Sequence[DebateJob
 def truncated_responses(jobs: Sequence[DebateJob]) -> int:
     """Reference responses cut at ``max_tokens`` (the run's ``debate.max_tokens`` is too small)."""
     return sum(p.truncated for job in jobs for p in job.policies if isinstance(p, ReferenceAgent))
+
+
+def trained_first_answers(jobs: Sequence[DebateJob]) -> int:
+    """How many right first answers of these reference debates are trained on (``solve_share``)."""
+    return sum(
+        1
+        for job in jobs
+        for p in job.policies
+        if isinstance(p, ReferenceAgent) and p.first_answer is None and p.solve_trained
+    )
 
 
 def flawed_first_answers(jobs: Sequence[DebateJob]) -> int:

@@ -13,6 +13,7 @@ from debate_core.training.schedule import learning_rate_at
 from debate_core.training.warmstart.reference_debates import (
     WarmstartData,
     flawed_first_answers,
+    trained_first_answers,
     truncated_responses,
     warmstart_datums,
 )
@@ -49,6 +50,7 @@ async def warmstart_step(
         "warmstart/loss_per_token": loss / trained_tokens if trained_tokens else 0.0,
         "warmstart/truncated_responses": truncated_responses(jobs),
         "warmstart/flawed_first_answers": flawed_first_answers(jobs),
+        "warmstart/trained_first_answers": trained_first_answers(jobs),
         "time/rollouts": built - started,
         "time/training": done - built,
         "time/total": done - started,
