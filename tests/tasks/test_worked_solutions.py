@@ -157,3 +157,29 @@ def test_each_place_of_an_inverse_check_compares_the_two_digits_it_writes(a: int
     for left, right, word in pairs:
         assert word == ("same" if left == right else "differ")
     assert "".join(right for _, right, _ in reversed(pairs)).lstrip("_") == str(a)
+
+
+@given(st.integers(0, 9_999), st.integers(0, 9), operations, st.integers(0, 200))
+def test_a_digit_error_changes_one_column_digit_to_any_other(a: int, b: int, op: str, choice: int) -> None:
+    # docs/datasets.md#worked-solutions: digit_error replaces one column's digit by any other
+    right = worked_solution(a, op, b)
+    flawed = flawed_worked_solution(a, op, b, "digit_error", choice)
+    if right is None:
+        assert flawed is None
+        return
+    assert flawed is not None and last_boxed(flawed) != last_boxed(right)
+    changed = [(r, f) for r, f in zip(steps_of(right), steps_of(flawed), strict=True) if r != f]
+    assert len(changed) == 1
+    ((r, f),) = changed
+    assert r.split("=")[0] == f.split("=")[0] and int(r.split("=")[1]) // 10 == int(f.split("=")[1]) // 10
+
+
+def test_digit_errors_reach_every_other_digit_and_are_drawn_only_when_asked() -> None:
+    wrong_units = {flawed_worked_solution(40, "+", 3, "digit_error", c).split("0+3=")[1][0] for c in range(0, 40, 2)}
+    assert wrong_units == set("012456789")  # 0+3=3 written as each of the nine other digits
+    problems = ArithmeticDataset(ArithmeticOptions(difficulty=7, num_train=50)).problems("train")
+    default = ArithmeticDataset(ArithmeticOptions(difficulty=7, num_train=50))
+    asked = ArithmeticDataset(ArithmeticOptions(difficulty=7, num_train=50, slips=("digit_error",)))
+    rng = random.Random(0)
+    assert all(f is None or f.kind in SLIPS for f in (default.flawed_solution(p, rng) for p in problems))
+    assert {f.kind for f in (asked.flawed_solution(p, rng) for p in problems) if f} == {"digit_error"}

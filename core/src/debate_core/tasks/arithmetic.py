@@ -19,6 +19,9 @@ from debate_core.records import Problem
 from debate_core.tasks.flaws import FlawedSolution
 from debate_core.tasks.splits import check_split
 from debate_core.tasks.worked_solutions import (
+    EXTRA_SLIPS,
+    SLIPS,
+    Slip,
     available_slips,
     first_wrong_step,
     flawed_worked_solution,
@@ -76,6 +79,13 @@ def _check_difficulty(instance: object, attribute: attrs.Attribute[int], value: 
         raise ValueError(f"'{attribute.name}' must be one of the levels {listing}; got {value!r}")
 
 
+def _check_slips(instance: object, attribute: attrs.Attribute[tuple[Slip, ...]], value: tuple[Slip, ...]) -> None:
+    known = SLIPS + EXTRA_SLIPS
+    unknown = [s for s in value if s not in known]
+    if unknown or not value or len(set(value)) != len(value):
+        raise ValueError(f"'{attribute.name}' must be distinct slips out of {', '.join(known)}; got {list(value)!r}")
+
+
 @attrs.frozen(kw_only=True)
 class ArithmeticOptions:
     """Options of the ``arithmetic`` dataset."""
@@ -88,6 +98,10 @@ class ArithmeticOptions:
     worked_solutions: bool = True
     """Give each problem a column-by-column worked solution (``metadata["solution"]``), the
     reference text of the warm-start; ``false`` leaves the warm-start to its template."""
+    slips: tuple[Slip, ...] = attrs.field(default=SLIPS, validator=_check_slips)
+    """The slips the warm-start's wrong first answers are drawn from (docs/datasets.md#worked-solutions):
+    ``dropped_carry``, ``digit_slip``, ``off_by_one`` and, on request, ``digit_error`` (a column's
+    digit replaced by any other)."""
 
 
 def _answer(a: int, op: Operation, b: int) -> int:
@@ -178,7 +192,7 @@ class ArithmeticDataset:
         operands = _operands(problem)
         if operands is None or not self.options.worked_solutions:
             return None
-        slips = available_slips(*operands)
+        slips = available_slips(*operands, self.options.slips)
         if not slips:
             return None
         slip = rng.choice(slips)

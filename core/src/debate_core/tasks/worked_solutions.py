@@ -19,7 +19,9 @@ judge: the same worked form with one slip a person makes (:data:`SLIPS`):
 
 * ``dropped_carry``: a carry (or borrow) is forgotten in the next column;
 * ``digit_slip``: one column's result is off by one;
-* ``off_by_one``: every column is right but the final answer is off by one.
+* ``off_by_one``: every column is right but the final answer is off by one;
+* ``digit_error`` (not drawn by default, :data:`EXTRA_SLIPS`): one column's result digit is any
+  other digit, so a judge has to compare digits that may be far apart, not only neighbours.
 
     >>> flawed_worked_solution(57, "+", 8, "dropped_carry")
     '57+8: 7+8=15, 5+0=5. The answer is \\\\boxed{55}.'
@@ -32,8 +34,11 @@ from typing import Literal
 
 import attrs
 
-Slip = Literal["dropped_carry", "digit_slip", "off_by_one"]
+Slip = Literal["dropped_carry", "digit_slip", "off_by_one", "digit_error"]
 SLIPS: tuple[Slip, ...] = ("dropped_carry", "digit_slip", "off_by_one")
+"""The slips a flawed solution is drawn from by default."""
+EXTRA_SLIPS: tuple[Slip, ...] = ("digit_error",)
+"""Slips that a dataset draws only when asked (``ArithmeticOptions.slips``)."""
 
 _STEP = re.compile(r"(\d[\d+\-*]*=\d+)")
 
@@ -51,7 +56,13 @@ def _digits(value: int) -> list[int]:
     return [int(c) for c in reversed(str(value))]
 
 
-def _addition(a: int, b: int, slip: Slip | None, at: int) -> list[Column]:
+def _wrong_digit(value: int, shift: int) -> int:
+    """``value`` with its units digit moved by ``shift`` places (mod 10): a different digit for
+    any shift from 1 to 9."""
+    return value - value % 10 + (value % 10 + shift) % 10
+
+
+def _addition(a: int, b: int, slip: Slip | None, at: int, shift: int = 1) -> list[Column]:
     left, right = _digits(a), _digits(b)
     columns: list[Column] = []
     carry = 0
@@ -62,12 +73,14 @@ def _addition(a: int, b: int, slip: Slip | None, at: int) -> list[Column]:
         total = sum(terms)
         if slip == "digit_slip" and column == at:
             total = total + 1 if total % 10 != 9 else total - 1
+        if slip == "digit_error" and column == at:
+            total = _wrong_digit(total, shift)
         columns.append(Column(f"{'+'.join(map(str, terms))}={total}", total))
         carry = total // 10
     return columns
 
 
-def _subtraction(a: int, b: int, slip: Slip | None, at: int) -> list[Column]:
+def _subtraction(a: int, b: int, slip: Slip | None, at: int, shift: int = 1) -> list[Column]:
     left, right = _digits(a), _digits(b)
     columns: list[Column] = []
     borrow = 0
@@ -79,12 +92,14 @@ def _subtraction(a: int, b: int, slip: Slip | None, at: int) -> list[Column]:
         result = top - (1 if paid else 0) - bottom
         if slip == "digit_slip" and column == at:
             result = result + 1 if result < 9 else result - 1
+        if slip == "digit_error" and column == at:
+            result = _wrong_digit(result, shift)
         columns.append(Column(f"{top}{'-1' if paid else ''}-{bottom}={result}", result))
         borrow = borrows_here
     return columns
 
 
-def _multiplication(a: int, b: int, slip: Slip | None, at: int) -> list[Column]:
+def _multiplication(a: int, b: int, slip: Slip | None, at: int, shift: int = 1) -> list[Column]:
     columns: list[Column] = []
     carry = 0
     for column, digit in enumerate(_digits(a)):
@@ -92,6 +107,8 @@ def _multiplication(a: int, b: int, slip: Slip | None, at: int) -> list[Column]:
         product = digit * b + (carry if added else 0)
         if slip == "digit_slip" and column == at:
             product = product + 1 if product % 10 != 9 else product - 1
+        if slip == "digit_error" and column == at:
+            product = _wrong_digit(product, shift)
         columns.append(Column(f"{digit}*{b}" + (f"+{carry}" if added else "") + f"={product}", product))
         carry = product // 10
     return columns
@@ -105,15 +122,15 @@ def _read_back(columns: list[Column], op: str) -> int:
     return int(str(columns[-1].value) + "".join(reversed(digits)))
 
 
-def _columns(a: int, op: str, b: int, slip: Slip | None = None, at: int = -1) -> list[Column] | None:
+def _columns(a: int, op: str, b: int, slip: Slip | None = None, at: int = -1, shift: int = 1) -> list[Column] | None:
     if a < 0 or b < 0:
         return None
     if op == "+":
-        return _addition(a, b, slip, at)
+        return _addition(a, b, slip, at, shift)
     if op == "-" and a >= b:
-        return _subtraction(a, b, slip, at)
+        return _subtraction(a, b, slip, at, shift)
     if op == "*" and b < 10:
-        return _multiplication(a, b, slip, at)
+        return _multiplication(a, b, slip, at, shift)
     return None
 
 
@@ -135,8 +152,8 @@ def _slip_columns(a: int, op: str, b: int) -> dict[Slip, list[int]]:
     columns = _columns(a, op, b)
     assert columns is not None
     right = _read_back(columns, op)
-    places: dict[Slip, list[int]] = {"dropped_carry": [], "digit_slip": [], "off_by_one": []}
-    for slip in ("dropped_carry", "digit_slip"):
+    places: dict[Slip, list[int]] = {"dropped_carry": [], "digit_slip": [], "off_by_one": [], "digit_error": []}
+    for slip in ("dropped_carry", "digit_slip", "digit_error"):
         for at in range(len(columns)):
             flawed = _columns(a, op, b, slip, at)
             if flawed is not None and _read_back(flawed, op) != right:
@@ -146,11 +163,11 @@ def _slip_columns(a: int, op: str, b: int) -> dict[Slip, list[int]]:
     return places
 
 
-def available_slips(a: int, op: str, b: int) -> tuple[Slip, ...]:
-    """The slips that can make ``a op b``'s worked solution wrong (none when it has none)."""
+def available_slips(a: int, op: str, b: int, allowed: tuple[Slip, ...] = SLIPS) -> tuple[Slip, ...]:
+    """The ``allowed`` slips that can make ``a op b``'s worked solution wrong (none when it has none)."""
     if _columns(a, op, b) is None:
         return ()
-    return tuple(slip for slip, places in _slip_columns(a, op, b).items() if places)
+    return tuple(slip for slip, places in _slip_columns(a, op, b).items() if places and slip in allowed)
 
 
 def flawed_worked_solution(a: int, op: str, b: int, slip: Slip, choice: int = 0) -> str | None:
@@ -166,7 +183,8 @@ def flawed_worked_solution(a: int, op: str, b: int, slip: Slip, choice: int = 0)
     if slip == "off_by_one":
         right = _read_back(columns, op)
         return _render(a, op, b, columns, right - 1 if choice % 2 == 0 else right + 1)
-    flawed = _columns(a, op, b, slip, at)
+    # digit_error: the wrong digit is the choice's own (1 to 9 places away)
+    flawed = _columns(a, op, b, slip, at, 1 + (choice // len(places)) % 9)
     assert flawed is not None
     return _render(a, op, b, flawed, _read_back(flawed, op))
 
