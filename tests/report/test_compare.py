@@ -115,6 +115,19 @@ def test_runs_that_evaluate_other_problems_get_independent_changes(tmp_path: Pat
     assert f"± {math.hypot(se_a, se_b):.3f}" in table and "independent" in table and "paired" not in table
 
 
+def test_an_option_added_after_a_run_was_made_does_not_unpair_it(tmp_path: Path) -> None:
+    old = synthetic_run(tmp_path / "old", "v2", [("final", 5, START)])
+    new = synthetic_run(tmp_path / "new", "v2", [("final", 5, MAIN_FINAL)])
+    config = (new / "config.toml").read_text().replace('name = "sums"\n', 'name = "sums"\n[dataset.options]\nslips = ["a"]\n')
+    (new / "config.toml").write_text(config)
+    runs, columns = compare_runs([old, new])
+    assert same_problems(runs[0], runs[1])
+    assert "paired" in compare_markdown(runs, columns, ["debate/cons@k"])
+    other = (new / "config.toml").read_text().replace("num_problems = 30", "num_problems = 29")
+    (new / "config.toml").write_text(other)
+    assert not same_problems(*compare_runs([old, new])[0])
+
+
 def test_the_page_shows_config_differences_side_by_side_tables_and_curves_one_colour_per_run(
     finished_run: Path, peer_run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -90,13 +90,15 @@ def config_differences(runs: Sequence[ComparedRun]) -> list[tuple[str, list[obje
 
 def same_problems(a: ComparedRun, b: ComparedRun) -> bool:
     """Whether two runs evaluate the same problems in the same order (the same run, or resolved
-    configs that agree on the dataset and the evaluation's split and number of problems)."""
+    configs that agree on the dataset and the evaluation's split and number of problems). A key
+    only one config holds is an option added after the other run was made, which ran with its
+    default, so only the keys both hold are compared."""
     if a is b:
         return True
     if not a.config or not b.config:
         return False
-    keys = {k for k in (*a.config, *b.config) if PROBLEM_KEYS.fullmatch(k)}
-    return bool(keys) and all(a.config.get(k) == b.config.get(k) for k in keys)
+    keys = {k for k in a.config if k in b.config and PROBLEM_KEYS.fullmatch(k)}
+    return bool(keys) and all(a.config[k] == b.config[k] for k in keys)
 
 
 def pick_evaluation(run: ComparedRun, which: str) -> Mapping[str, Any]:
