@@ -118,8 +118,8 @@ def test_runs_that_evaluate_other_problems_get_independent_changes(tmp_path: Pat
 def test_an_option_added_after_a_run_was_made_does_not_unpair_it(tmp_path: Path) -> None:
     old = synthetic_run(tmp_path / "old", "v2", [("final", 5, START)])
     new = synthetic_run(tmp_path / "new", "v2", [("final", 5, MAIN_FINAL)])
-    config = (new / "config.toml").read_text().replace('name = "sums"\n', 'name = "sums"\n[dataset.options]\nslips = ["a"]\n')
-    (new / "config.toml").write_text(config)
+    added = 'name = "sums"\n[dataset.options]\nslips = ["a"]\n'
+    (new / "config.toml").write_text((new / "config.toml").read_text().replace('name = "sums"\n', added))
     runs, columns = compare_runs([old, new])
     assert same_problems(runs[0], runs[1])
     assert "paired" in compare_markdown(runs, columns, ["debate/cons@k"])
