@@ -1,7 +1,5 @@
 """`python -m debate_core.cli` runs the `debate` command."""
 
-import sys
+from debate_core.cli import run
 
-from debate_core.cli import main
-
-sys.exit(main())
+run()
