@@ -74,6 +74,36 @@ def test_shared_prefixes_give_the_same_losses_and_gradients(
     assert_same_gradients(shared_grads, plain_grads)
 
 
+@pytest.mark.parametrize("trained", [0, 1, 2])
+def test_a_shared_position_trained_by_any_member_gets_its_gradient(
+    service: LocalServiceClient, trainer: LocalTrainingClient, trained: int
+) -> None:
+    # The logprobs of a group's shared positions are computed once for the group: a position inside
+    # the shared prefix that only one member trains (whichever member it is) still needs its graph.
+    rng = np.random.default_rng(1)
+    system = encode(trainer, "System: You are Agent 0, the Methodical Analyst, in a debate among 3 agents. " * 3)
+    data = []
+    for index, question in enumerate(["7 + 5", "17 + 25", "9 * 3"]):
+        tokens = system + encode(trainer, f"\nUser: What is {question}?\nAssistant: <solution>1</solution>")
+        n = len(tokens) - 1
+        advantages = np.where(np.arange(n) > len(system), rng.normal(size=n), 0.0)
+        advantages[3] = 2.0 if index == trained else 0.0
+        data.append(datum(tokens, logprobs=-rng.uniform(0.5, 3.0, size=n), advantages=advantages))
+    groups = group_by_prefix([d.model_input.to_ints() for d in data], min_shared=32)
+    assert [sorted(g.members) for g in groups] == [[0, 1, 2]] and groups[0].shared > 4
+    settings = service.settings
+    try:
+        shared = trainer.forward_backward(data, "importance_sampling").result()
+        shared_grads = gradients(trainer)
+        service.settings = attrs.evolve(settings, share_training_prefixes=False)
+        plain = trainer.forward_backward(data, "importance_sampling").result()
+        plain_grads = gradients(trainer)
+    finally:
+        service.settings = settings
+    assert shared.metrics["loss:sum"] == pytest.approx(plain.metrics["loss:sum"], rel=1e-5)
+    assert_same_gradients(shared_grads, plain_grads)
+
+
 def test_the_functional_forward_matches_transformers(
     monkeypatch: pytest.MonkeyPatch, trainer: LocalTrainingClient
 ) -> None:

@@ -29,11 +29,6 @@ from debate_core.backends.local.models.decoder_weights import supports
 from debate_core.backends.local.sampling.prefix_groups import PrefixGroup
 
 
-def _rotate_half(x: torch.Tensor) -> torch.Tensor:
-    half = x.shape[-1] // 2
-    return torch.cat([-x[..., half:], x[..., :half]], dim=-1)
-
-
 @attrs.frozen
 class _Shape:
     heads: int
@@ -55,12 +50,19 @@ class _Shape:
 
 
 def _rope(core: Any, positions: torch.Tensor, dtype: torch.dtype) -> tuple[torch.Tensor, torch.Tensor]:
-    """cos and sin ``[B, S, 1, D]`` for integer positions ``[B, S]``."""
+    """cos and signed sin ``[B, S, 1, D]`` for integer positions ``[B, S]``: ``x * cos +
+    x.roll(D / 2) * sin`` rotates ``x`` (the sine's first half negated stands for rotate-half's
+    negated second half: the same products, without the copies of a concatenation)."""
     rotary = core.model.rotary_emb
     freqs = positions.unsqueeze(-1).float() * rotary.inv_freq.float()
-    angles = torch.cat([freqs, freqs], dim=-1)
     scaling = float(getattr(rotary, "attention_scaling", 1.0))
-    return (angles.cos() * scaling).to(dtype).unsqueeze(2), (angles.sin() * scaling).to(dtype).unsqueeze(2)
+    cos, sin = freqs.cos() * scaling, freqs.sin() * scaling
+    cos, sin = torch.cat([cos, cos], dim=-1), torch.cat([-sin, sin], dim=-1)
+    return cos.to(dtype).unsqueeze(2), sin.to(dtype).unsqueeze(2)
+
+
+def _rotated(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
+    return x * cos + x.roll(x.shape[-1] // 2, dims=-1) * sin
 
 
 def _layer_qkv(
@@ -79,16 +81,12 @@ def _layer_qkv(
             bias = torch.cat([attn.q_proj.bias, attn.k_proj.bias, attn.v_proj.bias])
         qkv = F.linear(h, weight, bias)
     q_size, kv_size = shape.heads * shape.dim, shape.kv_heads * shape.dim
-    q = qkv[..., :q_size].view(batch, steps, shape.heads, shape.dim)
-    k = qkv[..., q_size : q_size + kv_size].view(batch, steps, shape.kv_heads, shape.dim)
-    v = qkv[..., q_size + kv_size :].view(batch, steps, shape.kv_heads, shape.dim)
+    q, k, v = (part.view(batch, steps, -1, shape.dim) for part in qkv.split([q_size, kv_size, kv_size], dim=-1))
     q_norm, k_norm = getattr(attn, "q_norm", None), getattr(attn, "k_norm", None)
     if q_norm is not None and k_norm is not None:
         q = F.rms_norm(q, (shape.dim,), q_norm.weight, shape.eps)
         k = F.rms_norm(k, (shape.dim,), k_norm.weight, shape.eps)
-    q = (q * cos + _rotate_half(q) * sin).transpose(1, 2)
-    k = (k * cos + _rotate_half(k) * sin).transpose(1, 2)
-    return q, k, v.transpose(1, 2)
+    return _rotated(q, cos, sin).transpose(1, 2), _rotated(k, cos, sin).transpose(1, 2), v.transpose(1, 2)
 
 
 def _layer_rest(layer: Any, x: torch.Tensor, attended: torch.Tensor, shape: _Shape) -> torch.Tensor:
@@ -119,6 +117,18 @@ def _expand_kv(t: torch.Tensor, shape: _Shape) -> torch.Tensor:
     return t if shape.kv_heads == shape.heads else t.repeat_interleave(shape.heads // shape.kv_heads, dim=1)
 
 
+def _suffix_mask(starts: torch.Tensor, width: int, steps: int, dtype: torch.dtype) -> torch.Tensor:
+    """The additive attention mask ``[N, 1, S, width + S]`` of suffix queries: each sees its own
+    prefix's first ``starts[n]`` keys and its suffix causally (0), nothing else (-inf). Built once
+    per forward pass for every layer (attention would convert a boolean mask in every call)."""
+    rows, device = starts.shape[0], starts.device
+    prefix_visible = torch.arange(width, device=device).view(1, 1, width) < starts.view(rows, 1, 1)
+    causal = torch.ones(steps, steps, dtype=torch.bool, device=device).tril()
+    visible = torch.cat([prefix_visible.expand(rows, steps, width), causal.expand(rows, steps, steps)], dim=2)
+    blocked = torch.full((), float("-inf"), dtype=dtype, device=device)
+    return torch.where(visible, torch.zeros((), dtype=dtype, device=device), blocked).unsqueeze(1)
+
+
 def shared_prefix_hidden(
     core: Any,
     prefixes: torch.Tensor,
@@ -134,7 +144,7 @@ def shared_prefix_hidden(
     embed = inner.embed_tokens.weight
     device = suffixes.device
     groups, width = prefixes.shape
-    rows, steps = suffixes.shape
+    steps = suffixes.shape[1]
     starts = prefix_lengths.index_select(0, suffix_group)  # [N]
     suffix_positions = starts.unsqueeze(1) + torch.arange(steps, device=device)
     cos_s, sin_s = _rope(core, suffix_positions, embed.dtype)
@@ -144,11 +154,7 @@ def shared_prefix_hidden(
         prefix_positions = torch.arange(width, device=device).expand(groups, width)
         cos_p, sin_p = _rope(core, prefix_positions, embed.dtype)
         xp = F.embedding(prefixes, embed)
-    # Suffix queries see their own prefix's first ``length`` keys and their suffix causally.
-    prefix_visible = torch.arange(width, device=device).view(1, 1, width) < starts.view(rows, 1, 1)
-    causal = torch.ones(steps, steps, dtype=torch.bool, device=device).tril()
-    mask = torch.cat([prefix_visible.expand(rows, steps, width), causal.expand(rows, steps, steps)], dim=2)
-    mask = mask.unsqueeze(1)
+    mask = _suffix_mask(starts, width, steps, embed.dtype) if width > 0 else None
     for layer in inner.layers:
         qs, ks, vs = _layer_qkv(layer, xs, shape, cos_s, sin_s)
         if xp is not None:
@@ -162,7 +168,7 @@ def shared_prefix_hidden(
         else:
             keys, values = ks, vs
         attended_s = F.scaled_dot_product_attention(
-            qs, _expand_kv(keys, shape), _expand_kv(values, shape), attn_mask=mask
+            qs, _expand_kv(keys, shape), _expand_kv(values, shape), attn_mask=mask, is_causal=mask is None
         )
         xs = _layer_rest(layer, xs, attended_s, shape)
     final = inner.norm.weight
@@ -267,27 +273,67 @@ def _run_groups(
     owner = torch.tensor([i for i, g in enumerate(groups) for _ in g.members], dtype=torch.long, device=device)
     suffixes = _padded([sequences[m][g.shared :] for g in groups for m in g.members], device)
     hidden_p, hidden_s = shared_prefix_hidden(core, prefixes, prefix_lengths, suffixes, owner)
-    head = core.lm_head
-    out: dict[int, torch.Tensor] = {}
-    row = 0
-    for slot, g in enumerate(groups):
-        before: list[torch.Tensor] = []
-        if with_prefix:
-            assert hidden_p is not None
-            # Positions before the last shared one predict shared tokens: computed once per group.
-            inside = g.shared - 1
-            if inside > 0:
-                grad = torch.stack([needs_grad[m][:inside] for m in g.members]).any(dim=0)
-                before.append(logprobs_at(head, hidden_p[slot, :inside], targets[g.members[0]][:inside], grad))
-        for m in g.members:
-            parts = list(before)
-            if with_prefix:
-                assert hidden_p is not None
-                last = g.shared - 1
-                boundary = hidden_p[slot, last : last + 1]
-                parts.append(logprobs_at(head, boundary, targets[m][last : last + 1], needs_grad[m][last : last + 1]))
-            own = len(sequences[m]) - g.shared
-            parts.append(logprobs_at(head, hidden_s[row, :own], targets[m][g.shared :], needs_grad[m][g.shared :]))
-            out[m] = torch.cat(parts) if len(parts) > 1 else parts[0]
-            row += 1
-    return out
+    positions = _Positions.of(groups, sequences, suffixes.shape[1], prefixes.shape[1])
+    rows = [hidden_s.reshape(-1, hidden_s.shape[-1])]
+    if hidden_p is not None:
+        rows.insert(0, hidden_p.reshape(-1, hidden_p.shape[-1]))
+    hidden = torch.cat(rows).index_select(0, torch.tensor(positions.rows, dtype=torch.long, device=device))
+    wanted = torch.cat([targets[m][start:end] for m, start, end in positions.spans])
+    grad = torch.zeros(len(positions.rows), dtype=torch.bool, device=device)
+    for (_, start, end), first, sharers in zip(positions.spans, positions.firsts, positions.sharers, strict=True):
+        for member in sharers:
+            grad[first : first + end - start] |= needs_grad[member][start:end]
+    computed = logprobs_at(core.lm_head, hidden, wanted, grad)
+    picked = computed.index_select(0, torch.tensor(positions.order, dtype=torch.long, device=device))
+    members = [m for g in groups for m in g.members]
+    return dict(zip(members, picked.split([len(sequences[m]) for m in members]), strict=True))
+
+
+@attrs.frozen
+class _Positions:
+    """Where the logprobs of a batch's positions come from, each computed once.
+
+    ``rows`` index the final hidden states (prefixes' rows first, then suffixes', flattened), one
+    per distinct position: a group's positions before its last shared one once for the group (they
+    predict shared tokens), every other position once per datum. ``spans`` say which datum's
+    targets, ``[start, end)``, each run of ``rows`` predicts (``firsts``: where the run begins;
+    ``sharers``: the datums whose ``needs_grad`` the run takes, all the group's members for its
+    shared run); ``order`` lists, datum after datum, the computed position of each of its positions."""
+
+    rows: list[int]
+    spans: list[tuple[int, int, int]]
+    firsts: list[int]
+    sharers: list[tuple[int, ...]]
+    order: list[int]
+
+    @classmethod
+    def of(
+        cls, groups: Sequence[PrefixGroup], sequences: Sequence[Sequence[int]], steps: int, width: int
+    ) -> _Positions:
+        rows: list[int] = []
+        spans: list[tuple[int, int, int]] = []
+        firsts: list[int] = []
+        sharers: list[tuple[int, ...]] = []
+        order: list[int] = []
+        suffix_base = len(groups) * width
+        row = 0
+
+        def run(member: int, start: int, end: int, first_row: int, by: tuple[int, ...] = ()) -> list[int]:
+            firsts.append(len(rows))
+            spans.append((member, start, end))
+            sharers.append(by or (member,))
+            computed = list(range(len(rows), len(rows) + end - start))
+            rows.extend(range(first_row, first_row + end - start))
+            return computed
+
+        for slot, g in enumerate(groups):
+            inside = max(g.shared - 1, 0)
+            shared = run(g.members[0], 0, inside, slot * width, tuple(g.members)) if inside else []
+            for m in g.members:
+                mine = list(shared)
+                if g.shared:
+                    mine += run(m, inside, g.shared, slot * width + inside)
+                mine += run(m, g.shared, len(sequences[m]), suffix_base + row * steps)
+                order.extend(mine)
+                row += 1
+        return cls(rows, spans, firsts, sharers, order)
