@@ -10,12 +10,14 @@ import logging
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from debate_core.plugins import Registry
 from debate_core.testing.tokenizer import EOS_TOKEN_ID
 from tests.tinker_wire.fake_service import FakeTinkerService, LoopbackServer
+from tests.tinker_wire.midrun import reference_run
 from tests.training.trainer_harness import harness_registry, respond
 
 SENTINEL_KEY = "tml-wire-sentinel-7Qf3xK9d"
@@ -76,6 +78,14 @@ def service(tmp_path: Path, model_dir: Path, monkeypatch: pytest.MonkeyPatch) ->
         monkeypatch.setenv("HF_HUB_OFFLINE", "1")
         monkeypatch.setenv("TINKER_TELEMETRY", "0")
         yield fake
+
+
+@pytest.fixture
+def reference(
+    service: FakeTinkerService, registry: Registry, model_dir: Path, tmp_path_factory: pytest.TempPathFactory
+) -> tuple[list[dict[str, Any]], Any]:
+    """The unfaulted short run of the mid-run fault tests (``midrun.SHORT``): metrics and final weights."""
+    return reference_run(service, model_dir, tmp_path_factory.mktemp("reference"))
 
 
 @pytest.fixture

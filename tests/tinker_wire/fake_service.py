@@ -23,6 +23,7 @@ from __future__ import annotations
 import itertools
 import json
 import re
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -36,6 +37,7 @@ from tinker import types
 from tinker.proto import tinker_public_pb2 as pb
 
 from tests.doubles.scripted_backend import ScriptedSamplingClient, ScriptedServiceClient, ScriptedTrainingClient
+from tests.tinker_wire.http_faults import ENDPOINTS, FaultState, HttpFault, answer_with, drop, guarded
 
 PROTO = "application/x-protobuf"
 OPTIM_WAIT_S = 60.0
@@ -71,6 +73,8 @@ class Injection:
     name: str | None = None
     since: int = 0
     """Only saves after this many recorded saves count for ``after``."""
+    saved_anyway: bool = False
+    """A failed save that was saved all the same (its answer says it failed)."""
 
 
 @attrs.define
@@ -148,15 +152,39 @@ class FakeTinkerService:
         self.failed: list[Injection] = []
         self.saved: list[str] = []
         """The names of the training states saved, in order."""
+        self.http = FaultState()
+        """Faults at the HTTP level (``inject_http``) and the guard against a request sent twice."""
+        self._taken: Injection | None = None
         self._ids = itertools.count(1)
 
     # ------------------------------------------------------------ test hooks
-    def inject(self, kind: str, category: str, *, after: str | None = None, name: str | None = None) -> None:
+    def inject(
+        self,
+        kind: str,
+        category: str,
+        *,
+        after: str | None = None,
+        name: str | None = None,
+        saved_anyway: bool = False,
+    ) -> None:
         """Fail the next request of ``kind`` (``sample``, ``forward_backward``, ``save_weights``,
         ``save_weights_for_sampler``) as a request of ``category`` (``user``, ``server``): once a
-        training state named ``after`` was saved, and only a save named ``name`` when given."""
+        training state named ``after`` was saved, and only a save named ``name`` when given; a
+        save ``saved_anyway`` is saved although its answer says it failed."""
         with self.lock:
-            self.injected.append(Injection(kind, category, after, name, since=len(self.saved)))
+            injection = Injection(kind, category, after, name, since=len(self.saved), saved_anyway=saved_anyway)
+            self.injected.append(injection)
+
+    def inject_http(self, call: str, fault: str, *, times: int | None = 1, after: str | None = None) -> None:
+        """Answer the next ``times`` requests of ``call`` (``http_faults.ENDPOINTS``; ``None``: every
+        one) with ``fault`` (``http_faults.FAULTS`` or ``lost answer``), once a training state named
+        ``after`` was saved."""
+        with self.lock:
+            self.http.faults.append(HttpFault(ENDPOINTS[call], fault, times, after, since=len(self.saved)))
+
+    def take_http_fault(self, path: str) -> HttpFault | None:
+        with self.lock:
+            return self.http.take(path, self.saved)
 
     def requests(self, kind: str) -> list[Event]:
         with self.lock:
@@ -170,6 +198,9 @@ class FakeTinkerService:
             self.deliveries.clear()
             self.injected.clear()
             self.failed.clear()
+            self.http.faults.clear()
+            self.http.hit.clear()
+            self.http.sends.clear()
 
     def weights_at(self, tinker_path: str) -> Any:
         with np.load(self.files[tinker_path], allow_pickle=False) as state:
@@ -194,6 +225,7 @@ class FakeTinkerService:
                 continue
             del self.injected[index]
             self.failed.append(injection)
+            self._taken = injection
             return (f"injected {injection.category} failure of {kind}", injection.category)
         return None
 
@@ -226,11 +258,24 @@ class FakeTinkerService:
         if path == "/api/v1/retrieve_future":
             return self._retrieve(json.loads(body), headers, api_key)
         with self.lock:
+            key, guard_answer = guarded(self.http, path, body, headers)
+            if guard_answer is not None:
+                assert key is not None
+                self._record("sent again", {"path": path, "model_id": key[0], "seq_id": key[1]}, api_key)
+                return guard_answer
             route = ROUTES.get((method, path))
+            if route is not None and key is not None:
+                answer = route(self, body, headers, api_key)
+                if answer[0] == 200:
+                    self.http.answered[key] = answer
+                return answer
             if route is None:
                 match = re.fullmatch(r"/api/v1/samplers/(.+)", path)
                 if method == "GET" and match:
                     return self._json(self._get_sampler(match.group(1), api_key))
+                match = re.fullmatch(r"/api/v1/training_runs/(.+)/checkpoints", path)
+                if method == "GET" and match:
+                    return self._json(self._checkpoints(match.group(1), api_key))
                 match = re.fullmatch(r"/api/v1/sessions/(.+)/finish", path)
                 if method == "POST" and match:
                     self._record("finish_session", {"session_id": match.group(1), **json.loads(body or b"{}")}, api_key)
@@ -239,6 +284,23 @@ class FakeTinkerService:
                 self.violations.append(f"unknown endpoint {method} {path}")
                 return 404, "application/json", b'{"detail": "not found"}'
             return route(self, body, headers, api_key)
+
+    def _checkpoints(self, model_id: str, api_key: str | None) -> dict[str, Any]:
+        """``list_checkpoints``: the states and sampler weights the model saved."""
+        self._record("list_checkpoints", {"model_id": model_id}, api_key)
+        listed = []
+        for path in self.files:
+            if path.startswith(f"tinker://{model_id}/"):
+                kind = "sampler" if "/sampler_weights/" in path else "training"
+                listed.append(
+                    {
+                        "checkpoint_id": path.split("/", 3)[-1],
+                        "checkpoint_type": kind,
+                        "time": "2026-01-01T00:00:00Z",
+                        "tinker_path": path,
+                    }
+                )
+        return {"checkpoints": listed, "cursor": None}
 
     @staticmethod
     def _json(payload: dict[str, Any]) -> tuple[int, str, bytes]:
@@ -382,7 +444,7 @@ class FakeTinkerService:
         self._arrive(model, request.seq_id, "save_weights")
         failure = self._take_failure("save_weights", name)
         path = f"tinker://{model.model_id}/weights/{name}"
-        if failure is None:
+        if failure is None or self._saves_anyway():
             if ("weights", name) in model.names:
                 failure = (f"checkpoint {name} exists", "user")
             else:
@@ -420,7 +482,7 @@ class FakeTinkerService:
         else:
             path = f"tinker://{model.model_id}/sampler_weights/{name}"
             payload = {"path": path, "type": "save_weights_for_sampler"}
-            if failure is None:
+            if failure is None or self._saves_anyway():
                 if ("sampler_weights", name) in model.names:
                     failure = (f"sampler checkpoint {name} exists", "user")
                 else:
@@ -429,6 +491,11 @@ class FakeTinkerService:
                     self.files[path] = Path(model.client.save_weights_for_sampler(name).result().path)
         pending = Pending("save_weights_for_sampler", lambda: ("json", payload), failure=failure)
         return self._json(self._future(pending, model.model_id))
+
+    def _saves_anyway(self) -> bool:
+        """True when the failure just taken is of a save that is saved all the same."""
+        taken, self._taken = self._taken, None
+        return taken is not None and taken.saved_anyway
 
     # ------------------------------------------------------------ sampling
     def create_sampling_session(
@@ -655,12 +722,19 @@ class _Handler(BaseHTTPRequestHandler):
             body = zstandard.ZstdDecompressor().decompress(body)
         headers = {k.lower(): v for k, v in self.headers.items()}
         path = self.path.split("?", 1)[0]
+        fault = self.service.take_http_fault(path)
+        if fault is not None and fault.fault != "lost answer":
+            answer_with(self, fault, self.service.http)
+            return
         try:
             status, content_type, payload = self.service.handle(method, path, body, headers)
         except Exception as exc:  # a bug in the fake (or a request it cannot read): a loud 400
             with self.service.lock:
                 self.service.violations.append(f"{method} {path}: {type(exc).__name__}: {exc}")
             status, content_type, payload = 400, "application/json", json.dumps({"detail": str(exc)}).encode()
+        if fault is not None:  # a lost answer: handled, and the connection dropped instead of answering
+            drop(self)
+            return
         self.send_response(status)
         self.send_header("content-type", content_type)
         self.send_header("content-length", str(len(payload)))
@@ -674,13 +748,28 @@ class _Handler(BaseHTTPRequestHandler):
         self._serve("POST")
 
 
+class _Server(ThreadingHTTPServer):
+    """A client that went away (a call given up, a session closed) while its answer was written is
+    not an error of the service; anything else is recorded as a violation."""
+
+    service: FakeTinkerService
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        error = sys.exc_info()[1]
+        if isinstance(error, ConnectionError | TimeoutError):
+            return
+        with self.service.lock:
+            self.service.violations.append(f"the server failed: {type(error).__name__}: {error}")
+
+
 class LoopbackServer:
     """The fake service behind a threaded HTTP server on 127.0.0.1."""
 
     def __init__(self, service: FakeTinkerService) -> None:
         handler = type("Handler", (_Handler,), {"service": service})
         self.service = service
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self.httpd = _Server(("127.0.0.1", 0), handler)
+        self.httpd.service = service
         self.httpd.daemon_threads = True
         self.thread = threading.Thread(
             target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, name="fake-tinker", daemon=True
@@ -696,5 +785,6 @@ class LoopbackServer:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        self.service.http.release.set()
         self.httpd.shutdown()
         self.httpd.server_close()

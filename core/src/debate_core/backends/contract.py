@@ -15,7 +15,7 @@ SDK's further parameters, with the SDK's defaults (``tests/backends`` checks bot
 
 from __future__ import annotations
 
-from collections.abc import Generator, Mapping, Sequence
+from collections.abc import Callable, Generator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 
@@ -148,6 +148,35 @@ class SupportsContextLength(Protocol):
     """
 
     def max_context_length(self, base_model: str) -> int | None: ...
+
+
+@runtime_checkable
+class SupportsFailedRequests(Protocol):
+    """Optional: a backend whose client retries failed requests by itself (not part of the SDK).
+
+    The Tinker SDK sends a request again after a server error, a rate limit, a dropped connection
+    or a timeout, without telling its caller. ``on_failed_request(listener)`` has the backend call
+    ``listener(failure)`` for each such failed attempt, ``failure`` one line naming the request
+    and the service's answer (``"POST /api/v1/optim_step: HTTP 503 Service Unavailable"``); it
+    returns a function that stops the calls. The trainer counts them (``backend/retries``) and a
+    give-up names the last one.
+    """
+
+    def on_failed_request(self, listener: Callable[[str], None]) -> Callable[[], None]: ...
+
+
+@runtime_checkable
+class SupportsSavedLookup(Protocol):
+    """Optional: find a save that may have happened (not part of the SDK).
+
+    Before a ``save_state(name)`` or ``save_weights_for_sampler(name)`` is sent again after a
+    failure, ``saved_path(training_client, name, kind)`` (``kind``: ``"state"`` or
+    ``"sampler"``) returns the backend's path of a save of ``name`` that the training client's
+    model already holds, or ``None``: a first attempt that was saved but whose answer was lost is
+    taken as it is, never saved twice.
+    """
+
+    def saved_path(self, training_client: TrainingClientLike, name: str, kind: str) -> str | None: ...
 
 
 @runtime_checkable

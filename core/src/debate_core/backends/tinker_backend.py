@@ -164,6 +164,29 @@ class TinkerService:
                 return int(model.max_context_length)
         return None
 
+    def on_failed_request(self, listener: Callable[[str], None]) -> Callable[[], None]:
+        """Call ``listener`` with each request the SDK sends again after a failed attempt
+        (``SupportsFailedRequests``; :mod:`debate_core.backends.tinker_requests`)."""
+        from debate_core.backends.tinker_requests import sdk_request_watch
+
+        return sdk_request_watch().listen(listener)
+
+    def saved_path(self, training_client: Any, name: str, kind: str) -> str | None:
+        """The service's path of a checkpoint ``name`` of the training client's run, when the
+        service lists one (``SupportsSavedLookup``): the state (``kind="state"``,
+        ``tinker://RUN/weights/NAME``) or the sampler weights (``"sampler"``,
+        ``tinker://RUN/sampler_weights/NAME``)."""
+        import tinker
+
+        segment = "weights" if kind == "state" else "sampler_weights"
+        base_url = self.options.base_url or os.environ.get("TINKER_BASE_URL") or None
+        rest = tinker.RestClient(base_url=base_url, api_key=self._api_key)
+        listed = rest.list_checkpoints(training_client.model_id).result()
+        for checkpoint in listed.checkpoints:
+            if checkpoint.tinker_path.endswith(f"/{segment}/{name}"):
+                return str(checkpoint.tinker_path)
+        return None
+
     def create_lora_training_client(
         self,
         base_model: str,

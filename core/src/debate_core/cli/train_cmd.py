@@ -274,11 +274,19 @@ def _print_summary(outcome: RunOutcome, config_path: Path | None, run_dir: RunDi
 
 
 def _raise_with_a_way_on(exc: DebateError, run_dir: RunDirectory) -> NoReturn:
-    """Re-raise ``exc``; a file that could not be written (a full disk) says how to go on once it can."""
-    if not (_caused_by_an_unwritable_file(exc) and run_dir.holds_run()):
+    """Re-raise ``exc``; a file that could not be written (a full disk) says how to go on once it
+    can, and a backend that failed for good how to go on from the last checkpoint once it works."""
+    from debate_core.runtime.retries import BackendError
+
+    if not run_dir.holds_run():
         raise exc
-    hint = f"; once it can be written, continue with: debate train --resume {run_dir.root}"
-    raise OutputWriteError(f"{exc}{hint}") from exc
+    if _caused_by_an_unwritable_file(exc):
+        hint = f"; once it can be written, continue with: debate train --resume {run_dir.root}"
+        raise OutputWriteError(f"{exc}{hint}") from exc
+    if isinstance(exc, BackendError) and run_dir.recorded_a_step():
+        hint = f"; once the backend works, continue from the last checkpoint with: debate train --resume {run_dir.root}"
+        raise type(exc)(f"{exc}{hint}") from exc
+    raise exc
 
 
 def _caused_by_an_unwritable_file(error: BaseException | None) -> bool:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import logging
+import threading
 import time
 from collections.abc import Awaitable, Callable, Generator
 from typing import Any, TypeVar
@@ -48,6 +49,39 @@ NOTICE_EVERY_S = 60.0
 """... and again every this many seconds."""
 
 
+@attrs.define
+class RetryLedger:
+    """The backend requests of one session that failed and were sent again: by
+    :func:`with_retries`, or by the backend's own client (the Tinker SDK retries its HTTP requests
+    itself; the ``tinker`` backend reports each failed attempt, ``SupportsFailedRequests``).
+
+    The trainer writes the count of each step into its metrics record (``backend/retries``), and a
+    give-up names the last failure (the service's answer) seen while it waited.
+    """
+
+    count: int = 0
+    last: str | None = None
+    _taken: int = 0
+    _lock: threading.Lock = attrs.field(factory=threading.Lock, repr=False)
+
+    def note(self, failure: str) -> None:
+        """One failed attempt that is sent again; ``failure`` names the request and the answer."""
+        with self._lock:
+            self.count += 1
+            self.last = failure
+
+    def take(self) -> int:
+        """The failed attempts noted since the last ``take``."""
+        with self._lock:
+            new, self._taken = self.count - self._taken, self.count
+            return new
+
+    def since(self, count: int) -> str | None:
+        """The last failure, when any was noted after the ledger stood at ``count``."""
+        with self._lock:
+            return self.last if self.count > count else None
+
+
 @attrs.frozen
 class RetryPolicy:
     """How often and how patiently a failed backend call is retried."""
@@ -60,6 +94,8 @@ class RetryPolicy:
     """Give up on a call (retries included) after this many seconds; ``None``: never."""
     watched: bool = True
     """Announce long waits and apply ``timeout_s`` (``False`` for backends that run in process)."""
+    ledger: RetryLedger | None = attrs.field(default=None, eq=False)
+    """Where retries are counted (a session's); ``None``: nowhere."""
 
     def delay(self, attempt: int) -> float:
         """Seconds to wait after failed attempt ``attempt`` (1-based)."""
@@ -76,15 +112,23 @@ def retry_policy(training: TrainingSettings) -> RetryPolicy:
     )
 
 
-async def watched(what: str, call: Awaitable[T], timeout_s: float | None, backend_name: str = "backend") -> T:
+async def watched(
+    what: str,
+    call: Awaitable[T],
+    timeout_s: float | None,
+    backend_name: str = "backend",
+    ledger: RetryLedger | None = None,
+) -> T:
     """Await ``call``, saying what is waited for once the wait lasts (a log line on stderr after
     :data:`NOTICE_AFTER_S`, then every :data:`NOTICE_EVERY_S`) and giving up after ``timeout_s``.
+    A give-up names the last failed attempt ``ledger`` noted during the wait (the service's answer).
 
     Raises:
         BackendTimeout: no answer within ``timeout_s``; the call is cancelled.
     """
     task = asyncio.ensure_future(call)
     started = time.monotonic()
+    noted = ledger.count if ledger is not None else 0
     notice = NOTICE_AFTER_S
     limit = f"gives up after {timeout_s:g} s" if timeout_s else "no time limit"
     try:
@@ -96,10 +140,7 @@ async def watched(what: str, call: Awaitable[T], timeout_s: float | None, backen
                 return task.result()
             elapsed = time.monotonic() - started
             if timeout_s is not None and elapsed >= timeout_s:
-                raise BackendTimeout(
-                    f"backend '{backend_name}': {what}: no answer after {elapsed:.0f} s; gave up "
-                    f"(training.backend_timeout_s = {timeout_s:g}); is the backend reachable and up?"
-                )
+                raise BackendTimeout(_gave_up(what, elapsed, timeout_s, backend_name, ledger, noted))
             if elapsed >= notice:
                 logger.warning(
                     "debate: waiting for backend '%s': %s (%.0f s; %s, training.backend_timeout_s; Ctrl-C stops)",
@@ -112,6 +153,24 @@ async def watched(what: str, call: Awaitable[T], timeout_s: float | None, backen
     finally:
         if not task.done():
             task.cancel()
+
+
+def _gave_up(
+    what: str, elapsed: float, timeout_s: float, backend_name: str, ledger: RetryLedger | None, noted: int
+) -> str:
+    """The give-up line: the call, the time waited, and the service's last answer when a failed
+    attempt was noted during the wait (else the question whether the backend is up at all)."""
+    last = ledger.since(noted) if ledger is not None else None
+    if last is None:
+        why = "is the backend reachable and up?"
+    else:
+        assert ledger is not None
+        tries = ledger.count - noted
+        why = f"the service's last answer: {last} ({tries} failed attempt{'s' if tries != 1 else ''})"
+    return (
+        f"backend '{backend_name}': {what}: no answer after {elapsed:.0f} s; gave up "
+        f"(training.backend_timeout_s = {timeout_s:g}); {why}"
+    )
 
 
 def is_transient(error: BaseException) -> bool:
@@ -145,7 +204,9 @@ async def with_retries(
     """
     if not policy.watched:
         return await _retried(what, call, policy, backend_name)
-    return await watched(what, _retried(what, call, policy, backend_name), policy.timeout_s, backend_name)
+    return await watched(
+        what, _retried(what, call, policy, backend_name), policy.timeout_s, backend_name, policy.ledger
+    )
 
 
 async def _retried(what: str, call: Callable[[], Awaitable[T]], policy: RetryPolicy, backend_name: str) -> T:
@@ -165,6 +226,8 @@ async def _retried(what: str, call: Callable[[], Awaitable[T]], policy: RetryPol
                     f"backend '{backend_name}': {what} failed{tries}: {type(exc).__name__}: {exc}"
                 ) from exc
             delay = policy.delay(attempt)
+            if policy.ledger is not None:
+                policy.ledger.note(f"{what}: {type(exc).__name__}: {exc}")
             logger.warning("backend '%s': %s failed (%s); retrying in %.1fs", backend_name, what, exc, delay)
             await asyncio.sleep(delay)
 

@@ -22,6 +22,8 @@ from debate_core.backends.contract import (
     ServiceClientLike,
     SupportsCheckpointTTL,
     SupportsContextLength,
+    SupportsFailedRequests,
+    SupportsSavedLookup,
     SupportsStateDirectory,
     TrainingClientLike,
 )
@@ -35,6 +37,7 @@ from debate_core.runtime.manifests import resolve_state_path
 from debate_core.runtime.retries import (
     BackendError,
     RetryingSamplingClient,
+    RetryLedger,
     RetryPolicy,
     retry_policy,
     with_retries,
@@ -81,6 +84,8 @@ class BackendSession:
     _saved: dict[str, SamplingClientLike] = attrs.field(factory=dict)
     tokens: TokenMeter = attrs.field(factory=TokenMeter)
     """The tokens sampled through :meth:`sampler` and trained (``training.rl.policy_update`` counts those)."""
+    _stop_listening: Callable[[], None] | None = None
+    """Stops the backend's reports of failed requests (``SupportsFailedRequests``) to ``retry.ledger``."""
 
     def sampling_client(self) -> SamplingClientLike:
         """The sampling client of the current weights (replaced by :meth:`refresh_sampling_client`)."""
@@ -133,6 +138,9 @@ class BackendSession:
         """Finish the backend's session: the Tinker service marks it ``status`` (``success``,
         ``errored``, ``interrupted``) and the SDK closes its connections; the local backend stops
         its threads. Backends without ``close`` are left as they are; a failure to close is logged."""
+        if self._stop_listening is not None:
+            self._stop_listening()
+            self._stop_listening = None
         close = getattr(self.service_client, "close", None)
         if not callable(close):
             return
@@ -164,7 +172,7 @@ class BackendSession:
             response = await client.save_state(name, ttl_seconds=ttl_seconds)
             return str(response.path)
 
-        return await self.call(f"save_state({name!r})", save)
+        return await self.call(f"save_state({name!r})", self._saved_once(save, client, name, "state"))
 
     async def save_sampler_weights(self, name: str, ttl_seconds: int | None = None) -> str:
         """Save the weights for sampling (``create_sampling_client(model_path=...)``); return their path."""
@@ -174,7 +182,33 @@ class BackendSession:
             response = await client.save_weights_for_sampler(name, ttl_seconds=ttl_seconds)
             return str(response.path)
 
-        return await self.call(f"save_weights_for_sampler({name!r})", save)
+        return await self.call(f"save_weights_for_sampler({name!r})", self._saved_once(save, client, name, "sampler"))
+
+    def _saved_once(
+        self, save: Callable[[], Awaitable[str]], client: TrainingClientLike, name: str, kind: str
+    ) -> Callable[[], Awaitable[str]]:
+        """``save``, retried without saving twice: before an attempt after the first, a backend that
+        can look its saves up (``SupportsSavedLookup``) is asked whether the failed attempt saved
+        ``name`` after all (its answer lost); then that save is the result."""
+        service = self.service_client
+        attempts = 0
+
+        async def attempt() -> str:
+            nonlocal attempts
+            attempts += 1
+            if attempts > 1 and isinstance(service, SupportsSavedLookup):
+                found = await run_off_thread(lambda: service.saved_path(client, name, kind))
+                if found is not None:
+                    logger.warning(
+                        "backend '%s': %s: the failed attempt saved it after all (%s); not saved again",
+                        self.backend_name,
+                        name,
+                        found,
+                    )
+                    return found
+            return await save()
+
+        return attempt
 
     async def save_checkpoint(self, name: str, ttl_seconds: int | None = None) -> SavedCheckpoint:
         """The training state as ``name`` and the weights for sampling as ``name + "_sampler"``."""
@@ -241,11 +275,36 @@ async def open_session_async(
         retry: retries and give-up time of backend calls; unset: the config's ``training.backend_*``.
     """
     policy = retry or retry_policy(config.training)
+    if policy.ledger is None:
+        policy = attrs.evolve(policy, ledger=RetryLedger())
     if state_path is not None:
         state_path = resolve_state_path(state_path)
     service = build_service_client(config.backend, registry, state_directory)
     if isinstance(service, RunsInProcess) and service.runs_in_process:
         policy = attrs.evolve(policy, timeout_s=None, watched=False)  # its own work, not a wait
+    ledger = policy.ledger
+    assert ledger is not None
+    stop_listening = service.on_failed_request(ledger.note) if isinstance(service, SupportsFailedRequests) else None
+    try:
+        session = await _open_on(service, config, policy, training, state_path, sampler_path, with_optimizer)
+    except BaseException:
+        if stop_listening is not None:
+            stop_listening()
+        raise
+    session._stop_listening = stop_listening
+    return session
+
+
+async def _open_on(
+    service: ServiceClientLike,
+    config: RunConfig,
+    policy: RetryPolicy,
+    training: bool,
+    state_path: str | None,
+    sampler_path: str | None,
+    with_optimizer: bool,
+) -> BackendSession:
+    """The session of :func:`open_session_async` on the service client built for it."""
     training_client: TrainingClientLike | None = None
     if training:
         training_client, current = await _open_for_training(service, config, policy, state_path, with_optimizer)

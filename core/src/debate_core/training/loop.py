@@ -232,7 +232,13 @@ class Trainer:
         return await evaluate_weights(self.context, self.position, self.opponent, label, step)
 
     def _write(self, metrics: dict[str, MetricValue]) -> None:
-        """The metrics record of the step just done (steps count from 1), with its tokens and cost."""
+        """The metrics record of the step just done (steps count from 1), with its tokens and cost,
+        and ``backend/retries`` when backend requests failed and were sent again since the previous
+        record."""
+        ledger = self.context.session.retry.ledger
+        retries = ledger.take() if ledger is not None else 0
+        if retries:
+            metrics["backend/retries"] = retries
         position = self.position
         metrics.update(self.context.costs.step_done(str(metrics.get("phase", "rl")), self._remaining()))
         self.sink.write(position.step + 1, metrics)

@@ -62,7 +62,11 @@ async def update_step(
     )
     what = f"the update of step {position.step + 1} (forward_backward, optim_step)"
     retry = session.retry
-    update = await (watched(what, update_call, retry.timeout_s, session.backend_name) if retry.watched else update_call)
+    update = await (
+        watched(what, update_call, retry.timeout_s, session.backend_name, retry.ledger)
+        if retry.watched
+        else update_call
+    )
     problems = update.non_finite()
     if problems:
         raise NonFiniteUpdateError(
