@@ -290,3 +290,26 @@ def test_a_negative_temperature_flag_is_refused_at_config_load(
     code, _, err = run_cli(["run", str(run_file), "--question", "6 * 7?", "--temperature", "-1"], capsys)
     assert code != 0 and len(err.strip().splitlines()) == 1, err
     assert "evaluation.temperature" in err and "-1" in err, err
+
+
+def test_run_shows_escape_sequences_in_model_text_without_obeying_them(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    fake_backend: list[tuple[Any, ...]],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A policy that writes a window title, a cleared screen and a colour (docs/limits.md#text-on-a-terminal)."""
+    import tests.debate.test_setup_and_cli as this
+
+    plain = response
+
+    def hostile(solution: str, comparisons: list[str]) -> str:
+        return plain(solution + "\x1b]0;pwned\x07\x1b[2J\x1b[31m \u2713", comparisons)
+
+    monkeypatch.setattr(this, "response", hostile)
+    run_file = tmp_path / "run.toml"
+    run_file.write_text("[debate]\nmax_rounds = 1\n", encoding="utf-8")
+    code, out, err = run_cli(["run", str(run_file), "--question", "6 * 7?\x1b[5m", "--answer", "42"], capsys)
+    assert code == 0, err
+    assert "\x1b" not in out and "\x07" not in out
+    assert "\\boxed{42}\\x1b]0;pwned\\x07\\x1b[2J\\x1b[31m \u2713" in out and "Question: 6 * 7?\\x1b[5m" in out

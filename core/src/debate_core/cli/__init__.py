@@ -20,6 +20,7 @@ from typing import Any, NoReturn, TextIO
 from debate_core.config.environment import env_flag
 from debate_core.errors import DebateError
 from debate_core.runtime.interrupts import Terminated, terminate_like_interrupt
+from debate_core.terminal import visible
 
 COMMAND_MODULES: tuple[str, ...] = (
     "plugins_cmd",
@@ -166,7 +167,7 @@ def _run_handler(handler: Callable[[argparse.Namespace], Any], args: argparse.Na
     except DebateError as exc:
         if debug_enabled():
             traceback.print_exc()
-        print(f"debate: error: {exc}", file=sys.stderr)
+        print(f"debate: error: {visible(str(exc))}", file=sys.stderr)
         return 1
     except KeyboardInterrupt as stop:
         terminated = isinstance(stop, Terminated)
@@ -180,7 +181,7 @@ def _run_handler(handler: Callable[[argparse.Namespace], Any], args: argparse.Na
             _silence_stdout()
         if debug_enabled():
             traceback.print_exc()
-        print(f"debate: error: {_error_line(exc, command)}", file=sys.stderr)
+        print(f"debate: error: {visible(_error_line(exc, command))}", file=sys.stderr)
         return 1
 
 

@@ -7,6 +7,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from debate_core.terminal import visible
+
 if TYPE_CHECKING:
     from debate_core.report.compare import ComparedRun
 
@@ -69,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
         _warn(runs)
         if not columns:
             raise DebateError("no run named holds an evaluation yet (eval/step_*.json): no table to print")
-        print(compare_markdown(runs, columns, rows, args.percent), end="")
+        print(visible(compare_markdown(runs, columns, rows, args.percent)), end="")
         return 0
     target = args.out or default_page(args.run_dirs[0])
     atomic_write_text(target, compare_html(runs, columns, rows))
@@ -90,4 +92,4 @@ def _warn(runs: list[ComparedRun]) -> None:
     """What reading each run noted (a damaged line, a missing file), one warning line each."""
     for compared in runs:
         for note in compared.data.notes:
-            print(f"debate: warning: {compared.name}: {note}", file=sys.stderr)
+            print(visible(f"debate: warning: {compared.name}: {note}"), file=sys.stderr)

@@ -186,6 +186,7 @@ def _debate_each(
     from debate_core.debate.sampling_policy import SamplingClientPolicy
     from debate_core.runtime.interrupts import run_interruptibly
     from debate_core.runtime.sampling_failures import raise_backend_failure
+    from debate_core.terminal import visible
     from debate_core.training.evaluation.evaluator import evaluation_setup
 
     setup = evaluation_setup(build_debate_setup(config.debate, registry, session.tokenizer), config.evaluation)
@@ -210,9 +211,9 @@ def _debate_each(
         records.append(record)
         answer = final_answer(record, grader)
         if len(problems) > 1:
-            print(f"=== Debate {index + 1} of {len(problems)} ({problem.id}) ===")
+            print(visible(f"=== Debate {index + 1} of {len(problems)} ({problem.id}) ==="))
         lines = [] if args.quiet else format_transcript(record)
-        print("\n".join([*lines, *format_outcome(record, answer)]))
+        print(visible("\n".join([*lines, *format_outcome(record, answer)])))
         if len(problems) > 1:
             print()
 

@@ -83,6 +83,7 @@ def debate_lines(record: Any, turn: int | None, grader: Any = None) -> list[str]
 def run(args: argparse.Namespace) -> int:
     from debate_core.debate.transcripts import load_transcripts
     from debate_core.plugins import get_registry
+    from debate_core.terminal import visible
 
     records = load_transcripts(args.transcript)
     grader = None if args.grader == "none" else get_registry().build("grader", args.grader, None, "--grader")
@@ -95,5 +96,5 @@ def run(args: argparse.Namespace) -> int:
             raise DebateError(f"--debate {args.debate}: no such debate in {args.transcript} (ids: {ids})")
         records = chosen
     blocks = ["\n".join(debate_lines(r, args.turn, grader)) for r in records]
-    print("\n\n".join(blocks))
+    print(visible("\n\n".join(blocks)))  # model text: escape sequences shown, not obeyed
     return 0

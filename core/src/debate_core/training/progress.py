@@ -9,6 +9,8 @@ from typing import Literal, TextIO
 
 import attrs
 
+from debate_core.terminal import visible
+
 ProgressMode = Literal["auto", "bar", "lines", "off"]
 
 DEFAULT_LINE_INTERVAL_S = 30.0
@@ -94,7 +96,7 @@ class Progress:
 
     def start(self, label: str, debates: int) -> None:
         """A new iteration (or evaluation) with ``debates`` debates to run."""
-        self._label = label
+        self._label = visible(label)
         self._total_debates = debates
         self._done = 0
         self._tokens = 0
@@ -124,10 +126,11 @@ class Progress:
             self._line(between_steps=True)
 
     def message(self, text: str) -> None:
-        """A line of its own (never lost under the bar)."""
+        """A line of its own (never lost under the bar); control characters in it are shown, not
+        obeyed (it may quote a plugin's or a backend's words)."""
         if self.mode == "bar":
             self.stream.write("\r\x1b[2K")
-        self.stream.write(text + "\n")
+        self.stream.write(visible(text) + "\n")
         self.stream.flush()
 
     def _draw(self, force: bool = False) -> None:
