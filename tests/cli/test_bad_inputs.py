@@ -13,6 +13,7 @@ import os
 import resource
 import subprocess
 import sys
+import unicodedata
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -260,3 +261,126 @@ def test_any_failure_of_a_command_is_one_line(
     code = main(["config", "reference"])
     err = capsys.readouterr().err
     assert code == 1 and err.count("\n") == 1 and expect in err and "Traceback" not in err and len(err) < 400, err
+
+
+# ------------------------------------------------------------------ hostile files: every command that reads one
+
+HOSTILE_READERS: dict[str, tuple[str, ...]] = {
+    "show": ("show", "{file}"),
+    "score": ("score", "{file}", "--reward", "v2"),
+    "parse": ("parse", "{file}"),
+    "config check": ("config", "check", "{file}"),
+    "run --questions": ("run", "/dev/null", "--questions", "{file}"),
+    "report": ("report", "{run}"),
+    "compare": ("compare", "{run}", "{run}", "--markdown"),
+}
+"""Every command that reads a file someone else may have written; ``{run}`` is a run directory whose
+``config.toml`` and ``metrics.jsonl`` are both the hostile file."""
+HOSTILE_CPU_SECONDS = 120
+"""CPU time the driver of one hostile file may use for all the commands together."""
+DRIVER = """
+import contextlib, io, json, sys, time
+from debate_core.cli import main
+for name, argv in json.loads(sys.argv[1]):
+    out, err = io.StringIO(), io.StringIO()
+    started = time.process_time()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(argv)
+    print(json.dumps([name, code, out.getvalue(), err.getvalue(), time.process_time() - started]), flush=True)
+"""
+"""Runs each command line through ``main`` in one process (one start-up for all of them), under the
+memory and CPU limits of the process."""
+
+
+def _hostile_files(tmp: Path) -> dict[str, Path]:
+    turns = [_turn(1, 0), _turn(1, 1)]
+    transcript = json.dumps({"num_agents": 2, "question": "What is 2+2?", "turns": turns})
+    contents: dict[str, str | bytes] = {
+        "a huge integer (JSON)": '{"num_agents": 1' + "0" * 5000 + ', "turns": []}',
+        "a huge integer (TOML)": "[run]\nseed = 1" + "0" * 5000 + "\n",
+        "a float past the range": '{"num_agents": 1e999, "question": 1e999, "turns": []}',
+        "deep nesting (JSON)": "[" * 200_000 + "]" * 200_000,
+        "deep nesting (TOML)": "a = " + "[" * 100_000 + "]" * 100_000 + "\n",
+        "a UTF-8 byte order mark": b"\xef\xbb\xbf" + transcript.encode(),
+        "UTF-16": transcript.encode("utf-16"),
+        "Latin-1": b'{"num_agents": 2, "question": "caf\xe9", "turns": []}\n[run]\nname = "caf\xe9"\n',
+        "NUL bytes": transcript.encode() + b"\x00" * 1000,
+        "escape sequences": b'{"num_agents": 2, "question": "\x1b]0;pwned\x07\x1b[2J", "turns": [\x1b[31m',
+        "a 17 MB line": '{"question": "' + "x" * (17 * 1024 * 1024) + '"}',
+        "not JSON, not TOML": "{num_agents: 2,\n[run\nseed = = 3\n",
+    }
+    files = {}
+    for index, (name, data) in enumerate(contents.items()):
+        files[name] = Path(_write(tmp / f"hostile-{index}", data))
+    zero = tmp / "hostile-zero"
+    zero.symlink_to("/dev/zero")
+    files["a symlink to /dev/zero"] = zero
+    return files
+
+
+def _hostile_run_directory(file: Path) -> Path:
+    run = file.parent / f"{file.name}-run"
+    run.mkdir()
+    for name in ("config.toml", "metrics.jsonl"):
+        if file.is_symlink():
+            (run / name).symlink_to(file.resolve())
+        else:
+            (run / name).write_bytes(file.read_bytes())
+    return run
+
+
+def _drive(name: str, file: Path) -> list[tuple[str, str, int | None, str, str]]:
+    """Every reader on ``file`` in one limited process: (file, command, exit status, out, err)."""
+    run = _hostile_run_directory(file)
+    argvs = [(command, [a.format(file=file, run=run) for a in argv]) for command, argv in HOSTILE_READERS.items()]
+    env = {key: value for key, value in os.environ.items() if key != "DEBATE_DEBUG"}
+
+    def limits() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (MEMORY_BYTES, MEMORY_BYTES))
+        resource.setrlimit(resource.RLIMIT_CPU, (HOSTILE_CPU_SECONDS, HOSTILE_CPU_SECONDS))
+
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", DRIVER, json.dumps(argvs)],
+            capture_output=True,
+            env={**env, "PYTHONIOENCODING": "utf-8"},
+            timeout=WALL_SECONDS,
+            preexec_fn=limits,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        return [(name, "(all)", None, "", f"hung: no exit within {WALL_SECONDS} s")]
+    results = [json.loads(line) for line in done.stdout.decode("utf-8").splitlines()]
+    ran = [(name, command, code, out, err) for command, code, out, err, _ in results]
+    if len(ran) < len(argvs):  # the process died: a limit, a crash
+        ran.append((name, argvs[len(ran)][0], done.returncode, "", done.stderr.decode("utf-8", "replace")[-600:]))
+    return ran
+
+
+def _hostile_problem(file: str, command: str, code: int | None, out: str, err: str) -> str | None:
+    where = f"{command} on {file}"
+    lines = [line for line in err.splitlines() if not line.startswith("debate: warning:")]
+    if code is None or "Traceback" in err or "Exception ignored" in err:
+        return f"{where}: {err[-600:]}"
+    shown = [c for c in out + err if unicodedata.category(c) == "Cc" and c not in "\n\t"]
+    if shown:
+        return f"{where}: control characters printed raw: {shown[:5]}"
+    if command == "parse" and code == 1 and not lines and '"error"' in out:
+        return None  # a broken response: its JSON says why
+    if code == 0:
+        return f"{where}: accepted (exit 0): {out[:200]!r}"
+    if len(lines) != 1 or "error" not in lines[0]:
+        return f"{where}: exit {code} with {len(lines)} error lines: {err[-600:]!r}"
+    return None
+
+
+def test_every_reader_refuses_every_hostile_file_in_one_line(tmp_path: Path) -> None:
+    """Each file to ``show``, ``score``, ``parse``, ``config check``, ``run --questions``, ``report``
+    and ``compare``: a non-zero exit, one error line (warnings aside), no traceback, nothing a
+    terminal would obey, within the memory and CPU limits (docs/limits.md#hostile-files)."""
+    files = _hostile_files(tmp_path)
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        ran = [r for results in pool.map(_drive, files, files.values()) for r in results]
+    assert {(file, command) for file, command, *_ in ran} == {(f, c) for f in files for c in HOSTILE_READERS}
+    problems = [p for p in (_hostile_problem(*result) for result in ran) if p]
+    assert not problems, "\n".join(problems)

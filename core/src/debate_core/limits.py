@@ -55,6 +55,7 @@ LIMITS: dict[str, Limit] = {
     for limit in (
         Limit("input_bytes", 16 * 1024 * 1024, "DEBATE_MAX_INPUT_BYTES", "bytes in an input file"),
         Limit("dataset_bytes", 256 * 1024 * 1024, "DEBATE_MAX_DATASET_BYTES", "bytes in a dataset file"),
+        Limit("metrics_bytes", 1024 * 1024 * 1024, "DEBATE_MAX_METRICS_BYTES", "bytes in a run's metrics.jsonl"),
         Limit("agents", 100, "DEBATE_MAX_AGENTS", "agents in a debate"),
         Limit("rounds", 100, "DEBATE_MAX_ROUNDS", "rounds in a debate"),
         Limit("turns", 10_000, "DEBATE_MAX_TURNS", "turns in a transcript"),

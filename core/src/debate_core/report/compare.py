@@ -69,7 +69,7 @@ def read_runs(roots: Sequence[Path]) -> list[ComparedRun]:
         if data.config_text is not None:
             try:
                 config = flatten(tomllib.loads(data.config_text))
-            except tomllib.TOMLDecodeError:
+            except (ValueError, RecursionError):  # not TOML, an integer too long, nested too deeply
                 config = {}
         name = names[index] if names.count(names[index]) == 1 else f"{names[index]} ({index + 1})"
         runs.append(ComparedRun(name, PALETTE[index % len(PALETTE)], data, config))

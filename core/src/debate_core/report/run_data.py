@@ -3,9 +3,9 @@ still gives a report: damaged metrics lines and unreadable files become notes, n
 
 from __future__ import annotations
 
-import json
 import math
 import time
+import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +13,7 @@ import attrs
 
 from debate_core.debate.transcripts import load_transcript
 from debate_core.errors import DebateError
+from debate_core.limits import loads_json, read_limited_bytes, read_limited_text
 from debate_core.records import DebateRecord
 from debate_core.report.segments import Segment, read_segments
 from debate_core.rundir.directory import RunDirectory
@@ -55,12 +56,12 @@ def read_metrics_log(path: Path) -> MetricsLog:
     (``metrics.jsonl line 7: ...``) and skipped."""
     records: list[dict[str, Any]] = []
     damaged: list[str] = []
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
+    if not path.exists() and not path.is_symlink():
         return MetricsLog((), ())
-    except OSError as exc:
-        return MetricsLog((), (f"{path.name}: cannot be read: {exc.strerror or exc}",))
+    try:
+        data = read_limited_bytes(path, "metrics file", limit="metrics_bytes")
+    except DebateError as exc:
+        return MetricsLog((), (f"{path.name}: cannot be read: {_without_root(exc, path)}",))
     seen: set[int] = set()
     for line in metrics_lines(data):
         if line.blank:
@@ -169,6 +170,27 @@ class RunData:
         return f"running or interrupted ({seen}{age}; no summary.json yet)"
 
 
+def _without_root(error: DebateError, path: Path) -> str:
+    """An error of reading ``path`` without the path it starts with (the note names the file)."""
+    text = str(error)
+    return text[len(f"{path}: ") :] if text.startswith(f"{path}: ") else text
+
+
+def _read_config_text(path: Path, notes: list[str]) -> str | None:
+    """The run's ``config.toml`` when it reads as TOML (else ``None``, and a note why)."""
+    try:
+        text = read_limited_text(path, "run file")
+        tomllib.loads(text)
+    except DebateError as exc:
+        notes.append(f"config.toml is missing or unreadable: {_without_root(exc, path)}")
+        return None
+    except (ValueError, RecursionError) as exc:  # not TOML, an integer too long, nested too deeply
+        reason = "nested too deeply" if isinstance(exc, RecursionError) else str(exc).splitlines()[0][:200]
+        notes.append(f"config.toml is not TOML: {reason}")
+        return None
+    return text
+
+
 def read_run(root: Path, max_debates: int = 8) -> RunData:
     """Read a run directory for the report; only a directory without any run file is an error."""
     run = RunDirectory(root)
@@ -179,20 +201,19 @@ def read_run(root: Path, max_debates: int = 8) -> RunData:
     if not run.config_path.exists() and not run.metrics_path.exists():
         raise ReportError(f"{root}: holds no run (no config.toml, no metrics.jsonl)")
     notes: list[str] = []
-    config_text = None
-    try:
-        config_text = run.config_path.read_text(encoding="utf-8")
-    except OSError:
-        notes.append("config.toml is missing or unreadable")
+    config_text = _read_config_text(run.config_path, notes)
     metrics = read_metrics_log(run.metrics_path)
     notes.extend(metrics.damaged)
+    if config_text is None and not metrics.records:
+        shown = "; ".join(notes[:3]) + (f"; and {len(notes) - 3} more" if len(notes) > 3 else "")
+        raise ReportError(f"{root}: holds no readable run: {shown}")
     summary = None
     if run.summary_path.exists():
         try:
-            loaded = json.loads(run.summary_path.read_text(encoding="utf-8"))
+            loaded = loads_json(read_limited_text(run.summary_path, "summary file"))
             summary = loaded if isinstance(loaded, dict) else None
             notes.extend(lost_history_notes(summary or {}))
-        except (OSError, ValueError):
+        except (DebateError, ValueError):
             notes.append("summary.json is unreadable; the run is shown as still going")
     paths = logged_transcripts(run.transcripts)
     debates = [read_debate(step, index, path) for step, index, path in spread(paths, max_debates)]

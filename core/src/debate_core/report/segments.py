@@ -12,6 +12,9 @@ from pathlib import Path
 
 import attrs
 
+from debate_core.errors import DebateError
+from debate_core.limits import read_limited_text
+
 RESUMED = re.compile(r"config\.resumed_step_(\d+)\.toml")
 
 
@@ -48,8 +51,8 @@ def flatten(table: Mapping[str, object], prefix: str = "") -> dict[str, object]:
 
 def _read(path: Path) -> dict[str, object] | None:
     try:
-        return flatten(tomllib.loads(path.read_text(encoding="utf-8")))
-    except (OSError, ValueError):
+        return flatten(tomllib.loads(read_limited_text(path, "run file")))
+    except (DebateError, ValueError, RecursionError):
         return None
 
 

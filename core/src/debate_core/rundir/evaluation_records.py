@@ -3,12 +3,13 @@ order they were made, the baseline of paired changes, and the best step by a met
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from pathlib import Path
 from typing import Any
 
+from debate_core.errors import DebateError
+from debate_core.limits import loads_json, read_limited_text
 from debate_core.stats import paired_difference
 
 
@@ -27,8 +28,8 @@ def read_evaluation_records(directory: Path) -> list[dict[str, Any]]:
         return records
     for path in sorted(directory.glob("step_*.json")):
         try:
-            record = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            record = loads_json(read_limited_text(path, "evaluation record"))
+        except (DebateError, ValueError):
             continue
         if (
             isinstance(record, dict)

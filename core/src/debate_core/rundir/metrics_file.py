@@ -17,7 +17,7 @@ from typing import Any
 import attrs
 
 from debate_core.files import atomic_write_text, output_write_errors
-from debate_core.limits import loads_json
+from debate_core.limits import loads_json, read_limited_bytes
 
 MAX_LINES_NAMED = 10
 """Damaged lines named one by one in the messages of a repair; the rest are counted."""
@@ -143,8 +143,7 @@ def repair_metrics(path: Path, up_to_step: int) -> MetricsRepair:
     """
     if not path.exists():
         return MetricsRepair(path, up_to_step, 0, 0, False, (), tuple(range(1, up_to_step + 1)), None, absent=True)
-    with output_write_errors(path):
-        data = path.read_bytes()
+    data = read_limited_bytes(path, "metrics file", limit="metrics_bytes")
     kept: list[str] = []
     kept_steps: set[int] = set()
     last_kept = 0

@@ -22,7 +22,6 @@ What a manifest holds, version by version, is :mod:`debate_core.runtime.checkpoi
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import random
 import shutil
@@ -33,7 +32,9 @@ from typing import Any
 import attrs
 import numpy as np
 
+from debate_core.errors import DebateError
 from debate_core.files import atomic_write_json
+from debate_core.limits import loads_json, read_limited_text
 from debate_core.runtime.checkpoint_format import (
     Checkpoint,
     CheckpointError,
@@ -165,12 +166,14 @@ def read_checkpoint(path: Path) -> Checkpoint:
     """Read one manifest, checking its own checksum and that its position adds up (not the
     files it names: :func:`verify_checkpoint`)."""
     try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
+        raw = loads_json(read_limited_text(path, "checkpoint manifest"))
         if not isinstance(raw, dict):
             raise TypeError("not a JSON object")
         return decode_manifest(raw, path.parent)
     except CheckpointError as exc:
         raise CheckpointError(f"{path}: {exc}") from exc
+    except DebateError as exc:  # missing, too long, not UTF-8: the message names the file
+        raise CheckpointError(str(exc)) from exc
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
         raise CheckpointError(f"{path}: not a readable checkpoint ({type(exc).__name__}: {exc})") from exc
 
