@@ -1,13 +1,16 @@
 """Training runs with ``judge_mix`` and the ``openai`` judge (README: in a run): the phase-out
 schedule, the judge's counters in metrics.jsonl, the cache in the run directory and a resumed run
-that pays nothing again, the key in no file, and a run through an outage that falls back to the
-peer reward. The runs use debate-core's trainer harness (a scripted backend whose agents compare
-each other), so these tests need a clone of the repository; they skip elsewhere."""
+that pays nothing again, the key in no file, a run through each outage (slow, down, garbage,
+rate-limited, failing) that falls back to the peer reward, counted, and a run through each fault
+that clears within the retries, equal to a healthy run, the retries counted. The runs use
+debate-core's trainer harness (a scripted backend whose agents compare each other), so these tests
+need a clone of the repository; they skip elsewhere."""
 
 from __future__ import annotations
 
 import os
 import sys
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -81,22 +84,71 @@ def test_a_resumed_run_pays_nothing_twice(registry: Any, stub: StubEndpoint, tmp
     assert "judge/requests" not in redone
 
 
+OUTAGES = {
+    "hang": "timeouts",
+    "down": "connection_errors",
+    "garbage": "garbage",
+    "429": "rate_limited",
+    "503": "server_errors",
+}
+"""The endpoint slow (no answer within ``timeout_s``), down (nothing listens on its port), answering
+garbage, rate-limited (HTTP 429), failing (HTTP 503), on every try: what each try counts as."""
+
+TRANSIENT = {"hang": "timeouts", "reset": "connection_errors", "garbage": "garbage", "429": "rate_limited"}
+"""The same faults clearing within the retries (a reset: the connection dropped, then answered)."""
+
+REWARDS = ("reward/configured", "env/all/reward/total")
+
+
+def rewards_of(records: list[dict[str, Any]]) -> list[list[Any]]:
+    return [[r[k] for k in REWARDS] for r in records]
+
+
+@pytest.mark.parametrize("fault", list(OUTAGES))
 def test_a_run_through_an_outage_falls_back_to_the_peer_reward(
-    registry: Any, stub: StubEndpoint, tmp_path: Path
+    registry: Any, stub: StubEndpoint, tmp_path: Path, fault: str
 ) -> None:
-    stub.default = "503"
+    counter = OUTAGES[fault]
+    if fault == "down":
+        stub.close()  # nothing listens on its port any more
+    else:
+        stub.default = fault
     run = tmp_path / "down"
-    with pytest.warns(UserWarning, match=r"judge 'openai': .* failed after 2 tries \(server_errors"):
-        train_quietly(run_config(stub.url, judge=", max_retries=1"), registry, run)
+    with pytest.warns(UserWarning, match=rf"judge 'openai': .* failed after 2 tries \({counter}"):
+        # a hang is never answered, so its time limit is short; the others are answered at once
+        limit = 0.25 if fault == "hang" else 10.0
+        train_quietly(run_config(stub.url, judge=f", max_retries=1, timeout_s={limit}"), registry, run)
     records = read_metrics(run / "metrics.jsonl")
     for record in records[:2]:  # judge/fallback: the share of debates that fell back (those with pairs to judge)
         assert record["judge/fallback"] > 0 and record["judge/weight"] < 1.0 - record["judge/fallback"] + 1e-9
-        assert record["judge/failed"] > 0 and record["judge/server_errors"] == 2 * record["judge/failed"]
+        assert record["judge/failed"] > 0 and record[f"judge/{counter}"] == 2 * record["judge/failed"]
+        assert record["judge/retries"] == record["judge/failed"]  # one retry each, max_retries = 1
     peer = tmp_path / "peer"
     train_quietly(make_config(*PEER_ONLY), registry, peer)
-    rewards = ("reward/configured", "env/all/reward/total")
-    alone = read_metrics(peer / "metrics.jsonl")
-    assert [[r[k] for k in rewards] for r in records] == [[r[k] for k in rewards] for r in alone]
+    assert rewards_of(records) == rewards_of(read_metrics(peer / "metrics.jsonl"))
+
+
+@pytest.mark.parametrize("fault", list(TRANSIENT))
+def test_a_fault_that_clears_within_the_retries_leaves_the_run_as_a_healthy_one_counted(
+    registry: Any, stub: StubEndpoint, tmp_path: Path, fault: str
+) -> None:
+    # long enough for a healthy answer on a loaded machine, short enough for two hung tries
+    judge = f", max_retries=2, timeout_s={1.0 if fault == 'hang' else 10.0}"
+    healthy = tmp_path / "healthy"
+    train_quietly(run_config(stub.url, judge=judge), registry, healthy)
+    stub.faults = [fault, fault]  # the first two tries of the run's first request
+    faulted = tmp_path / "faulted"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # nothing failed for good: no warning line
+        train_quietly(run_config(stub.url, judge=judge), registry, faulted)
+    records, expected = read_metrics(faulted / "metrics.jsonl"), read_metrics(healthy / "metrics.jsonl")
+    assert rewards_of(records) == rewards_of(expected)
+    first = records[0]
+    assert first[f"judge/{TRANSIENT[fault]}"] > 0 and first["judge/retries"] == first[f"judge/{TRANSIENT[fault]}"]
+    assert "judge/retries" not in expected[0]
+    assert all(r.get("judge/fallback", 0) == 0 and "judge/failed" not in r for r in records)
+    verdicts = ("judge/pairs", "judge/agreement", "judge/weight")
+    assert [[r.get(k) for k in verdicts] for r in records] == [[r.get(k) for k in verdicts] for r in expected]
 
 
 PEER_ONLY = (
