@@ -192,9 +192,9 @@ def soak(run_dir: Path, args: argparse.Namespace) -> tuple[list[Sample], int, fl
             child.send_signal(signal.SIGTERM)  # the trainer checkpoints and exits
             stopped = True
         done, offset = rl_iterations(metrics, offset, done)
-        # after the last iteration the trainer saves, evaluates and closes its files: not a sample
-        # of a run in progress
-        if next_sample <= done < args.iterations:
+        # after the last iteration (or the stop) the trainer saves, evaluates and closes its files:
+        # not a sample of a run in progress
+        if next_sample <= done < args.iterations and not stopped:
             try:
                 sample = Sample(
                     done,
