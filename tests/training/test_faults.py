@@ -118,9 +118,10 @@ def test_transient_backend_errors_are_retried_without_changing_anything(
         )
     assert outcome.iterations == 4
     assert not SERVICES[-1].fail_next["sample"] and not SERVICES[-1].fail_next["save_weights_and_get_sampling_client"]
-    assert stable(read_metrics(tmp_path / "run" / "metrics.jsonl")) == stable(
-        read_metrics(straight_run / "metrics.jsonl")
-    )
+    flaky_metrics = stable(read_metrics(tmp_path / "run" / "metrics.jsonl"))
+    # the three failed attempts are counted (docs/limits.md#a-service-that-fails-mid-run); nothing else differs
+    assert sum(int(record.pop("backend/retries", 0)) for record in flaky_metrics) == 3
+    assert flaky_metrics == stable(read_metrics(straight_run / "metrics.jsonl"))
 
 
 def test_a_backend_that_stays_down_stops_the_run_naming_it(registry: Registry, tmp_path: Path) -> None:
