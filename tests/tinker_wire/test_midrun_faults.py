@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+import tinker._base_client
 
 from debate_core.cli import main
 from tests.tinker_wire.fake_service import FakeTinkerService
@@ -64,9 +65,12 @@ def test_a_fault_that_clears_is_retried_and_changes_nothing(
     model_dir: Path,
     tmp_path: Path,
     caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Each call kind meets ``fault`` twice at iteration 2 (its checkpoint for the saves), then the
     service answers again."""
+    # the SDK's own backoff (0.5 s, then 1 s) shortened: the retries, not their waits, are under test
+    monkeypatch.setattr(tinker._base_client, "INITIAL_RETRY_DELAY", 0.05)
     expected_metrics, expected_weights = reference
     service.http.hang_s = 1.0
     for call in CALLS:
