@@ -275,15 +275,13 @@ async def open_session_async(
         retry: retries and give-up time of backend calls; unset: the config's ``training.backend_*``.
     """
     policy = retry or retry_policy(config.training)
-    if policy.ledger is None:
-        policy = attrs.evolve(policy, ledger=RetryLedger())
+    ledger = policy.ledger or RetryLedger()
+    policy = attrs.evolve(policy, ledger=ledger)
     if state_path is not None:
         state_path = resolve_state_path(state_path)
     service = build_service_client(config.backend, registry, state_directory)
     if isinstance(service, RunsInProcess) and service.runs_in_process:
         policy = attrs.evolve(policy, timeout_s=None, watched=False)  # its own work, not a wait
-    ledger = policy.ledger
-    assert ledger is not None
     stop_listening = service.on_failed_request(ledger.note) if isinstance(service, SupportsFailedRequests) else None
     try:
         session = await _open_on(service, config, policy, training, state_path, sampler_path, with_optimizer)
