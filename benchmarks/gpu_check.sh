@@ -21,9 +21,9 @@
 #   pip wheel --no-deps -w .whl ./core
 #   python3 -m pip download --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
 #     --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 \
-#     -d .whl cattrs==26.2.1 tomli-w==1.2.0 tinker==0.38.0 pydantic==2.14.4 pydantic-core==2.46.4 \
-#     annotated-types==0.7.0 typing-inspection==0.4.2 distro==1.9.0 sniffio==1.3.1 orjson==3.11.5 \
-#     zstandard==0.25.0 pyqwest==0.4.2
+#     -d .whl cattrs==26.2.1 tomli-w==1.2.0 tinker==0.38.0 pydantic==2.14.4 pydantic-core==2.50.5 \
+#     annotated-types==0.8.0 typing-inspection==0.4.5 distro==1.9.0 sniffio==1.3.1 orjson==3.13.0 \
+#     zstandard==0.25.0 pyqwest==0.12.0
 set -uo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD

@@ -61,7 +61,7 @@ def test_checkpoint_files_are_safetensors_and_json(trainer: LocalTrainingClient)
     parameters = {name: p for name, p in trainer.module.named_parameters() if p.requires_grad}
     weights = load_file(str(path / "weights.safetensors"))
     assert set(weights) == set(meta["parameters"]) == set(parameters)
-    assert all(torch.equal(weights[name], p.detach()) for name, p in parameters.items())
+    assert all(torch.equal(weights[name], p.detach().cpu()) for name, p in parameters.items())
     moments = load_file(str(path / "optimizer.safetensors"))
     assert set(moments) == {f"{kind}/{name}" for kind in ("exp_avg", "exp_avg_sq", "step") for name in parameters}
     assert all(float(moments[f"step/{name}"]) == 2.0 for name in parameters)

@@ -47,7 +47,7 @@ def test_returned_logprobs_are_the_log_softmax_of_the_models_logits_at_the_targe
     inputs = {} if loss_fn == "cross_entropy" else {"logprobs": np.full(n, -1.0), "advantages": np.ones(n)}
     out = trainer.forward_backward([datum(tokens, **inputs)], loss_fn).result()  # type: ignore[arg-type]
     with torch.no_grad():
-        logits = trainer.module(input_ids=torch.tensor([tokens[:-1]])).logits[0].double()
+        logits = trainer.module(input_ids=torch.tensor([tokens[:-1]], device=trainer.device)).logits[0].double().cpu()
     by_hand = torch.log_softmax(logits, dim=-1)[torch.arange(n), torch.tensor(tokens[1:])].numpy()
     returned = out.loss_fn_outputs[0]["logprobs"]
     assert returned.shape == [n]

@@ -114,6 +114,7 @@ def test_a_bit_flip_in_saved_weights_is_caught_and_the_run_resumes_from_an_intac
     short = [
         *OVERRIDES,
         *PINNED_BATCHING,
+        "backend.options.device=cpu",  # bit for bit on the CPU only (docs/local-backend.md#what-is-reproducible)
         "evaluation.num_problems=0",
         "training.save_every=1",
         "training.num_iterations=2",

@@ -100,9 +100,9 @@ def test_logprobs_are_those_of_the_sampling_distribution(trainer: LocalTrainingC
     prompt = sample_text_prompt(sampler)
     for temperature in (1.0, 0.5):
         sequence = _sample(sampler, prompt, max_tokens=8, temperature=temperature, seed=9, stop=[]).sequences[0]
-        full = torch.tensor([prompt + sequence.tokens])
+        full = torch.tensor([prompt + sequence.tokens], device=trainer.device)
         with torch.no_grad():
-            logits = trainer.module(input_ids=full).logits[0, len(prompt) - 1 : -1].float()
+            logits = trainer.module(input_ids=full).logits[0, len(prompt) - 1 : -1].float().cpu()
         expected = torch.log_softmax(logits / temperature, dim=-1).gather(1, torch.tensor(sequence.tokens)[:, None])
         np.testing.assert_allclose(sequence.logprobs, expected[:, 0].numpy(), atol=2e-4)
 
