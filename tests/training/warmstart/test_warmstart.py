@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from debate_core.config.sections import WarmstartSettings
+from debate_core.config.sections import WarmstartFlaw, WarmstartSettings
 from debate_core.debate.episode import run_debate
 from debate_core.debate.xml_parser import XML_CONTRACT
 from debate_core.plugins import Registry, get_registry
@@ -23,13 +23,16 @@ from debate_core.testing.scripted_debate import scripted_setup
 from debate_core.testing.tokenizer import ByteTokenizer
 from debate_core.training.grading import grade_debate
 from debate_core.training.progress import Progress
+from debate_core.training.rl.rollouts import DebateJob
 from debate_core.training.run import run_training
 from debate_core.training.run_components import NamedDataset
 from debate_core.training.warmstart.reference_debates import (
+    BARE_RIGHT,
     ReferenceAgent,
     WarmstartData,
     WarmstartError,
     answer_check,
+    flawed_first_answers,
     reference_solution,
     trained_first_answers,
     warmstart_datums,
@@ -54,6 +57,8 @@ def prepare(
     train_on_flawed: bool = False,
     solve_share: float = 1.0,
     dataset: NamedDataset | None = None,
+    flaw_kinds: tuple[WarmstartFlaw, ...] = ("slip",),
+    bare_right_share: float = 0.0,
 ) -> WarmstartData:
     settings = WarmstartSettings(
         enabled=True,
@@ -62,6 +67,8 @@ def prepare(
         flawed_share=flawed_share,
         solve_share=solve_share,
         train_on_flawed=train_on_flawed,
+        flaw_kinds=flaw_kinds,
+        bare_right_share=bare_right_share,
     )
     dataset = dataset or NamedDataset("tiny_sums", TinySums(TinySumsOptions()))
     return WarmstartData.prepare(dataset, build_boxed(None), settings, 0, 3, ByteTokenizer(), XML_CONTRACT)
@@ -185,6 +192,74 @@ def test_solve_share_leaves_out_right_first_answers_but_keeps_every_judging_turn
     else:
         assert 0.2 < trained / right < 0.8
     assert trained_first_answers(full_jobs) == right
+
+
+def _first_answers(jobs: list[DebateJob]) -> list[ReferenceAgent]:
+    return [a for job in jobs for a in job.policies if isinstance(a, ReferenceAgent)]
+
+
+def test_the_default_kinds_draw_the_same_reference_debates_as_before_the_options() -> None:
+    # flaw_kinds=("slip",) and bare_right_share=0 consume no extra random draws, so runs made
+    # before these options existed keep their reference debates
+    default = [(a.agent, a.first_answer) for a in _first_answers(prepare(batch_size=16, dataset=arithmetic()).jobs(0))]
+    again = prepare(batch_size=16, dataset=arithmetic(), flaw_kinds=("slip",), bare_right_share=0.0)
+    assert default == [(a.agent, a.first_answer) for a in _first_answers(again.jobs(0))]
+    assert any(a is not None for _, a in default)
+
+
+@pytest.mark.parametrize("protocol", ["sequential", "parallel"])
+def test_each_flaw_kind_is_written_as_its_judge_family_and_judged_wrong(protocol: str) -> None:
+    # docs/training.md#warm-start: far = the right working with a final answer 11-39 away,
+    # bare = a wrong answer with no working; both judged wrong, compared below a right answer
+    data = prepare(batch_size=24, dataset=arithmetic(), flaw_kinds=("far", "bare"))
+    episodes, jobs = run_reference(data, protocol)
+    grader = build_boxed(None)
+    kinds: dict[str, int] = {}
+    for episode, job in zip(episodes, jobs, strict=True):
+        record = episode.record
+        for agent in job.policies:
+            assert isinstance(agent, ReferenceAgent)
+            flawed = agent.first_answer
+            if flawed is None:
+                continue
+            kinds[flawed.kind] = kinds.get(flawed.kind, 0) + 1
+            right = record.answer or ""
+            assert not grader.grade(flawed.text, right).correct and agent.weights[0] == 0.0
+            if flawed.kind == "far":
+                assert 11 <= abs(int(flawed.answer) - int(right)) <= 39
+                assert flawed.text.count("\\boxed") == 1 and flawed.text != job.problem.metadata.get("solution")
+            else:
+                assert flawed.kind == "bare" and flawed.text == f"The answer is \\boxed{{{flawed.answer}}}."
+        grades = [grader.grade(t.response.solution, record.answer or "") for t in record.turns]
+        for turn in record.turns:
+            latest = record.visible_responses(turn)
+            others = {a: grades[i] for a, i in latest.items() if a != turn.agent}
+            for c in turn.comparisons:
+                assert (c.op == "=") == (others[c.a].correct == others[c.b].correct)
+    assert kinds.get("far", 0) > 0 and kinds.get("bare", 0) > 0
+    assert sum(kinds.values()) == flawed_first_answers(jobs)
+
+
+def test_bare_right_first_answers_are_judged_equal_to_worked_ones_and_never_trained_on() -> None:
+    data = prepare(batch_size=16, dataset=arithmetic(), flawed_share=0.0, bare_right_share=0.5)
+    episodes, jobs = run_reference(data, "parallel")
+    bare = [a for a in _first_answers(jobs) if a.first_answer is not None]
+    assert bare and all(a.first_answer is not None and a.first_answer.kind == BARE_RIGHT for a in bare)
+    assert flawed_first_answers(jobs) == 0
+    for agent in _first_answers(jobs):
+        bare_first = agent.first_answer is not None
+        assert agent.weights[0] == (0.0 if bare_first else 1.0) and agent.weights[1:] == [1.0]
+    for episode in episodes:
+        record = episode.record
+        assert record.consensus_reached  # every answer is right: the judges agree in round 2
+        assert all(c.op == "=" for t in record.turns for c in t.comparisons)
+
+
+def test_flaw_kinds_must_be_distinct_and_not_empty() -> None:
+    with pytest.raises(ValueError, match="more than once"):
+        WarmstartSettings(flaw_kinds=("far", "far"))
+    with pytest.raises(ValueError, match="flaw_kinds"):
+        WarmstartSettings(flaw_kinds=())
 
 
 def test_a_dataset_without_worked_solutions_gets_wrong_final_answers() -> None:

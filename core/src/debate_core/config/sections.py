@@ -28,9 +28,12 @@ JUDGE_FAMILIES: tuple[JudgeFamily, ...] = ("slip", "own", "far", "bare", "both_r
 """Every judge-benchmark family, in the order the benchmark reports them."""
 
 
-def _distinct(
-    instance: object, attribute: attrs.Attribute[tuple[JudgeFamily, ...]], value: tuple[JudgeFamily, ...]
-) -> None:
+WarmstartFlaw = Literal["slip", "far", "bare"]
+"""A kind of wrong first answer in the warm-start's reference debates (``warmstart.flaw_kinds``),
+each written as the judge-benchmark family of the same name writes its wrong solution."""
+
+
+def _distinct(instance: object, attribute: attrs.Attribute[Any], value: tuple[str, ...]) -> None:
     repeated = sorted({x for x in value if value.count(x) > 1})
     if repeated:
         raise ValueError(f"'{attribute.name}' names {', '.join(repeated)} more than once")
@@ -238,6 +241,16 @@ class WarmstartSettings:
     flawed_share: float = attrs.field(default=0.5, validator=[v.ge(0.0), v.le(1.0)])
     """Share of first answers in the reference debates that are plausibly wrong, for the other
     agents to judge (0: every agent is right and nobody ever disagrees)."""
+    flaw_kinds: tuple[WarmstartFlaw, ...] = attrs.field(default=("slip",), validator=[v.min_len(1), _distinct])
+    """The kinds of wrong first answer, one drawn at random for each (docs/training.md#warm-start):
+    ``slip``, the dataset's plausible slip (for a dataset without its own, the right working with a
+    wrong final answer of the same form); ``far``, the right working with a final answer 11-39
+    away (integer answers; a slip otherwise); ``bare``, a wrong answer stated with no working
+    (``solution_template``). Each is written as the judge benchmark's family of that name writes it."""
+    bare_right_share: float = attrs.field(default=0.0, validator=[v.ge(0.0), v.le(1.0)])
+    """Share of the right first answers stated with no working (``solution_template``), so that the
+    judges also meet two right answers of different forms and compare them ``=`` (the judge
+    benchmark's ``both_right``). Such answers are never trained on: solving is shown worked."""
     train_on_flawed: bool = False
     """Also train on the flawed first answers (off: they are only what the other agents judge)."""
     solve_share: float = attrs.field(default=1.0, validator=[v.ge(0.0), v.le(1.0)])

@@ -88,6 +88,21 @@ def wrong_answer(answer: str, rng: random.Random, others: Sequence[str] = ()) ->
     return rng.choice(choices) if choices else None
 
 
+FAR_DISTANCE = (11, 39)
+"""How far (inclusive) a ``far`` wrong answer is from the right one."""
+
+
+def far_answer(answer: str, rng: random.Random) -> str | None:
+    """An integer answer moved by 11 to 39 either way (upwards when going down would make a
+    non-negative answer negative); ``None`` for an answer that is not an integer."""
+    text = answer.strip()
+    if not _INTEGER.match(text):
+        return None
+    value, distance = int(text), rng.randint(*FAR_DISTANCE)
+    down = rng.random() < 0.5 and (value < 0 or value - distance >= 0)
+    return str(value - distance if down else value + distance)
+
+
 def replace_final_answer(solution: str, answer: str, wrong: str) -> str | None:
     """``solution`` with its last occurrence of ``answer`` replaced by ``wrong`` (None when
     the answer does not occur in it)."""

@@ -12,16 +12,15 @@ are independent.
 from __future__ import annotations
 
 import random
-import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 
 import attrs
 
-from debate_core.config.sections import JUDGE_FAMILIES, JudgeFamily
+from debate_core.config.sections import JUDGE_FAMILIES, JudgeFamily, WarmstartFlaw
 from debate_core.debate.episode import DebateSetup
 from debate_core.records import AgentPolicy, DebateEpisode, Grader, SampledAction, Tokenizer, Turn
 from debate_core.stats import mean
-from debate_core.tasks.flaws import AnswerFlaws, FlawedSolution, replace_final_answer, wrong_answer
+from debate_core.tasks.flaws import FAR_DISTANCE, AnswerFlaws, FlawedSolution, far_answer
 from debate_core.training.evaluation.judge_benchmark import (
     JudgeCase,
     Judgement,
@@ -31,15 +30,13 @@ from debate_core.training.evaluation.judge_benchmark import (
 )
 from debate_core.training.rl.rollouts import DebateJob
 from debate_core.training.seeding import derive_seed
-from debate_core.training.warmstart.reference_debates import Lesson, plausibly_wrong
+from debate_core.training.warmstart.reference_debates import Lesson, bare_right, wrong_solution
 
 OWN_SAMPLES = 4
 """Blind round-1 answers of the policy sampled per problem for the ``own`` family."""
 
-FAR_DISTANCE = (11, 39)
-"""How far (inclusive) the ``far`` family's final answer is from the right one."""
-
-_INTEGER = re.compile(r"^-?\d+$")
+_WRONG_KIND: dict[JudgeFamily, WarmstartFlaw] = {"slip": "slip", "far": "far", "bare": "bare"}
+"""The families whose other solution is a wrong one, written as the warm-start's wrong first answers."""
 
 RunDebates = Callable[[DebateSetup, Sequence[DebateJob], str], Awaitable[list[DebateEpisode]]]
 """Runs debates under a setup with a progress label (the evaluator's ``_run``)."""
@@ -62,24 +59,6 @@ __all__ = [
 ]
 
 
-def far_answer(answer: str, rng: random.Random) -> str | None:
-    """An integer answer moved by 11 to 39 either way (upwards when going down would make a
-    non-negative answer negative); ``None`` for an answer that is not an integer."""
-    text = answer.strip()
-    if not _INTEGER.match(text):
-        return None
-    value, distance = int(text), rng.randint(*FAR_DISTANCE)
-    down = rng.random() < 0.5 and (value < 0 or value - distance >= 0)
-    return str(value - distance if down else value + distance)
-
-
-def _checked(lesson: Lesson, text: str | None, answer: str | None, kind: str, right: bool) -> FlawedSolution | None:
-    """The other solution of a pair, when the grader reads it as ``right`` says it must be."""
-    if text is None or answer is None or lesson.grader.grade(text, lesson.answer).correct != right:
-        return None
-    return FlawedSolution(text, answer, kind)
-
-
 def family_case(
     family: JudgeFamily, index: int, lesson: Lesson, answer_flaws: AnswerFlaws, seed: int, template: str
 ) -> JudgeCase | None:
@@ -87,23 +66,16 @@ def family_case(
     when the family has none for it (``far`` on a non-integer answer, say)."""
     parts = () if family == "slip" else (family,)
     rng = random.Random(derive_seed(seed, "judge-pair", *parts, index))
-    if family == "slip":
-        flawed = plausibly_wrong(lesson, answer_flaws, rng)
-        return None if flawed is None else JudgeCase(lesson, flawed)
-    if family == "far":
-        wrong = far_answer(lesson.answer, rng)
-        text = None if wrong is None else replace_final_answer(lesson.solution, lesson.answer, wrong)
-        other = _checked(lesson, text, wrong, "far", right=False)
-    elif family == "bare":
-        wrong = wrong_answer(lesson.answer, rng, answer_flaws.answers)
-        other = _checked(lesson, None if wrong is None else template.replace("{answer}", wrong), wrong, "bare", False)
-    elif family == "both_right":
-        stated = template.replace("{answer}", lesson.answer)
-        other = _checked(lesson, stated, lesson.answer, "bare_right", right=True)
-        return None if other is None else JudgeCase(lesson, other, family, expected="=")
-    else:
+    if family == "both_right":
+        right = bare_right(lesson, template)
+        return None if right is None else JudgeCase(lesson, right, family, expected="=")
+    kind = _WRONG_KIND.get(family)
+    if kind is None:
         raise ValueError(f"no fixed pairs for judge family {family!r}")
-    return None if other is None else JudgeCase(lesson, other, family)
+    wrong = wrong_solution(kind, lesson, answer_flaws, rng, template)
+    if wrong is None:
+        return None
+    return JudgeCase(lesson, wrong) if family == "slip" else JudgeCase(lesson, wrong, family)
 
 
 def own_case(lesson: Lesson, samples: Sequence[Turn]) -> JudgeCase | None:

@@ -31,7 +31,7 @@ from collections.abc import Callable, Sequence
 
 import attrs
 
-from debate_core.config.sections import EvaluationForm, WarmstartSettings
+from debate_core.config.sections import EvaluationForm, WarmstartFlaw, WarmstartSettings
 from debate_core.errors import DebateError
 from debate_core.records import (
     AgentTrajectory,
@@ -49,7 +49,15 @@ from debate_core.records import (
     Transition,
     TurnView,
 )
-from debate_core.tasks.flaws import AnswerChecks, AnswerFlaws, FlawedSolution, SolutionFlaws
+from debate_core.tasks.flaws import (
+    AnswerChecks,
+    AnswerFlaws,
+    FlawedSolution,
+    SolutionFlaws,
+    far_answer,
+    replace_final_answer,
+    wrong_answer,
+)
 from debate_core.tasks.worked_solutions import digit_check
 from debate_core.training.rl.datum import AssembledDatum, supervised_datums
 from debate_core.training.rl.rollouts import DebateJob
@@ -183,6 +191,38 @@ def plausibly_wrong(lesson: Lesson, answer_flaws: AnswerFlaws, rng: random.Rando
     return flawed or answer_flaws.flawed_solution(lesson.problem, rng, lesson.solution)
 
 
+BARE_RIGHT = "bare_right"
+"""The ``kind`` of a right first answer stated with no working (``warmstart.bare_right_share``)."""
+
+
+def graded_as(lesson: Lesson, text: str | None, answer: str | None, kind: str, right: bool) -> FlawedSolution | None:
+    """``text`` as a first answer of ``kind``, when the grader reads it as ``right`` says it must be."""
+    if text is None or answer is None or lesson.grader.grade(text, lesson.answer).correct != right:
+        return None
+    return FlawedSolution(text, answer, kind)
+
+
+def wrong_solution(
+    kind: WarmstartFlaw, lesson: Lesson, answer_flaws: AnswerFlaws, rng: random.Random, template: str
+) -> FlawedSolution | None:
+    """A wrong solution of ``kind`` (``warmstart.flaw_kinds``; the judge benchmark's family of the
+    same name), or None when none can be made for this problem (``far`` on a non-integer answer)."""
+    if kind == "slip":
+        return plausibly_wrong(lesson, answer_flaws, rng)
+    if kind == "far":
+        wrong = far_answer(lesson.answer, rng)
+        text = None if wrong is None else replace_final_answer(lesson.solution, lesson.answer, wrong)
+    else:
+        wrong = wrong_answer(lesson.answer, rng, answer_flaws.answers)
+        text = None if wrong is None else template.replace("{answer}", wrong)
+    return graded_as(lesson, text, wrong, kind, right=False)
+
+
+def bare_right(lesson: Lesson, template: str) -> FlawedSolution | None:
+    """The right answer stated with no working (``template`` filled with it), if the grader takes it."""
+    return graded_as(lesson, template.replace("{answer}", lesson.answer), lesson.answer, BARE_RIGHT, right=True)
+
+
 def lessons_of(
     problems: Sequence[Problem], dataset: NamedDataset, grader: Grader, template: str
 ) -> tuple[list[Lesson], int]:
@@ -210,7 +250,8 @@ class ReferenceAgent:
     agent: int
     lesson: Lesson
     first_answer: FlawedSolution | None
-    """The flawed solution of this agent's first turn, or None for the correct one."""
+    """This agent's first turn when it is not the worked reference solution: a wrong solution, or
+    the right answer stated bare (kind :data:`BARE_RIGHT`, never trained on); None for the worked one."""
     tokenizer: Tokenizer
     contract: OutputContract
     train_on_flawed: bool = False
@@ -258,7 +299,12 @@ class ReferenceAgent:
         solution, own_answer = (flawed.text, flawed.answer) if flawed else (lesson.solution, lesson.answer)
         if not first_turn and self.revised_solution is not None:
             solution = self.revised_solution
-        trained = (self.train_on_flawed if flawed else self.solve_trained) if first_turn else True
+        if not first_turn:
+            trained = True
+        elif flawed is None:
+            trained = self.solve_trained
+        else:
+            trained = self.train_on_flawed and flawed.kind != BARE_RIGHT
         self.weights.append(1.0 if trained else 0.0)
         if view.num_agents == 1:
             return ResponseContent(solution=solution, consensus=True, consensus_reason="I am the only agent.")
@@ -325,9 +371,19 @@ class WarmstartData:
         return cls(lessons, seed, num_agents, settings, tokenizer, contract, AnswerFlaws(answers))
 
     def _first_answer(self, lesson: Lesson, rng: random.Random) -> FlawedSolution | None:
-        if self.num_agents < 2 or rng.random() >= self.settings.flawed_share:
+        # With the default settings this draws exactly what it drew before flaw_kinds and
+        # bare_right_share existed, so earlier runs' reference debates stay the same.
+        settings = self.settings
+        if self.num_agents < 2:
             return None
-        return plausibly_wrong(lesson, self.answer_flaws, rng)
+        if rng.random() >= settings.flawed_share:
+            if settings.bare_right_share > 0 and rng.random() < settings.bare_right_share:
+                return bare_right(lesson, settings.solution_template)
+            return None
+        kinds = settings.flaw_kinds
+        kind = kinds[0] if len(kinds) == 1 else rng.choice(kinds)
+        flawed = wrong_solution(kind, lesson, self.answer_flaws, rng, settings.solution_template)
+        return flawed if flawed is not None or kind == "slip" else plausibly_wrong(lesson, self.answer_flaws, rng)
 
     def _revised_solution(self, lesson: Lesson) -> str | None:
         if self.settings.revision == "worked":
@@ -398,5 +454,10 @@ def trained_first_answers(jobs: Sequence[DebateJob]) -> int:
 
 
 def flawed_first_answers(jobs: Sequence[DebateJob]) -> int:
-    """How many agents of these reference debates gave a flawed first answer."""
-    return sum(1 for job in jobs for p in job.policies if isinstance(p, ReferenceAgent) and p.first_answer is not None)
+    """How many agents of these reference debates gave a wrong first answer."""
+    return sum(
+        1
+        for job in jobs
+        for p in job.policies
+        if isinstance(p, ReferenceAgent) and p.first_answer is not None and p.first_answer.kind != BARE_RIGHT
+    )
