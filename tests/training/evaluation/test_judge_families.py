@@ -16,10 +16,10 @@ from hypothesis import strategies as st
 from debate_core.config import load_run_config
 from debate_core.errors import ConfigError
 from debate_core.records import Problem
-from debate_core.tasks.flaws import AnswerFlaws
+from debate_core.tasks.flaws import AnswerFlaws, far_answer
 from debate_core.tasks.graders import build_boxed
 from debate_core.testing.scripted_debate import ScriptedCall
-from debate_core.training.evaluation.judge_families import JUDGE_FAMILIES, family_case, far_answer
+from debate_core.training.evaluation.judge_families import JUDGE_FAMILIES, family_case
 from debate_core.training.warmstart.reference_debates import Lesson
 from tests.training.evaluation.test_judge_benchmark import (
     _first_round,

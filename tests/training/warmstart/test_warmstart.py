@@ -200,11 +200,25 @@ def _first_answers(jobs: list[DebateJob]) -> list[ReferenceAgent]:
 
 def test_the_default_kinds_draw_the_same_reference_debates_as_before_the_options() -> None:
     # flaw_kinds=("slip",) and bare_right_share=0 consume no extra random draws, so runs made
-    # before these options existed keep their reference debates
-    default = [(a.agent, a.first_answer) for a in _first_answers(prepare(batch_size=16, dataset=arithmetic()).jobs(0))]
-    again = prepare(batch_size=16, dataset=arithmetic(), flaw_kinds=("slip",), bare_right_share=0.0)
-    assert default == [(a.agent, a.first_answer) for a in _first_answers(again.jobs(0))]
-    assert any(a is not None for _, a in default)
+    # before these options existed keep their reference debates: the first answers below are
+    # those the code before them drew for step 0 (debate, agent, kind, stated answer)
+    jobs = prepare(batch_size=16, dataset=arithmetic()).jobs(0)[:6]
+    drawn = [
+        (slot, a.agent, a.first_answer.kind, a.first_answer.answer)
+        for slot, job in enumerate(jobs)
+        for a in _first_answers([job])
+        if a.first_answer is not None
+    ]
+    assert drawn == [
+        (0, 0, "dropped_carry", "50"),
+        (0, 1, "digit_slip", "61"),
+        (0, 2, "digit_slip", "70"),
+        (1, 2, "digit_slip", "52"),
+        (2, 2, "digit_slip", "74"),
+        (4, 0, "digit_slip", "49"),
+        (5, 0, "off_by_one", "36"),
+        (5, 2, "dropped_carry", "27"),
+    ]
 
 
 @pytest.mark.parametrize("protocol", ["sequential", "parallel"])

@@ -20,7 +20,7 @@ from debate_core.config.sections import JUDGE_FAMILIES, JudgeFamily, WarmstartFl
 from debate_core.debate.episode import DebateSetup
 from debate_core.records import AgentPolicy, DebateEpisode, Grader, SampledAction, Tokenizer, Turn
 from debate_core.stats import mean
-from debate_core.tasks.flaws import FAR_DISTANCE, AnswerFlaws, FlawedSolution, far_answer
+from debate_core.tasks.flaws import AnswerFlaws, FlawedSolution
 from debate_core.training.evaluation.judge_benchmark import (
     JudgeCase,
     Judgement,
@@ -42,7 +42,6 @@ RunDebates = Callable[[DebateSetup, Sequence[DebateJob], str], Awaitable[list[De
 """Runs debates under a setup with a progress label (the evaluator's ``_run``)."""
 
 __all__ = [
-    "FAR_DISTANCE",
     "JUDGE_FAMILIES",
     "OWN_SAMPLES",
     "FamilyResult",
@@ -50,7 +49,6 @@ __all__ = [
     "JudgeFamily",
     "family_case",
     "family_cases",
-    "far_answer",
     "has_slip_pairs",
     "own_case",
     "own_counts",
