@@ -193,6 +193,10 @@ class TrainingSettings:
     skip_zero_advantage_updates: bool = True
     """Leave out Datums whose advantages are all zero, and skip the optimizer step when none is left
     (Adam's momentum would otherwise keep moving the weights on a zero gradient)."""
+    kl_penalty_coef: float = attrs.field(default=0.0, validator=v.ge(0.0))
+    """Pull the policy towards the weights RL started from: each action token's advantage gains
+    ``kl_penalty_coef × (d̄ − d)``, ``d`` being its sampled logprob minus the reference's and ``d̄`` the
+    batch's mean (docs/training.md#kl-penalty); 0: no penalty and no reference."""
     backend_retries: int = attrs.field(default=4, validator=v.ge(1))
     """Attempts for a backend call that fails with a transient error (connection, timeout, rate limit)."""
     backend_retry_delay_s: float = attrs.field(default=1.0, validator=v.ge(0.0))

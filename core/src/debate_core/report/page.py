@@ -188,6 +188,7 @@ def _diagnostic_charts(run: RunData, datasets: Sequence[str]) -> list[ChartSpec]
             True,
         ),
         ("KL(sampler ‖ trainer)", [Series("kl v1", m.series("optim/kl_sample_train_v1"))], True),
+        ("KL penalty: policy against its reference", [Series("d̄", m.series("optim/kl_policy_reference"))], False),
         ("Entropy of sampled tokens", [Series("entropy", m.series("optim/entropy"))], True),
         ("Training accuracy", _train_series(run, datasets, "correct"), False),
         (

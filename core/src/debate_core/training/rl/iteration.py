@@ -16,6 +16,7 @@ from debate_core.runtime.sampling_failures import raise_backend_failure
 from debate_core.training.rl.batch import Batch, ScoredDebates, TrainedBatch
 from debate_core.training.rl.datum import AssembledDatum, trajectory_datums
 from debate_core.training.rl.judge_host import BackendJudgeHost
+from debate_core.training.rl.kl_penalty import penalise
 from debate_core.training.rl.metrics import IterationClock, iteration_headline, iteration_metrics
 from debate_core.training.rl.policy_update import update_step
 from debate_core.training.rl.rollouts import DebateJob, run_debates, sampled_tokens
@@ -38,18 +39,28 @@ async def rl_iteration(context: RunContext, position: RunPosition, iteration: in
     clock.sampled = time.perf_counter()
     scored = await score_debates(context, batch, episodes, iteration)
     datums = policy_datums(scored)
+    penalty = await penalise(context, datums, iteration, position.step) if _penalised(context) else None
+    if penalty is not None:
+        datums = penalty.datums
     # before the update: a transcript that cannot be written leaves the weights of a finished step
     log_transcripts(context, step, scored.records, scored.results, scored.advantages)
     clock.scored = time.perf_counter()
     trained = await update_policy(context, position, datums, iteration)
     clock.trained = time.perf_counter()
     metrics = iteration_metrics(context, iteration, batch, scored, trained, clock)
+    if penalty is not None:
+        metrics["optim/kl_policy_reference"] = penalty.mean_divergence
     alarms, lines = context.alarms.check(iteration, metrics)
     metrics.update(alarms)
     context.progress.finish(iteration_headline(metrics, batch.dataset_name), context.costs.step_note())
     for line in lines:
         context.progress.message(line)
     return metrics
+
+
+def _penalised(context: RunContext) -> bool:
+    """True when ``training.kl_penalty_coef`` asks for the KL penalty (docs/training.md#kl-penalty)."""
+    return context.config.training.kl_penalty_coef > 0
 
 
 def training_batch(context: RunContext, iteration: int) -> Batch:
