@@ -21,6 +21,7 @@ from debate_core.training.progress import Progress
 from debate_core.training.run import run_training
 from tests.training.trainer_harness import (
     SERVICES,
+    final_weights,
     make_config,
     read_metrics,
     service_setup,
@@ -30,13 +31,6 @@ from tests.training.trainer_harness import (
 
 train = train_quietly
 stable = without_timings
-
-
-def final_weights(run_dir: Path) -> np.ndarray:
-    checkpoint = latest_checkpoint(run_dir / "checkpoints")
-    assert checkpoint is not None
-    with np.load(checkpoint.backend_state) as state:
-        return state["weights"].copy()
 
 
 def test_two_plus_resumed_two_equals_four_metric_for_metric(

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import attrs
+import numpy as np
 
 from debate_core.component_specs import (
     BackendSpec,
@@ -24,6 +25,7 @@ from debate_core.config import RunConfig, load_run_config
 from debate_core.hookspecs import hookimpl
 from debate_core.plugins import Registry, get_registry
 from debate_core.records import Problem
+from debate_core.runtime.manifests import latest_checkpoint
 from tests.doubles.scripted_backend import ScriptedServiceClient
 
 SERVICES: list[ScriptedServiceClient] = []
@@ -255,3 +257,11 @@ def train_quietly(config: RunConfig, registry: Registry, run_dir: Path, resume: 
 def without_timings(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The metric records without the metrics that vary from run to run."""
     return [{k: v for k, v in r.items() if not k.startswith(VOLATILE)} for r in records]
+
+
+def final_weights(run_dir: Path) -> np.ndarray:
+    """The scripted backend's weights in a run's latest checkpoint."""
+    checkpoint = latest_checkpoint(run_dir / "checkpoints")
+    assert checkpoint is not None
+    with np.load(checkpoint.backend_state) as state:
+        return state["weights"].copy()

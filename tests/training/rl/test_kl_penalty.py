@@ -16,11 +16,10 @@ from hypothesis import strategies as st
 from debate_core.errors import ConfigError
 from debate_core.plugins import Registry
 from debate_core.report import read_run, report_html
-from debate_core.runtime.manifests import latest_checkpoint
 from debate_core.runtime.retries import BackendError
 from debate_core.training.rl.datum import AssembledDatum, TokenSequence, shift_to_datum
 from debate_core.training.rl.kl_penalty import REFERENCE_RECORD, apply_penalty, token_divergences
-from tests.training.trainer_harness import make_config, read_metrics, train_quietly, without_timings
+from tests.training.trainer_harness import final_weights, make_config, read_metrics, train_quietly, without_timings
 
 
 def datum(mask: list[float], logprobs: list[float], advantages: list[float]) -> AssembledDatum:
@@ -94,13 +93,6 @@ def test_the_penalty_moves_only_action_tokens_and_leaves_their_mean_advantage_un
         assert after.datum.loss_fn_inputs["logprobs"].data == before.datum.loss_fn_inputs["logprobs"].data
         assert after.datum.model_input == before.datum.model_input
     assert math.fsum(added) == pytest.approx(0.0, abs=1e-6)
-
-
-def final_weights(run_dir: Path) -> np.ndarray:
-    checkpoint = latest_checkpoint(run_dir / "checkpoints")
-    assert checkpoint is not None
-    with np.load(checkpoint.backend_state) as state:
-        return state["weights"].copy()
 
 
 PENALTY = "training.kl_penalty_coef=0.5"
