@@ -50,6 +50,28 @@ def test_standard_error_is_finite_and_zero_only_without_spread(problems: list[li
     assert (se == 0.0) == all(m == means[0] for m in means), means  # problems are the unit
 
 
+def answers(*extracted: str | None, right: str = "7") -> GradedDebate:
+    grades = tuple(Grade(e is not None, e == right, e) for e in extracted)
+    return GradedDebate(grades, grades, False, JudgeTally(), {})
+
+
+def test_wrong_mode_share_is_the_most_common_wrong_answers_share_averaged_over_problems() -> None:
+    # problem 1: 8 twice of 4 (0.5); problem 2: 9 and 5 once each of 4 (0.25); problem 3: all right (0);
+    # an unreadable answer is no wrong answer to share
+    graded = [answers("8", "8", "7", "9"), answers("9", "5", None, "7"), answers("7", "7", "7", "7")]
+    assert verifiable_metrics(graded, "x", 4)["x/wrong_mode_share"] == pytest.approx((0.5 + 0.25 + 0.0) / 3)
+
+
+@given(st.lists(st.lists(st.sampled_from(["7", "8", "9", None]), min_size=1, max_size=5), min_size=1, max_size=20))
+def test_wrong_mode_share_lies_between_the_scattered_and_the_shared_mistake(problems: list[list[str | None]]) -> None:
+    graded = [answers(*p) for p in problems]
+    metrics = verifiable_metrics(graded, "x", 5)
+    share, wrong = metrics["x/wrong_mode_share"], 1.0 - metrics["x/correct"]
+    readable_wrong = sum(1 for p in problems if any(e not in (None, "7") for e in p)) / len(problems)
+    assert 0.0 <= share <= wrong + 1e-12  # at most every wrong answer agrees
+    assert (share == 0.0) == (readable_wrong == 0.0)
+
+
 def test_change_line_reports_the_difference_in_standard_errors() -> None:
     evaluations = {
         "warmstart": {"e/direct/correct": 0.50, "e/direct/correct_se": 0.03, "e/direct/format": 0.99},

@@ -55,6 +55,7 @@ EVALUATION_ROWS: tuple[tuple[str, str], ...] = (
     ("debate/comparison_rate", "comparison rate"),
     ("debate/rounds_played", "rounds played"),
     ("debate/ended_by_consensus", "ended by consensus"),
+    ("direct/wrong_mode_share", "the most common wrong answer's share, direct"),
     ("debate/round1_disagreement", "round-1 answers differ"),
     ("debate/round1_disagreement_continued", "… and a round 2 was played"),
     ("debate/wrong_to_right", "wrong → right (first to last answer)"),

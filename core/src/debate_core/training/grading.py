@@ -18,7 +18,10 @@ latest turn that followed the output contract (``DebateRecord.final_turn``). The
   ``YES``/``NO`` is right: YES exactly when every final answer the turn saw equals its own
   (``consensus_turns`` counts them);
 * ``round1_disagreement``: share of debates whose round-1 answers differ, and
-  ``round1_disagreement_continued``: the share of those that went on to round 2.
+  ``round1_disagreement_continued``: the share of those that went on to round 2;
+* ``wrong_mode_share``: per problem, the share of the final answers held by its most common
+  wrong answer (0 when none is wrong), averaged over problems: how much the mistakes agree. Near
+  ``1 - correct`` they are one shared mistake that a majority would confirm; near ``0`` scattered.
 
 The responses a vote compares are those ``DebateRecord.visible_responses`` names (the latest
 turn of each agent among the turns the judge could see); a vote naming an agent the judge
@@ -29,6 +32,7 @@ correct. Standard errors take problems as the unit.
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 
 import attrs
@@ -128,6 +132,12 @@ class GradedDebate:
     @property
     def cons_at_k(self) -> float:
         return float(self.final_answer_correct)
+
+    @property
+    def wrong_mode_share(self) -> float:
+        """The share of the final answers held by the most common readable wrong answer."""
+        wrong = Counter(g.extracted for g in self.final_grades if g.formatted and not g.correct)
+        return max(wrong.values(), default=0) / len(self.final_grades) if self.final_grades else 0.0
 
 
 def grade_turn(turn: Turn, answer: str, grader: Grader) -> Grade:
@@ -252,6 +262,7 @@ def verifiable_metrics(graded: Sequence[GradedDebate], prefix: str, k: int) -> d
         f"{prefix}/avg@{k}": mean(per_problem),
         f"{prefix}/cons@{k}": mean(consensus),
         f"{prefix}/cons@{k}_se": standard_error(consensus),
+        f"{prefix}/wrong_mode_share": mean([d.wrong_mode_share for d in graded]),
         f"{prefix}/judge_decidable_votes": float(judge.decidable),
         f"{prefix}/judge_ties": float(judge.ties),
     }
