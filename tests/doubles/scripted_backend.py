@@ -364,7 +364,7 @@ class ScriptedServiceClient:
         self.log: list[tuple[str, str]] = []
         self.fail_next: dict[str, list[BaseException]] = {}
         self._counter = 0
-        self.state_directory = state_directory or Path(tempfile.mkdtemp(prefix="scripted-backend-"))
+        self._state_directory = state_directory
         self.training_clients: list[ScriptedTrainingClient] = []
         self.sent_batches: list[tuple[list[types.Datum], str, dict[str, float | str]]] = []
         """Every ``forward_backward`` request: the Datums, the loss and its config."""
@@ -390,6 +390,18 @@ class ScriptedServiceClient:
         """The next injected error for ``method``, if any."""
         queue = self.fail_next.get(method)
         return queue.pop(0) if queue else None
+
+    @property
+    def state_directory(self) -> Path:
+        """Where saved states go: the one given, or a temporary folder made when first needed (a
+        client made at every test's start and never saving leaves nothing behind in the temp dir)."""
+        if self._state_directory is None:
+            self._state_directory = Path(tempfile.mkdtemp(prefix="scripted-backend-"))
+        return self._state_directory
+
+    @state_directory.setter
+    def state_directory(self, path: Path) -> None:
+        self._state_directory = Path(path)
 
     def use_state_directory(self, path: Path) -> None:
         self.state_directory = Path(path)
