@@ -14,7 +14,7 @@ import pytest
 
 from debate_core.cli import main
 from debate_core.report.charts import PALETTE
-from debate_core.report.compare import compare_runs, same_problems
+from debate_core.report.compare import column_change, compare_runs, same_problems
 from debate_core.report.compare_page import compare_html, compare_markdown
 
 PROBLEMS = 30
@@ -266,3 +266,56 @@ def test_the_judge_benchmark_families_are_headline_rows_with_their_paired_change
     assert f"{change:+.3f} ± {error:.3f}" in rows["judge/far/accuracy"] and "paired" in rows["judge/far/accuracy"]
     assert rows["judge/far/tie_rate"].endswith(", worse |")
     assert rows["judge/both_right/tie_rate"].endswith(", better |")
+
+
+def test_an_evaluation_file_of_debate_eval_is_compared_paired_with_the_run_it_evaluates(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``debate eval --out`` keeps each problem's values and the resolved run file, so a later
+    evaluation of a run's checkpoint is a column of ``debate compare`` with its change paired per
+    problem against the run's own evaluation of the base model; on other problems the change is
+    independent."""
+    from tests.training.trainer_harness import BASE_OVERRIDES, harness_registry
+
+    run_file, run = tmp_path / "run.toml", tmp_path / "run"
+    run_file.write_text("", encoding="utf-8")
+    overrides = [*BASE_OVERRIDES, "evaluation.num_problems=4", "evaluation.num_samples=3", "evaluation.at_end=false"]
+    trained, fewer = tmp_path / "trained.json", tmp_path / "fewer.json"
+    with harness_registry():
+        assert main(["train", str(run_file), *overrides, "evaluation.at_start=true", "--run-dir", str(run)]) == 0
+        later = [*overrides, "--checkpoint", str(run)]
+        assert main(["eval", str(run_file), *later, "--out", str(trained), "--label", "trained"]) == 0
+        assert main(["eval", str(run_file), *later, "evaluation.num_problems=3", "--out", str(fewer)]) == 0
+    capsys.readouterr()
+    start = json.loads(next((run / "eval").glob("step_*_start.json")).read_text())
+    written = json.loads(trained.read_text())
+    assert written["label"] == "trained" and "[evaluation]" in written["config"]
+    name = "eval_tiny_sums/direct/correct"
+    before, after = start["per_problem"][name], written["per_problem"][name]
+    assert len(after) == 4 and before != after  # every problem of tiny_sums' test split; training moved them
+
+    runs, columns = compare_runs([run, trained, fewer], ["base=1:start", "trained=2:trained", "fewer=3:eval"])
+    assert runs[1].data.status() == "an evaluation file (debate eval --out)"
+    assert same_problems(runs[0], runs[1]) and not same_problems(runs[0], runs[2])
+    change, error = paired(before, after)
+    against_base = column_change(runs, columns[0], columns[1], name)
+    assert against_base is not None and against_base.paired
+    assert against_base.value == pytest.approx(change) and against_base.error == pytest.approx(error)
+    other_problems = column_change(runs, columns[0], columns[2], name)
+    assert other_problems is not None and not other_problems.paired
+
+
+def test_a_file_that_is_not_an_evaluation_file_is_a_one_line_error(
+    two_runs: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    a, _ = two_runs
+    for name, text, message in (
+        ("notes.txt", "hello", "is a file, not a run directory nor an evaluation file of debate eval --out: not valid"),
+        ("list.json", "[1, 2]", "nor an evaluation file of debate eval --out: no 'metrics' object"),
+        ("config.json", '{"metrics": {}, "config": 3}', "its 'config' is not the text of a run file"),
+    ):
+        path = tmp_path / name
+        path.write_text(text, encoding="utf-8")
+        assert main(["compare", str(a), str(path), "--markdown"]) == 1
+        err = capsys.readouterr().err
+        assert message in err and str(path) in err and len(err.strip().splitlines()) == 1, err

@@ -89,7 +89,7 @@ def test_the_final_answer_vote_breaks_ties_by_agent_order() -> None:
 
 def test_evaluate_every_mode_against_the_base_model(registry: Registry) -> None:
     config = make_config("evaluation.role_averaged=true", "evaluation.num_problems=2", "evaluation.num_samples=2")
-    metrics = asyncio.run(evaluate_policy(config, registry))
+    metrics = asyncio.run(evaluate_policy(config, registry)).metrics
     prefix = "eval_tiny_sums"
     for name in (
         "direct/format",

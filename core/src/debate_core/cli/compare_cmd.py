@@ -23,11 +23,18 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
             "Write one self-contained HTML page (no script, nothing loaded from the network) comparing run "
             "directories: the resolved-config keys that differ, the evaluations side by side with each change "
             "since the first column (paired per problem where the runs evaluate the same problems), and the "
-            "curves overlaid, one colour per run; print its path. --markdown prints the table instead. "
+            "curves overlaid, one colour per run; print its path. An evaluation file of `debate eval --out` "
+            "counts as a run with one evaluation. --markdown prints the table instead. "
             "Columns default to the first run's first evaluation, then each run's last."
         ),
     )
-    parser.add_argument("run_dirs", type=Path, nargs="+", metavar="RUN_DIR", help="run directories (runs/<name>)")
+    parser.add_argument(
+        "run_dirs",
+        type=Path,
+        nargs="+",
+        metavar="RUN_DIR",
+        help="run directories (runs/<name>), or evaluation files written by `debate eval --out`",
+    )
     parser.add_argument(
         "--out",
         type=Path,

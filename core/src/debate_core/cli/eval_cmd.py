@@ -1,4 +1,5 @@
-"""``debate eval CONFIG [section.key=value ...] [--checkpoint PATH] [--mode MODE ...] [--json] [--out FILE]``."""
+"""``debate eval CONFIG [section.key=value ...] [--checkpoint PATH] [--mode MODE ...] [--json]
+[--out FILE [--label NAME]]``."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from debate_core.cli.train_cmd import is_headline
+from debate_core.rundir.evaluation_records import EVALUATION_FILE_LABEL
 from debate_core.runtime.interrupts import run_interruptibly
 
 
@@ -40,7 +42,21 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "or judge (the judge benchmark)",
     )
     parser.add_argument("--json", action="store_true", help="print the metrics as JSON")
-    parser.add_argument("--out", type=Path, metavar="FILE", help="also write the metrics as JSON to FILE")
+    parser.add_argument(
+        "--out",
+        type=Path,
+        metavar="FILE",
+        help="also write the evaluation to FILE as JSON: its metrics, each problem's values and the resolved "
+        "run file, so that `debate compare` can set it beside runs, paired per problem where they evaluate "
+        "the same problems",
+    )
+    parser.add_argument(
+        "--label",
+        default=EVALUATION_FILE_LABEL,
+        metavar="NAME",
+        help=f"the evaluation's label in the --out file, as `debate compare --column` names it "
+        f"(default: {EVALUATION_FILE_LABEL})",
+    )
     parser.set_defaults(handler=run)
 
 
@@ -61,7 +77,8 @@ def format_metrics(metrics: Mapping[str, float]) -> list[str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from debate_core.config import load_run_config
+    from debate_core.config import load_run_config, resolved_config_toml
+    from debate_core.files import atomic_write_text
     from debate_core.plugins import get_registry
     from debate_core.training.context_check import check_context
     from debate_core.training.evaluation.evaluator import evaluate_policy
@@ -75,11 +92,18 @@ def run(args: argparse.Namespace) -> int:
     check_context(config, get_registry())
     weights = resolve_policy_weights(args.checkpoint, "--checkpoint") if args.checkpoint else None
     progress = Progress(config.logging.progress, line_interval_s=config.logging.progress_interval_s)
-    metrics = run_interruptibly(evaluate_policy(config, get_registry(), weights=weights, progress=progress))
+    evaluation = run_interruptibly(evaluate_policy(config, get_registry(), weights=weights, progress=progress))
+    metrics = evaluation.metrics
     report = {"checkpoint": weights.path if weights else None, "metrics": metrics}
     if args.out is not None:
+        record = {
+            **report,
+            "label": args.label,
+            "per_problem": evaluation.per_problem,
+            "config": resolved_config_toml(config, get_registry()),
+        }
         args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+        atomic_write_text(args.out, json.dumps(record, indent=2) + "\n")
     if args.json:
         print(json.dumps(report, indent=2))
     else:

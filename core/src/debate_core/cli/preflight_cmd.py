@@ -48,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
     if settings.num_problems < 1:
         raise ConfigError("evaluation.num_problems: preflight needs at least 1 problem (or pass --num-problems)")
     progress = Progress(config.logging.progress, line_interval_s=config.logging.progress_interval_s)
-    metrics = run_interruptibly(evaluate_policy(config, get_registry(), settings=settings, progress=progress))
+    metrics = run_interruptibly(evaluate_policy(config, get_registry(), settings=settings, progress=progress)).metrics
     results = run_checklist(metrics, config.dataset.name, config.debate.num_agents)
     if args.json:
         print(json.dumps({"checks": [attrs.asdict(r) for r in results], "metrics": metrics}, indent=2))

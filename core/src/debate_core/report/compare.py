@@ -22,7 +22,7 @@ from debate_core.report.evaluation_table import (
     other_rows,
     paired_between,
 )
-from debate_core.report.run_data import RunData, read_run
+from debate_core.report.run_data import RunData, read_evaluation_run, read_run
 from debate_core.report.segments import flatten
 from debate_core.rundir.evaluation_figures import Change, change_in, recorded_paired
 from debate_core.rundir.evaluation_records import metric_matches
@@ -57,14 +57,14 @@ class Column:
 
 
 def read_runs(roots: Sequence[Path]) -> list[ComparedRun]:
-    """Read every run directory (a run that cannot be read at all is an error naming it); runs of
-    the same directory name are told apart by their position."""
+    """Read every run directory, or evaluation file of ``debate eval --out`` (a run that cannot be
+    read at all is an error naming it); runs of the same name are told apart by their position."""
     if not roots:
         raise CompareError("name at least one run directory")
     names = [root.resolve().name for root in roots]
     runs = []
     for index, root in enumerate(roots):
-        data = read_run(root, max_debates=0)
+        data = read_evaluation_run(root) if root.is_file() else read_run(root, max_debates=0)
         config: dict[str, object] = {}
         if data.config_text is not None:
             try:

@@ -17,7 +17,7 @@ from debate_core.limits import loads_json, read_limited_bytes, read_limited_text
 from debate_core.records import DebateRecord
 from debate_core.report.segments import Segment, read_segments
 from debate_core.rundir.directory import RunDirectory
-from debate_core.rundir.evaluation_records import read_evaluation_records
+from debate_core.rundir.evaluation_records import read_evaluation_file, read_evaluation_records
 from debate_core.rundir.lost_history import lost_history_notes
 from debate_core.rundir.metrics_file import metrics_lines
 from debate_core.rundir.reward_sidecars import SIDECAR_SUFFIX, read_sidecar
@@ -142,6 +142,8 @@ class RunData:
     notes: tuple[str, ...]
     segments: tuple[Segment, ...] = (Segment(1, 0, "config.toml", ()),)
     """The steps trained under each configuration (more than one after a resume that changed it)."""
+    evaluation_file: bool = False
+    """An evaluation file of ``debate eval --out`` read as a run: one evaluation, no training."""
 
     @property
     def evaluations_dir(self) -> Path:
@@ -155,6 +157,8 @@ class RunData:
 
     def status(self, now: float | None = None) -> str:
         """One line: finished, stopped, or still going / interrupted with the last step seen."""
+        if self.evaluation_file:
+            return "an evaluation file (debate eval --out)"
         last_step = self.metrics.records[-1]["step"] if self.metrics.records else None
         if self.summary is not None:
             stopped = self.summary.get("stopped_by")
@@ -180,15 +184,46 @@ def _read_config_text(path: Path, notes: list[str]) -> str | None:
     """The run's ``config.toml`` when it reads as TOML (else ``None``, and a note why)."""
     try:
         text = read_limited_text(path, "run file")
-        tomllib.loads(text)
     except DebateError as exc:
         notes.append(f"config.toml is missing or unreadable: {_without_root(exc, path)}")
         return None
+    return _toml_or_none(text, "config.toml", notes)
+
+
+def _toml_or_none(text: str, where: str, notes: list[str]) -> str | None:
+    """``text`` when it reads as TOML, else ``None`` and a note why."""
+    try:
+        tomllib.loads(text)
     except (ValueError, RecursionError) as exc:  # not TOML, an integer too long, nested too deeply
         reason = "nested too deeply" if isinstance(exc, RecursionError) else str(exc).splitlines()[0][:200]
-        notes.append(f"config.toml is not TOML: {reason}")
+        notes.append(f"{where} is not TOML: {reason}")
         return None
     return text
+
+
+def read_evaluation_run(path: Path) -> RunData:
+    """An evaluation file of ``debate eval --out`` as a run of one evaluation (for ``debate
+    compare``): its record, and the resolved run file it carries (which tells whether another run
+    evaluated the same problems)."""
+    record, config = read_evaluation_file(path)
+    notes: list[str] = []
+    if config is None:
+        notes.append("holds no resolved run file (written before debate eval saved one): its changes are unpaired")
+    config_text = None if config is None else _toml_or_none(config, "its run file", notes)
+    return RunData(
+        root=path,
+        config_text=config_text,
+        metrics=MetricsLog((), ()),
+        evaluations=(record,),
+        debates=(),
+        debates_logged=0,
+        checkpoints=(),
+        summary=None,
+        last_change=path.stat().st_mtime,
+        notes=tuple(notes),
+        segments=(),
+        evaluation_file=True,
+    )
 
 
 def read_run(root: Path, max_debates: int = 8) -> RunData:

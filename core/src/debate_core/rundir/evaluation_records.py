@@ -1,5 +1,6 @@
 """The evaluation records of a run directory (``eval/step_NNNNNN_<label>.json``), read back: in the
-order they were made, the baseline of paired changes, and the best step by a metric."""
+order they were made, the baseline of paired changes, and the best step by a metric; and the
+evaluation file of ``debate eval --out``, a record that carries its own resolved run file."""
 
 from __future__ import annotations
 
@@ -11,6 +12,35 @@ from typing import Any
 from debate_core.errors import DebateError
 from debate_core.limits import loads_json, read_limited_text
 from debate_core.stats import paired_difference
+
+EVALUATION_FILE_LABEL = "eval"
+"""The label of an evaluation that ``debate eval --out`` writes, unless ``--label`` names another."""
+
+
+NOT_AN_EVALUATION_FILE = "is a file, not a run directory nor an evaluation file of debate eval --out"
+
+
+class EvaluationFileError(DebateError):
+    """A file named as an evaluation file is not one."""
+
+
+def read_evaluation_file(path: Path) -> tuple[dict[str, Any], str | None]:
+    """The record of an evaluation file (``debate eval --out``) and its resolved run file (``None``
+    in a file written before it carried one); a file that is not such a record is an error naming
+    it and what is wrong."""
+    try:
+        record = loads_json(read_limited_text(path, "evaluation file"))
+    except ValueError as exc:
+        raise EvaluationFileError(f"{path}: {NOT_AN_EVALUATION_FILE}: {exc}") from exc
+    if not isinstance(record, dict) or not isinstance(record.get("metrics"), dict):
+        raise EvaluationFileError(f"{path}: {NOT_AN_EVALUATION_FILE}: no 'metrics' object")
+    config = record.get("config")
+    if config is not None and not isinstance(config, str):
+        raise EvaluationFileError(f"{path}: its 'config' is not the text of a run file")
+    if not isinstance(record.get("label"), str):
+        record["label"] = EVALUATION_FILE_LABEL
+    record.setdefault("step", 0)
+    return record, config
 
 
 def _made(record: dict[str, Any]) -> tuple[int, int]:

@@ -335,6 +335,15 @@ def seat_win_rates(records: Sequence[DebateRecord], n: int, prefix: str) -> dict
     }
 
 
+@attrs.frozen
+class PolicyEvaluation:
+    """What one evaluation of a policy gives: its metrics and, for every per-problem metric, the
+    value of each problem in order (what a later evaluation of the same problems is paired with)."""
+
+    metrics: dict[str, float]
+    per_problem: dict[str, list[float]]
+
+
 async def evaluate_policy(
     config: RunConfig,
     registry: ComponentBuilder,
@@ -342,7 +351,7 @@ async def evaluate_policy(
     weights: PolicyWeights | None = None,
     settings: EvaluationSettings | None = None,
     progress: Progress | None = None,
-) -> dict[str, float]:
+) -> PolicyEvaluation:
     """Open the backend for sampling only, on saved weights or the base model, and evaluate them.
 
     ``weights`` are opened with ``create_sampling_client`` (the weights saved for sampling) or,
@@ -370,6 +379,6 @@ async def evaluate_policy(
         metrics = await evaluator.evaluate(sampler, opponent)
         raise_backend_failure(sampler, evaluator.episodes, config)
         status = "success"
-        return metrics
+        return PolicyEvaluation(metrics, evaluator.per_problem)
     finally:
         await session.close(status)
