@@ -16,8 +16,8 @@ from debate_core.stats import paired_difference
 EVALUATION_FILE_LABEL = "eval"
 """The label of an evaluation that ``debate eval --out`` writes, unless ``--label`` names another."""
 
-
 NOT_AN_EVALUATION_FILE = "is a file, not a run directory nor an evaluation file of debate eval --out"
+"""What a file named where a run directory or an evaluation file may go is, when it is neither."""
 
 
 class EvaluationFileError(DebateError):
