@@ -319,3 +319,17 @@ def test_a_file_that_is_not_an_evaluation_file_is_a_one_line_error(
         assert main(["compare", str(a), str(path), "--markdown"]) == 1
         err = capsys.readouterr().err
         assert message in err and str(path) in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_where_the_runs_computed_is_compared_beside_their_config(two_runs: tuple[Path, Path]) -> None:
+    """Runs of one run file can differ because sums round by the machine's instruction set:
+    ``environment.*`` rows show where their ``environment.json`` differ, and only there."""
+    from debate_core.report.compare import config_differences, read_runs
+    from debate_core.rundir.environment import record_environment
+
+    for run, capability in zip(two_runs, ("AVX2", "AVX512"), strict=True):
+        record_environment(run / "environment.json", 0, {"torch": "2.13.0+cpu", "cpu_capability": capability})
+    differences = dict(config_differences(read_runs(list(two_runs))))
+    assert differences["environment.backend.cpu_capability"] == ["AVX2", "AVX512"]
+    environment = [key for key in differences if key.startswith("environment.")]
+    assert environment == ["environment.backend.cpu_capability"]

@@ -5,7 +5,9 @@ service faked on loopback (``fake_service``), driven through ``debate train``, `
 from __future__ import annotations
 
 import json
+import os
 from collections import defaultdict
+from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
@@ -241,6 +243,9 @@ def test_train_eval_and_run_speak_the_wire_contract(
     assert main(["train", str(config), "--run-dir", str(run)]) == 0
     train_output = capsys.readouterr()
     model_id = check_training_requests(service, run, model_dir, "importance_sampling", warmstart=True)
+    # where it computed (environment.json): the SDK's version and the address it spoke to
+    backend = json.loads((run / "environment.json").read_text(encoding="utf-8"))[0]["backend"]
+    assert backend == {"tinker": version("tinker"), "base_url": os.environ["TINKER_BASE_URL"]}
 
     # checkpoints: unique names, both saves, periodic ones expire, the final one is kept
     assert checkpoint_saves(service, model_id) == [

@@ -55,3 +55,20 @@ def test_use_threads_sets_only_the_calling_threads_count() -> None:
 def test_a_maximum_below_one_thread_is_refused() -> None:
     with pytest.raises(ValueError):
         ThreadPlan(max_threads=0)
+
+
+def test_the_service_says_its_torch_device_threads_and_instruction_set() -> None:
+    """What decides how the backend's sums round, for ``environment.json``
+    (``backends.contract.SupportsEnvironment``)."""
+    from debate_core.backends.contract import SupportsEnvironment
+    from debate_core.backends.local.service import LocalServiceClient
+
+    service = LocalServiceClient()
+    try:
+        assert isinstance(service, SupportsEnvironment)
+        facts = service.environment()
+        assert facts["torch"] == torch.__version__ and facts["device"] == "cpu"
+        assert facts["threads"] == str(service.threads)
+        assert facts["cpu_capability"] == torch.backends.cpu.get_cpu_capability()
+    finally:
+        service.close()

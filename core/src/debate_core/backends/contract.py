@@ -140,6 +140,19 @@ class SupportsCheckpointTTL(Protocol):
 
 
 @runtime_checkable
+class SupportsEnvironment(Protocol):
+    """Optional: where the backend computes, for the run directory's ``environment.json`` (not part
+    of the SDK; docs/training.md#the-run-directory).
+
+    ``environment()`` returns short facts as strings, e.g. ``{"torch": "2.13.0+cpu",
+    "cpu_capability": "AVX512", "threads": "2"}``: what can make two runs of the same run file
+    differ (another instruction set rounds differently, docs/local-backend.md#what-is-reproducible).
+    """
+
+    def environment(self) -> Mapping[str, str]: ...
+
+
+@runtime_checkable
 class SupportsContextLength(Protocol):
     """Optional: the model's context length, for the trainer's context guard (not part of the SDK).
 

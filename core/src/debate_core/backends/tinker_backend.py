@@ -138,6 +138,12 @@ class TinkerService:
     def __repr__(self) -> str:  # never show the key
         return f"TinkerService(base_url={self.options.base_url!r})"
 
+    def environment(self) -> dict[str, str]:
+        """The SDK's version and the service's address (``backends.contract.SupportsEnvironment``)."""
+        from importlib.metadata import version
+
+        return {"tinker": version("tinker"), "base_url": self.service_address()[0]}
+
     @property
     def checkpoint_ttl_seconds(self) -> int | None:
         """Lifetime of periodic checkpoints on the service (``None``: never expire)."""

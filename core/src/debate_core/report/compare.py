@@ -24,6 +24,8 @@ from debate_core.report.evaluation_table import (
 )
 from debate_core.report.run_data import RunData, read_evaluation_run, read_run
 from debate_core.report.segments import flatten
+from debate_core.rundir.directory import RunDirectory
+from debate_core.rundir.environment import compared_facts, read_environment
 from debate_core.rundir.evaluation_figures import Change, change_in, recorded_paired
 from debate_core.rundir.evaluation_records import metric_matches
 
@@ -38,7 +40,8 @@ class CompareError(DebateError):
 @attrs.frozen
 class ComparedRun:
     """One run of a comparison: its name on the page, its colour, what was read of it and its
-    resolved config flattened to dotted keys (empty when unreadable)."""
+    resolved config flattened to dotted keys (empty when unreadable), with where it last computed
+    under ``environment.`` (``rundir.environment``)."""
 
     name: str
     colour: str
@@ -71,6 +74,8 @@ def read_runs(roots: Sequence[Path]) -> list[ComparedRun]:
                 config = flatten(tomllib.loads(data.config_text))
             except (ValueError, RecursionError):  # not TOML, an integer too long, nested too deeply
                 config = {}
+        if not data.evaluation_file:
+            config.update(compared_facts(read_environment(RunDirectory(root).environment_path)))
         name = names[index] if names.count(names[index]) == 1 else f"{names[index]} ({index + 1})"
         runs.append(ComparedRun(name, PALETTE[index % len(PALETTE)], data, config))
     return runs

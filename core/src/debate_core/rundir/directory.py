@@ -5,6 +5,7 @@
     RUN_DIR/
       config.toml        the resolved run file (every default filled in)
       plugins.json       the installed plugin distributions with their versions
+      environment.json   where it computed, an entry per start and resume (``rundir.environment``)
       metrics.jsonl      one JSON object per step (warm-start steps, then RL iterations, from 1);
                          metrics.jsonl.damaged-N: an original that resuming found damaged
       transcripts/       step_NNNNNN/debate_KK.json: num_groups_to_log debates per iteration,
@@ -29,6 +30,7 @@ import attrs
 
 from debate_core.errors import DebateError
 from debate_core.files import atomic_write_json, output_write_errors
+from debate_core.rundir.environment import ENVIRONMENT_NAME
 from debate_core.rundir.lock import LOCK_NAME
 from debate_core.rundir.metrics_file import MetricsRepair, repair_metrics
 
@@ -50,6 +52,10 @@ class RunDirectory:
     @property
     def plugins_path(self) -> Path:
         return self.root / "plugins.json"
+
+    @property
+    def environment_path(self) -> Path:
+        return self.root / ENVIRONMENT_NAME
 
     @property
     def metrics_path(self) -> Path:

@@ -12,12 +12,14 @@ from typing import Any
 
 import attrs
 
+from debate_core.backends.contract import SupportsEnvironment
 from debate_core.config import RunConfig, resolved_config_dict, structure, write_resolved_config
 from debate_core.config.loading import move_judge_section
 from debate_core.errors import DebateError
 from debate_core.plugins import Registry, installed_distributions
 from debate_core.records import Tokenizer
 from debate_core.rundir.directory import RunDirectory
+from debate_core.rundir.environment import record_environment
 from debate_core.rundir.lock import run_directory_lock
 from debate_core.rundir.lost_history import LostHistory, lost_transcripts, transcripts_message
 from debate_core.rundir.resume import choose_resume_point
@@ -118,6 +120,9 @@ async def train_on_session(
     config = request.config
     status = "errored"
     try:
+        service = session.service_client
+        backend_facts = service.environment() if isinstance(service, SupportsEnvironment) else {}
+        record_environment(request.run_dir.environment_path, start.step if start else 0, backend_facts)
         opponent = opponent_client(session, fixed_opponent) if config.evaluation.role_averaged else None
         if start is not None:
             restore_rng_state(start.rng)

@@ -55,6 +55,18 @@ class LocalServiceClient:
         self._worker = OrderedWorker("debate-local-service")
         self._closed = False
 
+    def environment(self) -> dict[str, str]:
+        """torch's version, the device and, on the CPU, the instruction set torch's kernels use and the
+        thread count (``backends.contract.SupportsEnvironment``): what decides how sums round."""
+        import torch
+
+        facts = {"torch": torch.__version__, "device": str(self.device), "threads": str(self.threads)}
+        if self.device.type == "cuda":
+            facts["cuda_device"] = torch.cuda.get_device_name(self.device)
+        else:
+            facts["cpu_capability"] = torch.backends.cpu.get_cpu_capability()
+        return facts
+
     # ------------------------------------------------------------------ state directory
 
     def use_state_directory(self, path: Path) -> None:
