@@ -75,7 +75,10 @@ def test_train_resume_and_eval(
     assert report["checkpoint"].endswith("step_000003_sampler.npz")  # the weights saved for sampling
     opened = SERVICES[-1].log
     assert not any(label.startswith(("create_lora", "create_training")) for _, label in opened)
-    assert json.loads((tmp_path / "eval.json").read_text()) == report
+    # the --out file: what --json prints, plus its label, each problem's values and the resolved run file
+    written = json.loads((tmp_path / "eval.json").read_text())
+    assert {k: written[k] for k in report} == report and written["label"] == "eval"
+    assert set(written["per_problem"]) <= set(report["metrics"]) and "[evaluation]" in written["config"]
     assert "eval_tiny_sums/debate/pass@3" in report["metrics"]
 
 
