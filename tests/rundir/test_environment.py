@@ -8,7 +8,8 @@ import platform
 from pathlib import Path
 
 from debate_core.plugins import Registry
-from debate_core.rundir.environment import compared_facts, read_environment, record_environment
+from debate_core.report.segments import flatten
+from debate_core.rundir.environment import latest_facts, read_environment, record_environment
 from tests.training.fault_runs import train
 
 
@@ -42,9 +43,9 @@ def test_compare_sees_the_latest_entry_without_when() -> None:
         {"step": 0, "started": "t0", "python": "3.11.7", "backend": {"cpu_capability": "AVX2"}},
         {"step": 9, "started": "t1", "python": "3.11.7", "backend": {"cpu_capability": "AVX512", "threads": "2"}},
     ]
-    assert compared_facts(entries) == {
+    assert flatten({"environment": latest_facts(entries)}) == {
         "environment.python": "3.11.7",
         "environment.backend.cpu_capability": "AVX512",
         "environment.backend.threads": "2",
     }
-    assert compared_facts([]) == {}
+    assert latest_facts([]) == {}

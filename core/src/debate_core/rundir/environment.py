@@ -75,17 +75,7 @@ def record_environment(path: Path, step: int, backend: Mapping[str, str]) -> Non
     atomic_write_json(path, [*read_environment(path), entry])
 
 
-def compared_facts(entries: list[dict[str, Any]]) -> dict[str, object]:
-    """The latest entry as dotted keys under ``environment.`` (``environment.backend.cpu_capability``),
-    without the time and step: what ``debate compare`` sets beside the config."""
-    if not entries:
-        return {}
-    out: dict[str, object] = {}
-    for key, value in entries[-1].items():
-        if key in NOT_COMPARED:
-            continue
-        if isinstance(value, dict):
-            out.update({f"environment.{key}.{k}": v for k, v in value.items()})
-        else:
-            out[f"environment.{key}"] = value
-    return out
+def latest_facts(entries: list[dict[str, Any]]) -> dict[str, Any]:
+    """Where the run last computed: the latest entry without the time and step (``{}`` without
+    one), what ``debate compare`` sets beside the config."""
+    return {k: v for k, v in entries[-1].items() if k not in NOT_COMPARED} if entries else {}
