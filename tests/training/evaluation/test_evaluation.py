@@ -55,6 +55,46 @@ def test_grades_pass_avg_cons_and_judge_accuracy_by_hand() -> None:
     assert metrics["train_x/round1_disagreement"] == 1.0 and metrics["train_x/round1_disagreement_continued"] == 1.0
 
 
+def test_several_debates_per_problem_are_averaged_within_their_problem_by_hand() -> None:
+    """evaluation.debates_per_problem (docs/training.md#evaluation): a problem's figures are the
+    mean over its debates, standard errors take problems as the unit, judge votes are pooled."""
+    right_vote = [answer("\\boxed{7}"), answer("\\boxed{8}"), answer("\\boxed{7}", "Agent 0 > Agent 1")]
+    wrong_vote = [answer("\\boxed{7}"), answer("\\boxed{8}"), answer("\\boxed{8}", "Agent 1 > Agent 0")]
+    all_right = [answer("\\boxed{7}")] * 3
+    debates = [wrong_vote, all_right, right_vote, right_vote]  # problem 1: debates 1-2; problem 2: 3-4
+    graded = [grade_debate(build_debate(t, num_agents=3, answer="7"), build_boxed(None)) for t in debates]
+    assert all(g is not None for g in graded)
+    metrics = verifiable_metrics([g for g in graded if g is not None], "e", 3, debates_per_problem=2)
+    # cons@3 per debate: 0 (8 holds two answers), 1, 1, 1: per problem 0.5 and 1
+    assert metrics["e/cons@3"] == 0.75
+    assert metrics["e/cons@3_se"] == pytest.approx(0.25)  # sd of (0.5, 1) over sqrt(2)
+    # correct per debate 1/3, 1, 2/3, 2/3: per problem 2/3 and 2/3
+    assert metrics["e/correct"] == pytest.approx(2 / 3) and metrics["e/correct_se"] == pytest.approx(0.0)
+    # three decidable votes, from debates 1, 3 and 4; debate 1's picks the wrong answer
+    assert metrics["e/judge_decidable_votes"] == 3 and metrics["e/judge_accuracy"] == pytest.approx(2 / 3)
+    one_each = verifiable_metrics([g for g in graded if g is not None], "e", 3)
+    assert one_each["e/cons@3"] == 0.75 and one_each["e/cons@3_se"] == pytest.approx(0.25)  # four problems
+    with pytest.raises(ValueError, match="groups of 3 debates"):
+        verifiable_metrics([g for g in graded if g is not None], "e", 3, debates_per_problem=3)
+
+
+def test_the_first_of_several_debates_per_problem_is_the_single_debate(registry: Registry) -> None:
+    debate_only = 'evaluation.modes=["debate"]'
+    asyncio.run(evaluate_policy(make_config(debate_only, "evaluation.num_problems=2"), registry))
+    single_seeds = {p.seed for p in SERVICES[-1].sent_sampling}
+    three = make_config(debate_only, "evaluation.num_problems=2", "evaluation.debates_per_problem=3")
+    several = asyncio.run(evaluate_policy(three, registry))
+    several_seeds = {p.seed for p in SERVICES[-1].sent_sampling}
+    assert single_seeds < several_seeds  # the first debate of each problem is the one a single debate plays
+    prefix = "eval_tiny_sums"
+    assert several.metrics[f"{prefix}/num_problems"] == 2.0
+    assert len(several.per_problem[f"{prefix}/debate/cons@3"]) == 2  # one value per problem, paired as before
+    assert all(v in (0.0, 1 / 3, 2 / 3, 1.0) for v in several.per_problem[f"{prefix}/debate/cons@3"])
+    assert several.metrics[f"{prefix}/debate/judge_decidable_votes"] >= 0
+    with pytest.raises(Exception, match="debates_per_problem"):
+        make_config("evaluation.debates_per_problem=0")
+
+
 def test_paired_difference_and_its_standard_error_by_hand() -> None:
     from debate_core.stats import paired_difference, standard_error
 

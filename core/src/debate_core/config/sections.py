@@ -306,6 +306,10 @@ class EvaluationSettings:
     ``judge/<family>/...`` figures and its debates to the evaluation."""
     num_samples: int = attrs.field(default=0, validator=v.ge(0))
     """Direct answers per problem, the ``k`` of direct pass@k (0: the number of agents)."""
+    debates_per_problem: int = attrs.field(default=1, validator=v.ge(1))
+    """Self-play debates per problem in ``debate`` mode, each with its own seed: more decidable
+    judge votes and a steadier debate accuracy for the same problems. A problem's debate figures
+    are the mean over its debates, and standard errors still take problems as the unit."""
     role_averaged: bool = False
     """Also run role-averaged debates against a fixed opponent policy (docs/training.md#evaluation)."""
     opponent: str = attrs.field(default="base", validator=v.min_len(1))

@@ -235,11 +235,23 @@ def grade_samples(answers: Sequence[Turn], grader: Grader, answer: str) -> Grade
     return GradedDebate(grades, grades, correct, JudgeTally(), {})
 
 
-def verifiable_metrics(graded: Sequence[GradedDebate], prefix: str, k: int) -> dict[str, float]:
+def problem_means(values: Sequence[float], debates_per_problem: int) -> list[float]:
+    """Per problem, the mean of its debates' values: ``values`` holds each problem's
+    ``debates_per_problem`` debates one after another."""
+    if debates_per_problem < 1 or len(values) % debates_per_problem:
+        raise ValueError(f"{len(values)} values do not split into groups of {debates_per_problem} debates")
+    return [mean(values[i : i + debates_per_problem]) for i in range(0, len(values), debates_per_problem)]
+
+
+def verifiable_metrics(
+    graded: Sequence[GradedDebate], prefix: str, k: int, debates_per_problem: int = 1
+) -> dict[str, float]:
     """The ground-truth metrics of a batch of graded debates under ``prefix`` (module docstring).
 
-    ``correct_se`` and ``cons@k_se`` take problems as the unit (the responses to one problem are
-    not independent); ``judge_accuracy_se`` is binomial over decidable votes.
+    ``graded`` holds each problem's ``debates_per_problem`` debates one after another. ``correct``,
+    ``cons@k``, ``pass@k`` and ``wrong_mode_share`` are means over problems of each problem's mean
+    over its debates; ``correct_se`` and ``cons@k_se`` take problems as the unit (the responses to
+    one problem are not independent); ``judge_accuracy_se`` is binomial over decidable votes.
     """
     if not graded:
         return {}
@@ -251,18 +263,18 @@ def verifiable_metrics(graded: Sequence[GradedDebate], prefix: str, k: int) -> d
         judge = judge + d.judge
         changes = changes + d.changes
         consensus_votes = consensus_votes + d.consensus
-    per_problem = [d.avg_at_k for d in graded]
-    consensus = [d.cons_at_k for d in graded]
+    per_problem = problem_means([d.avg_at_k for d in graded], debates_per_problem)
+    consensus = problem_means([d.cons_at_k for d in graded], debates_per_problem)
     out = {
         f"{prefix}/format": mean([float(g.formatted) for g in responses]),
         f"{prefix}/response_correct": mean([float(g.correct) for g in responses]),
         f"{prefix}/correct": mean(per_problem),
         f"{prefix}/correct_se": standard_error(per_problem),
-        f"{prefix}/pass@{k}": mean([d.pass_at_k for d in graded]),
+        f"{prefix}/pass@{k}": mean(problem_means([d.pass_at_k for d in graded], debates_per_problem)),
         f"{prefix}/avg@{k}": mean(per_problem),
         f"{prefix}/cons@{k}": mean(consensus),
         f"{prefix}/cons@{k}_se": standard_error(consensus),
-        f"{prefix}/wrong_mode_share": mean([d.wrong_mode_share for d in graded]),
+        f"{prefix}/wrong_mode_share": mean(problem_means([d.wrong_mode_share for d in graded], debates_per_problem)),
         f"{prefix}/judge_decidable_votes": float(judge.decidable),
         f"{prefix}/judge_ties": float(judge.ties),
     }

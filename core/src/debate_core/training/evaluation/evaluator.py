@@ -6,8 +6,9 @@ a fixed opponent (docs/training.md#evaluation).
   ``Round 1 of max_rounds``), stopped after that round; ``k`` answers per problem (the first
   ``k`` agents' answers of as many such rounds as needed): ``format``, ``correct`` (mean over
   answers), ``pass@k``, ``avg@k``, ``cons@k`` (the majority answer).
-* ``debate``: a self-play debate per problem, the policy in every role: the same metrics over
-  the agents' final answers, ``cons@k`` (the debate's own final answer), judge accuracy,
+* ``debate``: ``evaluation.debates_per_problem`` self-play debates per problem, the policy in
+  every role: the same metrics over the agents' final answers (a problem's figure is the mean
+  over its debates), ``cons@k`` (the debate's own final answer), judge accuracy,
   answer changes, and the debate diagnostics (``parse_error``, ``rounds_played``,
   ``comparison_rate``, ...).
 * ``judge``: the judge benchmark (``training.evaluation.judge_benchmark``): the policy, in the debate's
@@ -51,7 +52,13 @@ from debate_core.stats import mean, paired_difference, standard_error
 from debate_core.tasks.flaws import AnswerFlaws
 from debate_core.training.evaluation.judge_benchmark import benchmark_lessons, benchmark_setup
 from debate_core.training.evaluation.judge_families import JudgeBenchmarkRun, has_slip_pairs, run_judge_families
-from debate_core.training.grading import JudgeTally, grade_debate, grade_samples, verifiable_metrics
+from debate_core.training.grading import (
+    JudgeTally,
+    grade_debate,
+    grade_samples,
+    problem_means,
+    verifiable_metrics,
+)
 from debate_core.training.policy_weights import PolicyWeights, opponent_client, resolve_opponent
 from debate_core.training.progress import Progress
 from debate_core.training.rl.debate_metrics import debate_metrics, turn_metrics
@@ -85,6 +92,14 @@ def evaluation_problems(parts: RunComponents, split: str, limit: int) -> list[Pr
             "set evaluation.split to a split it has, or evaluation.num_problems = 0"
         )
     return problems
+
+
+def _debate_job(problem: Problem, seats: tuple[AgentPolicy, ...], seed: int, index: int, repeat: int) -> DebateJob:
+    """Self-play debate ``repeat`` of problem ``index``; the first keeps the seed and name that a
+    single debate per problem has always had, so one debate per problem evaluates as before."""
+    if repeat == 0:
+        return DebateJob(problem, seats, derive_seed(seed, "eval-debate", index), f"eval-debate-{index}")
+    return DebateJob(problem, seats, derive_seed(seed, "eval-debate", index, repeat), f"eval-debate-{index}-{repeat}")
 
 
 @attrs.define
@@ -211,10 +226,8 @@ class Evaluator:
     async def _debate(self, problems: list[Problem], policy: AgentPolicy, label: str) -> dict[str, float]:
         setup = self._debate_setup
         n = setup.num_agents
-        jobs = [
-            DebateJob(p, (policy,) * n, derive_seed(self.seed, "eval-debate", i), f"eval-debate-{i}")
-            for i, p in enumerate(problems)
-        ]
+        m = self.settings.debates_per_problem
+        jobs = [_debate_job(p, (policy,) * n, self.seed, i, r) for i, p in enumerate(problems) for r in range(m)]
         episodes = await self._run(setup, jobs, f"{label} debate")
         records = [e.record for e in episodes]
         prefix = f"{self.prefix}/debate"
@@ -226,13 +239,14 @@ class Evaluator:
             graded = [
                 g
                 for g in (
-                    grade_debate(e.record, self.parts.grader, p.answer) for e, p in zip(episodes, problems, strict=True)
+                    grade_debate(e.record, self.parts.grader, job.problem.answer)
+                    for e, job in zip(episodes, jobs, strict=True)
                 )
                 if g is not None
             ]
-            out.update(verifiable_metrics(graded, prefix, n))
-            self.per_problem[f"{prefix}/correct"] = [d.avg_at_k for d in graded]
-            self.per_problem[f"{prefix}/cons@{n}"] = [d.cons_at_k for d in graded]
+            out.update(verifiable_metrics(graded, prefix, n, m))
+            self.per_problem[f"{prefix}/correct"] = problem_means([d.avg_at_k for d in graded], m)
+            self.per_problem[f"{prefix}/cons@{n}"] = problem_means([d.cons_at_k for d in graded], m)
         return out
 
     @functools.cached_property
