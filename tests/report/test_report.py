@@ -524,3 +524,29 @@ def test_the_collapse_figures_are_drawn_and_tripped_alarms_are_listed(finished_r
     page = report_html(read_run(run))
     assert "Collapse alarms" in page and "constant answer: tripped at 2 of 3 RL iterations, steps 2–3" in page
     assert "no signal: tripped" not in page
+
+
+def test_the_page_says_where_the_run_computed_and_notes_a_resume_elsewhere(finished_run: Path, tmp_path: Path) -> None:
+    """RUN_DIR/environment.json (docs/training.md#the-run-directory): a row per start and resume, and
+    a note when a resume computed on another machine or backend set-up."""
+    from debate_core.rundir.environment import machine_facts
+
+    run = read_run(finished_run)
+    assert len(run.environment) == 1 and run.environment[0]["step"] == 0
+    page = report_html(run)
+    assert '<h2 id="environment">Where it ran</h2>' in page
+    assert machine_facts()["processor"] in page and "Python " + machine_facts()["python"] in page
+    assert not any("another machine" in n for n in run.notes)
+    moved = tmp_path / "moved"
+    shutil.copytree(finished_run, moved)
+    entries = json.loads((moved / "environment.json").read_text())
+    backend = {**entries[0]["backend"], "threads": "7"}
+    elsewhere = {**entries[0], "step": 2, "processor": "Another CPU", "backend": backend}
+    (moved / "environment.json").write_text(json.dumps([entries[0], elsewhere]))
+    notes = [n for n in read_run(moved).notes if "another machine" in n]
+    assert notes == [
+        "resumed at step 2 on another machine or backend set-up (backend, processor differ, see 'Where it ran'): "
+        "floating-point rounding may differ from there on"
+    ]
+    (moved / "environment.json").unlink()
+    assert "No environment.json" in report_html(read_run(moved))

@@ -272,6 +272,29 @@ def _evaluation_debates(run: RunData) -> str:
     )
 
 
+def _environment(run: RunData) -> str:
+    """Where each part of the run computed (``environment.json``): a row per start and resume."""
+    if not run.environment:
+        return '<p class="note">No environment.json: the run was made before debate-core recorded where it ran.</p>'
+    rows = "".join(
+        f'<tr><td>{escape(str(e.get("step", "")))}</td><td class="label">{escape(str(e.get("started", "")))}</td>'
+        f'<td class="label">{escape(str(e.get("processor", "")))} ({escape(str(e.get("cpu_count", "")))} cores)</td>'
+        f'<td class="label">Python {escape(str(e.get("python", "")))}, {escape(str(e.get("platform", "")))}</td>'
+        f'<td class="label">{escape(_backend_facts(e.get("backend")))}</td></tr>'
+        for e in run.environment
+    )
+    return (
+        "<table><tr><th>from step</th><th>started</th><th>processor</th><th>system</th><th>backend</th></tr>"
+        f'{rows}</table><p class="note">Another processor, thread count or library version rounds floating-point '
+        "sums differently: the same run file can train another model there "
+        "(docs/local-backend.md#what-is-reproducible).</p>"
+    )
+
+
+def _backend_facts(facts: object) -> str:
+    return ", ".join(f"{k} {v}" for k, v in facts.items()) if isinstance(facts, dict) else ""
+
+
 def _costs(run: RunData) -> str:
     section = cost_section(run, resume_markers(run.segments))
     return f'<h2 id="cost">Tokens and cost</h2>{section}' if section else ""
@@ -302,6 +325,7 @@ def report_html(run: RunData, generated: float | None = None) -> str:
 <p class="note">Sections are marked by the parser's spans; dimmed text lies outside every section. Per step:
 <i>r</i> the stream's reward, <i>A</i> its advantage as the update used it.</p>{debates}
 <h2 id="checkpoints">Checkpoints</h2>{_checkpoints(run)}
+<h2 id="environment">Where it ran</h2>{_environment(run)}
 <h2 id="config">Resolved configuration</h2><pre class="config">{config}</pre>
 </main></body></html>
 """

@@ -3,6 +3,7 @@ still gives a report: damaged metrics lines and unreadable files become notes, n
 
 from __future__ import annotations
 
+import itertools
 import math
 import time
 import tomllib
@@ -17,6 +18,7 @@ from debate_core.limits import loads_json, read_limited_bytes, read_limited_text
 from debate_core.records import DebateRecord
 from debate_core.report.segments import Segment, read_segments
 from debate_core.rundir.directory import RunDirectory
+from debate_core.rundir.environment import latest_facts, read_environment
 from debate_core.rundir.evaluation_records import read_evaluation_file, read_evaluation_records
 from debate_core.rundir.lost_history import lost_history_notes
 from debate_core.rundir.metrics_file import metrics_lines
@@ -144,6 +146,8 @@ class RunData:
     """The steps trained under each configuration (more than one after a resume that changed it)."""
     evaluation_file: bool = False
     """An evaluation file of ``debate eval --out`` read as a run: one evaluation, no training."""
+    environment: tuple[dict[str, Any], ...] = ()
+    """``environment.json``'s entries, one per start and resume: where each part of the run computed."""
 
     @property
     def evaluations_dir(self) -> Path:
@@ -255,6 +259,8 @@ def read_run(root: Path, max_debates: int = 8) -> RunData:
     notes.extend(f"{d.path.relative_to(root)}: {d.error}" for d in debates if d.error)
     files = [p for p in (run.metrics_path, run.summary_path, run.evaluations) if p.exists()]
     last_change = max((p.stat().st_mtime for p in files), default=None)
+    environment = tuple(read_environment(run.environment_path))
+    notes.extend(moved_notes(environment))
     return RunData(
         root=root,
         config_text=config_text,
@@ -267,4 +273,21 @@ def read_run(root: Path, max_debates: int = 8) -> RunData:
         last_change=last_change,
         notes=tuple(notes),
         segments=read_segments(root),
+        environment=environment,
     )
+
+
+def moved_notes(entries: tuple[dict[str, Any], ...]) -> list[str]:
+    """A note for each resume that computed somewhere else than the part before it: another
+    machine or backend set-up rounds differently, so the steps after it are not what one machine
+    would have made (docs/local-backend.md#what-is-reproducible)."""
+    notes = []
+    for before, after in itertools.pairwise(entries):
+        old, new = latest_facts([before]), latest_facts([after])
+        if old != new:
+            changed = ", ".join(sorted(k for k in old.keys() | new.keys() if old.get(k) != new.get(k)))
+            notes.append(
+                f"resumed at step {after.get('step', '?')} on another machine or backend set-up ({changed} differ, "
+                "see 'Where it ran'): floating-point rounding may differ from there on"
+            )
+    return notes
