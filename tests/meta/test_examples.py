@@ -111,7 +111,9 @@ def load(name: str) -> RunConfig:
         ),
     ],
 )
-def test_the_subtraction_steps_differ_only_where_a_second_step_must(warm_file: str, peer_file: str, init_from: str) -> None:
+def test_the_subtraction_steps_differ_only_where_a_second_step_must(
+    warm_file: str, peer_file: str, init_from: str
+) -> None:
     """Each peer-votes file is RL from its warm-start file's weights: the task, debate and evaluation
     are the warm-start's, so the measured gain is RL's alone (docs/training.md#a-task-with-room)."""
     warm, peer = load(warm_file), load(peer_file)
