@@ -24,8 +24,7 @@ from debate_core.report.evaluation_table import (
 )
 from debate_core.report.run_data import RunData, read_evaluation_run, read_run
 from debate_core.report.segments import flatten
-from debate_core.rundir.directory import RunDirectory
-from debate_core.rundir.environment import latest_facts, read_environment
+from debate_core.rundir.environment import latest_facts
 from debate_core.rundir.evaluation_figures import Change, change_in, recorded_paired
 from debate_core.rundir.evaluation_records import metric_matches
 
@@ -74,8 +73,7 @@ def read_runs(roots: Sequence[Path]) -> list[ComparedRun]:
                 config = flatten(tomllib.loads(data.config_text))
             except (ValueError, RecursionError):  # not TOML, an integer too long, nested too deeply
                 config = {}
-        if not data.evaluation_file:
-            config.update(flatten({"environment": latest_facts(read_environment(RunDirectory(root).environment_path))}))
+        config.update(flatten({"environment": latest_facts(data.environment)}))  # none for an evaluation file
         name = names[index] if names.count(names[index]) == 1 else f"{names[index]} ({index + 1})"
         runs.append(ComparedRun(name, PALETTE[index % len(PALETTE)], data, config))
     return runs

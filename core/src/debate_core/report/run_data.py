@@ -18,7 +18,7 @@ from debate_core.limits import loads_json, read_limited_bytes, read_limited_text
 from debate_core.records import DebateRecord
 from debate_core.report.segments import Segment, read_segments
 from debate_core.rundir.directory import RunDirectory
-from debate_core.rundir.environment import latest_facts, read_environment
+from debate_core.rundir.environment import entry_facts, read_environment
 from debate_core.rundir.evaluation_records import read_evaluation_file, read_evaluation_records
 from debate_core.rundir.lost_history import lost_history_notes
 from debate_core.rundir.metrics_file import metrics_lines
@@ -283,7 +283,7 @@ def moved_notes(entries: tuple[dict[str, Any], ...]) -> list[str]:
     would have made (docs/local-backend.md#what-is-reproducible)."""
     notes = []
     for before, after in itertools.pairwise(entries):
-        old, new = latest_facts([before]), latest_facts([after])
+        old, new = entry_facts(before), entry_facts(after)
         if old != new:
             changed = ", ".join(sorted(k for k in old.keys() | new.keys() if old.get(k) != new.get(k)))
             notes.append(

@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import platform
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -75,7 +75,12 @@ def record_environment(path: Path, step: int, backend: Mapping[str, str]) -> Non
     atomic_write_json(path, [*read_environment(path), entry])
 
 
-def latest_facts(entries: list[dict[str, Any]]) -> dict[str, Any]:
-    """Where the run last computed: the latest entry without the time and step (``{}`` without
-    one), what ``debate compare`` sets beside the config."""
-    return {k: v for k, v in entries[-1].items() if k not in NOT_COMPARED} if entries else {}
+def entry_facts(entry: Mapping[str, Any]) -> dict[str, Any]:
+    """Where one start or resume computed: its entry without the time and step."""
+    return {k: v for k, v in entry.items() if k not in NOT_COMPARED}
+
+
+def latest_facts(entries: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """Where the run last computed (``{}`` without an entry): what ``debate compare`` sets beside
+    the config."""
+    return entry_facts(entries[-1]) if entries else {}
