@@ -8,7 +8,7 @@
 #      GPU), so that training, sampling, batching and checkpoints run on it;
 #   2. the `sampler` and `train` parts of benchmarks/local_backend.py on embedded:debate-tiny,
 #      with a CPU column and a `cuda` column;
-#   3. a shortened main job, `debate train examples/arithmetic.toml backend.options.device=cuda`
+#   3. a shortened addition job (warm-start and RL), `debate train examples/addition.toml backend.options.device=cuda`
 #      (40 warm-start steps, 4 RL iterations, 50 evaluation problems), split by phase.
 # Without CUDA it runs the same steps on the CPU, shortened (one test file, one sampler batch
 # size and one training case, 2 warm-start steps and 1 RL iteration): CI runs this branch
@@ -89,8 +89,8 @@ fi
 step "${limits[0]}" "local-backend tests on $device" "$py" -m pytest -q -x -p no:cacheprovider "${tests[@]}"
 step "${limits[1]}" "benchmark: sampler and train parts ($device)" \
   "$py" benchmarks/local_backend.py sampler train --models embedded:debate-tiny "${bench[@]}"
-step "${limits[2]}" "shortened main job on $device" \
-  "$py" benchmarks/phases.py examples/arithmetic.toml "backend.options.device=$device" "${job[@]}" \
+step "${limits[2]}" "shortened addition job on $device" \
+  "$py" benchmarks/phases.py examples/addition.toml "backend.options.device=$device" "${job[@]}" \
   training.save_every=0 logging.progress=off --keep "$scratch/run" --target-minutes 0
 
 section "gpu_check: $([ "$failed" = 0 ] && echo 'every step passed' || echo 'a step FAILED'); figures in $out"

@@ -19,13 +19,13 @@ of trained weights) at the batch's token count, timed alone. Targets: the backen
 the bare loop's tokens per second, at least 1.3x transformers', and its model arithmetic at
 least 70% of the ceiling's FLOP/s.
 
-**Batches** are built from the run file's own components, as the main job builds them: the
+**Batches** are built from the run file's own components, as the addition job builds them: the
 warm-start batch is the reference debates of warm-start step 0 (``warmstart.batch_size``
 debates, cross-entropy with the warm-start's weights), the RL batch the reference debates of
 ``training.batch_size`` problems as ``importance_sampling`` Datums (advantages +-1 on the turns'
 tokens, alternating by datum; sampler logprobs -1), so its lengths and trained positions are
-an RL iteration's after the warm-start. ``embedded:debate-tiny`` runs ``examples/arithmetic.toml``
-(full fine-tuning, as the main job; and LoRA rank 16 on the warm-start batch), SmolLM2-135M
+an RL iteration's after the warm-start. ``embedded:debate-tiny`` runs ``examples/addition.toml``
+(full fine-tuning, as that file; and LoRA rank 16 on the warm-start batch), SmolLM2-135M
 ``examples/smollm2.toml`` (LoRA rank 16, as that file; full fine-tuning of 135M parameters
 would hold four copies of them, weights, gradients and AdamW's two moments, beside the
 baselines').
@@ -72,7 +72,7 @@ class Case:
 
 def cases(model: str, embedded: str) -> list[Case]:
     if model == embedded:
-        run = "examples/arithmetic.toml"
+        run = "examples/addition.toml"
         return [Case(model, run, 0, "warm-start"), Case(model, run, 0, "RL"), Case(model, run, 16, "warm-start")]
     run = "examples/smollm2.toml"
     return [Case(model, run, 16, "warm-start"), Case(model, run, 16, "RL")]

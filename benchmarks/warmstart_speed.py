@@ -4,7 +4,7 @@
     python benchmarks/warmstart_speed.py --baseline /tmp/base               # 12 steps, 3 rounds
     python benchmarks/warmstart_speed.py --baseline /tmp/base --steps 20 --rounds 5 --threads 1
 
-Each round runs the main job's warm-start (``examples/arithmetic.toml`` with ``warmstart.steps``
+Each round runs the addition job's warm-start (``examples/addition.toml`` with ``warmstart.steps``
 steps, no RL, no evaluation) once from each checkout, baseline first, alternating, each in its
 own process with ``PYTHONPATH`` at that checkout's ``core/src`` and this repository's run file,
 and reads the step times the trainer writes to ``metrics.jsonl`` (``time/total``: the step's
@@ -41,7 +41,7 @@ def run_warmstart(checkout: Path, steps: int, threads: int, scratch: Path) -> tu
         "-m",
         "debate_core.cli",
         "train",
-        str(ROOT / "examples" / "arithmetic.toml"),
+        str(ROOT / "examples" / "addition.toml"),
         f"warmstart.steps={steps}",
         "training.num_iterations=0",
         "evaluation.num_problems=0",

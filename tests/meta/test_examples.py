@@ -126,6 +126,17 @@ def test_the_subtraction_steps_differ_only_where_a_second_step_must(
     assert peer.reward.name == "v2" and peer.reward.options["lambda_judge"] == 0.0
 
 
+def test_the_main_job_is_the_peer_votes_step_from_the_shipped_start() -> None:
+    """examples/arithmetic.toml is subtraction3-peer-votes.toml's RL from the same weights, shipped in the
+    package (README, "What the main job does"): only the start, its evaluation and the run's name differ."""
+    main_job, peer = load("arithmetic.toml"), load("subtraction3-peer-votes.toml")
+    for section in ("backend", "dataset", "grader", "debate", "reward", "training"):
+        assert getattr(main_job, section) == getattr(peer, section), section
+    assert main_job.model == attrs.evolve(peer.model, base_model="embedded:debate-tiny-subtraction3", init_from="")
+    assert main_job.evaluation == attrs.evolve(peer.evaluation, at_start=True)
+    assert not main_job.warmstart.enabled and main_job.run.name == "arithmetic"
+
+
 def test_three_digit_subtraction_is_the_warm_start_e8a() -> None:
     """examples/subtraction3-warmstart.toml is E8a as measured (docs/training.md#a-task-with-room)."""
     warm = load("subtraction3-warmstart.toml").warmstart
@@ -172,11 +183,11 @@ def test_gsm8k_reads_a_downloaded_directory(tmp_path: Path, monkeypatch: pytest.
 
 
 def test_the_untrained_base_model_breaks_the_contract_as_the_readme_says(capsys: pytest.CaptureFixture[str]) -> None:
-    # README, "Debate one question": against the untrained base model `debate run examples/arithmetic.toml`
+    # README, "A test-time debate": against the untrained base model `debate run examples/addition.toml`
     # samples at the evaluation temperature (0.7), the first turn breaks the output contract, the debate
     # aborts in round 1 and there is no final answer.
-    assert load("arithmetic.toml").evaluation.temperature == 0.7
-    code = main(["run", str(EXAMPLES / "arithmetic.toml"), "--question", "What is 57+8?", "--answer", "65"])
+    assert load("addition.toml").evaluation.temperature == 0.7
+    code = main(["run", str(EXAMPLES / "addition.toml"), "--question", "What is 57+8?", "--answer", "65"])
     out = capsys.readouterr().out
     assert code == 0
     assert "--- Round 2" not in out
