@@ -20,6 +20,7 @@ from debate_core.backends.local.saved_states import read_state
 from debate_core.cli import main
 from debate_core.errors import ConfigError
 from debate_core.runtime.manifests import read_checkpoint
+from debate_core.tools.embed_checkpoint import main as embed_main
 from debate_core.tools.embed_checkpoint import ship_checkpoint
 
 CPU = torch.device("cpu")
@@ -108,3 +109,17 @@ def test_adapters_are_refused(tmp_path: Path) -> None:
             manifest, "x", description="", recipe="", weights_out=tmp_path / "x.safetensors", specs_path=tmp_path / "s"
         )
     assert not (tmp_path / "x.safetensors").exists()
+
+
+def test_a_bad_checkpoint_or_name_is_one_line_and_a_non_zero_exit(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out, specs = tmp_path / "x.safetensors", tmp_path / "specs.json"
+    common = ["--description", "d", "--recipe", "r", "--out", str(out), "--specs", str(specs)]
+    assert embed_main([str(tmp_path / "missing"), "x", *common]) == 1
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("embed_checkpoint: error: ") and "no such file" in err and "\n" not in err
+    manifest = _train(tmp_path)
+    assert embed_main([manifest, "debate-micro", *common]) == 1
+    assert "is its own base model" in capsys.readouterr().err
+    assert not out.exists()

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from importlib import resources
 from pathlib import Path
 
@@ -29,7 +30,7 @@ from debate_core.backends.local.models.loading import EMBEDDED_PREFIX, embedded_
 from debate_core.backends.local.models.pretrained import pretrained_file, tokenizer_hash
 from debate_core.backends.local.models.tokenizer import build_embedded_tokenizer
 from debate_core.backends.local.saved_states import read_state
-from debate_core.errors import ConfigError
+from debate_core.errors import ConfigError, DebateError
 from debate_core.training.policy_weights import resolve_policy_weights
 
 SPECS_RESOURCE = "data/embedded_models.json"
@@ -39,8 +40,9 @@ def shipped_weights(checkpoint: str, name: str, recipe: str) -> tuple[dict[str, 
     """The checkpoint's weights, the file's metadata, and the embedded base model it was trained from.
 
     Raises:
-        ConfigError: the checkpoint is an adapter, not of an embedded model, or was trained with
-            another tokenizer than the package builds for that model.
+        ConfigError: the checkpoint is an adapter, not of an embedded model, was trained with
+            another tokenizer than the package builds for that model, or ``name`` is its base model.
+        CheckpointError: no checkpoint at ``checkpoint``.
     """
     weights = resolve_policy_weights(checkpoint, "checkpoint")
     state = read_state(weights.state_path or weights.path, with_optimizer=False)
@@ -50,6 +52,8 @@ def shipped_weights(checkpoint: str, name: str, recipe: str) -> tuple[dict[str, 
     if int(state.meta.get("finetune", {}).get("lora_rank", 0)) > 0:
         raise ConfigError(f"checkpoint {checkpoint}: holds LoRA adapters, not every weight of the model")
     base = base_model.removeprefix(EMBEDDED_PREFIX)
+    if name == base:
+        raise ConfigError(f"checkpoint {checkpoint}: {name!r} is its own base model; ship it under a new name")
     spec = embedded_specs()[base]
     _, tokenizer_json = build_embedded_tokenizer(spec.vocab_size)
     if state.tokenizer_json is not None and tokenizer_hash(state.tokenizer_json) != tokenizer_hash(tokenizer_json):
@@ -97,9 +101,18 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     out = args.out or Path(str(pretrained_file(args.name)))
     specs = args.specs or Path(str(resources.files("debate_core.backends.local").joinpath(SPECS_RESOURCE)))
-    ship_checkpoint(
-        args.checkpoint, args.name, description=args.description, recipe=args.recipe, weights_out=out, specs_path=specs
-    )
+    try:
+        ship_checkpoint(
+            args.checkpoint,
+            args.name,
+            description=args.description,
+            recipe=args.recipe,
+            weights_out=out,
+            specs_path=specs,
+        )
+    except DebateError as exc:
+        print(f"embed_checkpoint: error: {exc}", file=sys.stderr)
+        return 1
     print(f"wrote {out} and embedded:{args.name} in {specs}")
     return 0
 
