@@ -17,25 +17,12 @@ from debate_core.plugins import get_registry
 from debate_core.runtime.manifests import read_checkpoint
 from debate_core.runtime.session import open_session_async
 from debate_core.training.policy_weights import resolve_init_from
+from tests.backends.local.one_iteration import ONE_ITERATION
 
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
-SHORT = [
-    "backend.name=local",
-    "backend.options.num_threads=1",
-    "backend.options.max_batch_rows=1",
-    "model.base_model=embedded:debate-tiny",
-    "debate.num_agents=2",
-    "debate.max_rounds=1",
-    "debate.max_tokens=12",
-    "training.batch_size=2",
-    "training.num_iterations=1",
-    "training.learning_rate=0.05",
-    "training.skip_zero_advantage_updates=false",
-    "evaluation.num_problems=0",
-    "logging.progress=off",
-]
+SHORT = [*ONE_ITERATION, "backend.options.max_batch_rows=1"]
 
 
 def trained_weights(config_overrides: list[str], state_path: str | None) -> dict[str, Any]:

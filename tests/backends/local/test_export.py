@@ -12,21 +12,8 @@ import torch
 from debate_core.backends.local.service import LocalServiceClient
 from debate_core.cli import main
 from debate_core.runtime.manifests import read_checkpoint
+from tests.backends.local.one_iteration import ONE_ITERATION
 
-TINY = [
-    "backend.name=local",
-    "backend.options.num_threads=1",
-    "model.base_model=embedded:debate-tiny",
-    "debate.num_agents=2",
-    "debate.max_rounds=1",
-    "debate.max_tokens=12",
-    "training.batch_size=2",
-    "training.num_iterations=1",
-    "training.learning_rate=0.05",
-    "training.skip_zero_advantage_updates=false",
-    "evaluation.num_problems=0",
-    "logging.progress=off",
-]
 PROMPT = "User: Question: What is 17 + 25?\n\nAssistant:"
 
 
@@ -58,7 +45,7 @@ def test_an_exported_checkpoint_loads_in_transformers_with_the_backends_logits(
     run_file = tmp_path / "run.toml"
     run_file.write_text("", encoding="utf-8")
     run = tmp_path / "run"
-    assert main(["train", str(run_file), *TINY, f"model.lora_rank={rank}", "--run-dir", str(run)]) == 0
+    assert main(["train", str(run_file), *ONE_ITERATION, f"model.lora_rank={rank}", "--run-dir", str(run)]) == 0
     state = read_checkpoint(run / "checkpoints" / "step_000001.json").backend_state
     exported = tmp_path / "hf"
     capsys.readouterr()
@@ -194,7 +181,7 @@ def test_a_lora_runs_adapter_loads_with_peft_onto_its_base_with_the_backends_log
     run_file = tmp_path / "run.toml"
     run_file.write_text("", encoding="utf-8")
     run = tmp_path / "run"
-    assert main(["train", str(run_file), *TINY, "model.lora_rank=4", "--run-dir", str(run)]) == 0
+    assert main(["train", str(run_file), *ONE_ITERATION, "model.lora_rank=4", "--run-dir", str(run)]) == 0
     state = read_checkpoint(run / "checkpoints" / "step_000001.json").backend_state
     capsys.readouterr()
     assert main(["export", str(run), "--adapter", "--to", str(tmp_path / "adapter")]) == 0

@@ -22,24 +22,12 @@ from debate_core.errors import ConfigError
 from debate_core.runtime.manifests import read_checkpoint
 from debate_core.tools.embed_checkpoint import main as embed_main
 from debate_core.tools.embed_checkpoint import ship_checkpoint
+from tests.backends.local.one_iteration import ONE_ITERATION
 
 CPU = torch.device("cpu")
 MAIN_JOB_START = "debate-tiny-subtraction3"
 SPECS = resources.files("debate_core.backends.local").joinpath("data/embedded_models.json")
-MICRO_RUN = [
-    "backend.name=local",
-    "backend.options.num_threads=1",
-    "model.base_model=embedded:debate-micro",
-    "debate.num_agents=2",
-    "debate.max_rounds=1",
-    "debate.max_tokens=12",
-    "training.batch_size=2",
-    "training.num_iterations=1",
-    "training.learning_rate=0.05",
-    "training.skip_zero_advantage_updates=false",
-    "evaluation.num_problems=0",
-    "logging.progress=off",
-]
+MICRO_RUN = [*ONE_ITERATION, "model.base_model=embedded:debate-micro"]
 
 
 def _module_weights(base_model: str) -> dict[str, torch.Tensor]:
