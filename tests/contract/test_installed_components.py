@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 from debate_core.testing import (
+    InstalledAnswerRuleContract,
     InstalledBackendContract,
     InstalledCoordinatorContract,
     InstalledDatasetContract,
@@ -50,4 +51,8 @@ class TestEveryBackend(InstalledBackendContract):
 
 
 class TestEveryJudge(InstalledJudgeContract):
+    pass
+
+
+class TestEveryAnswerRule(InstalledAnswerRuleContract):
     pass

@@ -39,7 +39,7 @@ def test_a_tie_is_broken_by_peer_votes() -> None:
         (3, 0, 0, 0),
     ]
     answer = final_answer(record)
-    assert answer.answer == "B" and [c.vote_score for c in answer.candidates] == [2.0, 0.0]
+    assert answer.answer == "B" and [c.score for c in answer.candidates] == [2.0, 0.0]
 
 
 def test_without_votes_the_lowest_agent_id_breaks_the_tie() -> None:

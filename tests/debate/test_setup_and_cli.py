@@ -190,7 +190,8 @@ def test_run_prints_transcript_tally_and_final_answer(
     assert code == 0, err
     assert "--- Round 1, Agent 0 (Methodical Analyst) ---" in out and "\\boxed{41}" in out
     assert "Agent 0: 1 wins, 0 losses, 1 ties (2 votes)" in out and "Agent 2: 0 wins, 1 losses, 0 ties (1 votes)" in out
-    assert "Final answer: 42 (2 of 3 agents) [correct]" in out
+    # agent 2 calls agents 0 and 1 equal: half a vote each (agent 1 named agent 2 before it had answered)
+    assert "Final answer: 42 (2 of 3 agents; vote_winner, vote score 0.5) [correct]" in out
     record = load_transcript(out_file)
     assert record.question == "6 * 7?" and record.answer == "42" and len(record.turns) == 3
     assert [t.grade for t in record.turns] == [1.0, 1.0, 0.0]

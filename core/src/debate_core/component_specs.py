@@ -17,6 +17,7 @@ import attrs
 from debate_core.config.choices import ComponentChoice, normalise_name
 from debate_core.errors import ConfigError, DebateError, PluginError
 from debate_core.records import (
+    AnswerRule,
     Dataset,
     Grader,
     HistoryPolicy,
@@ -31,6 +32,7 @@ from debate_core.records import (
 __all__ = [
     "KINDS",
     "SPEC_TYPES",
+    "AnswerRuleSpec",
     "BackendSpec",
     "BuildContext",
     "ComponentBuilder",
@@ -239,6 +241,13 @@ class JudgeSpec(ComponentSpec[Judge]):
     kind: ClassVar[str] = "judge"
 
 
+@attrs.frozen(kw_only=True)
+class AnswerRuleSpec(ComponentSpec[AnswerRule]):
+    """An answer rule: how a finished debate becomes its answer (docs/answer-rules.md)."""
+
+    kind: ClassVar[str] = "answer_rule"
+
+
 SPEC_TYPES: tuple[type[ComponentSpec[Any]], ...] = (
     ParserSpec,
     RewardSpec,
@@ -251,6 +260,7 @@ SPEC_TYPES: tuple[type[ComponentSpec[Any]], ...] = (
     RendererSpec,
     MetricSinkSpec,
     JudgeSpec,
+    AnswerRuleSpec,
 )
 """Every kind, in the order listings show them."""
 

@@ -22,6 +22,7 @@ from collections.abc import Iterable
 import pluggy
 
 from debate_core.component_specs import (
+    AnswerRuleSpec,
     BackendSpec,
     CoordinatorSpec,
     DatasetSpec,
@@ -38,6 +39,7 @@ from debate_core.component_specs import (
 __all__ = [
     "HOOK_KINDS",
     "PROJECT_NAME",
+    "debate_answer_rules",
     "debate_backends",
     "debate_coordinators",
     "debate_datasets",
@@ -261,6 +263,37 @@ def debate_judges() -> Iterable[JudgeSpec]:
     return ()
 
 
+@hookspec
+def debate_answer_rules() -> Iterable[AnswerRuleSpec]:
+    """Register answer rules: how a finished debate becomes its one answer, the answer that
+    evaluation grades, ``debate run``, ``debate show`` and ``debate serve`` print and the
+    ``selected_answer`` reward pays agreement with (``debate.final_answer`` in a run file;
+    docs/answer-rules.md).
+
+    Returns:
+        Specs whose ``build(options)`` returns an ``AnswerRule``:
+        ``rule(debate, read_answer) -> DebateAnswer``, where ``read_answer(solution)`` reads the
+        answer a solution gives (``None`` when it gives none). The rule must not read the ground
+        truth and must not raise on a debate with no comparisons or no valid turn.
+
+    Example::
+
+        class LastWord:
+            def __call__(self, debate, read_answer):
+                turn = debate.final_turn(debate.num_agents - 1)
+                if turn is None:
+                    return DebateAnswer("last_word", None, None, ())
+                answer = read_answer(turn.response.solution) or turn.response.solution
+                candidate = Candidate(answer, (turn.agent,), 1.0, turn.response.solution)
+                return DebateAnswer("last_word", answer, candidate.solution, (candidate,))
+
+        @hookimpl
+        def debate_answer_rules():
+            return [AnswerRuleSpec(name="last_word", description="the last agent's answer", build=lambda _: LastWord())]
+    """
+    return ()
+
+
 HOOK_KINDS: dict[str, str] = {
     "debate_parsers": ParserSpec.kind,
     "debate_rewards": RewardSpec.kind,
@@ -273,5 +306,6 @@ HOOK_KINDS: dict[str, str] = {
     "debate_renderers": RendererSpec.kind,
     "debate_metric_sinks": MetricSinkSpec.kind,
     "debate_judges": JudgeSpec.kind,
+    "debate_answer_rules": AnswerRuleSpec.kind,
 }
 """Which kind of component each hook registers."""

@@ -26,6 +26,7 @@ import attrs
 from debate_core.errors import ComponentFailure, DebateError
 from debate_core.limits import short_repr
 from debate_core.records import (
+    DebateAnswer,
     DebateRecord,
     Grade,
     HistoryEntry,
@@ -44,6 +45,7 @@ __all__ = [
     "call_plugin",
     "check_judge_verdicts",
     "check_reward_result",
+    "checked_debate_answer",
     "checked_decoded_text",
     "checked_grade",
     "checked_history",
@@ -237,6 +239,23 @@ def checked_grade(call: PluginCall, hook: Callable[[], object]) -> Grade:
         value, {"formatted": bool, "correct": bool, "extracted": (str, type(None))}
     )
     if problems or not isinstance(value, Grade):
+        raise call.returned(value, problems)
+    return value
+
+
+def checked_debate_answer(call: PluginCall, hook: Callable[[], object]) -> DebateAnswer:
+    """An answer rule's answer: a ``DebateAnswer`` whose answer and solution are both text or
+    both ``None``, and whose first candidate, when it has one, is the answer it gives."""
+    value = call_plugin(call, hook)
+    problems = _wrong_type(value, DebateAnswer) or _fields_of_type(
+        value, {"rule": str, "answer": (str, type(None)), "solution": (str, type(None)), "candidates": tuple}
+    )
+    if not problems and isinstance(value, DebateAnswer):
+        if (value.answer is None) != (value.solution is None):
+            problems = ["answer and solution must both be set or both be None"]
+        elif value.answer is not None and (not value.candidates or value.candidates[0].answer != value.answer):
+            problems = ["its first candidate must be the answer it gives"]
+    if problems or not isinstance(value, DebateAnswer):
         raise call.returned(value, problems)
     return value
 

@@ -1,11 +1,21 @@
-"""Built-in rewards ``majority`` and ``shuffled``: the label-free and the random baselines of
-peer-vote RL (docs/rewards.md#majority, docs/rewards.md#shuffled)."""
+"""Built-in rewards ``majority``, ``selected_answer`` and ``shuffled``: the label-free rewards and
+the random baseline of peer-vote RL (docs/rewards.md#majority, docs/rewards.md#selected_answer,
+docs/rewards.md#shuffled)."""
 
 from __future__ import annotations
 
-from debate_core.component_specs import RewardSpec
+from debate_core.component_specs import BuildContext, RewardSpec
 from debate_core.hookspecs import hookimpl
-from debate_core.rewards import MajorityOptions, MajorityReward, ShuffledOptions, build_shuffled, text_answer
+from debate_core.rewards import (
+    MajorityOptions,
+    MajorityReward,
+    SelectedAnswerOptions,
+    SelectedAnswerReward,
+    ShuffledOptions,
+    build_selected_answer,
+    build_shuffled,
+    text_answer,
+)
 from debate_core.tasks import extract_last_boxed, normalise_answer
 
 
@@ -20,6 +30,11 @@ def build_majority(options: MajorityOptions) -> MajorityReward:
     return MajorityReward(boxed_answer if options.answers == "boxed" else text_answer)
 
 
+def build_selected(options: SelectedAnswerOptions, context: BuildContext) -> SelectedAnswerReward:
+    """The ``selected_answer`` reward, reading answers as ``options.answers`` says."""
+    return build_selected_answer(options, context, boxed_answer if options.answers == "boxed" else text_answer)
+
+
 @hookimpl
 def debate_rewards() -> list[RewardSpec]:
     return [
@@ -28,6 +43,12 @@ def debate_rewards() -> list[RewardSpec]:
             description="1 for an agent whose final answer is the debate's majority answer, else 0; no ground truth",
             build=build_majority,
             options=MajorityOptions,
+        ),
+        RewardSpec(
+            name="selected_answer",
+            description="1 for an agent whose final answer is the one the debate's answer rule selects; no labels",
+            build=build_selected,
+            options=SelectedAnswerOptions,
         ),
         RewardSpec(
             name="shuffled",

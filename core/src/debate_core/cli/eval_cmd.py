@@ -110,6 +110,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"policy: {weights.path if weights else 'base model ' + config.model.base_model}")
         print("\n".join(format_metrics(metrics)))
         print("\n".join(headline_table(metrics)))
+        if any(name.endswith("/debate/answer_correct") for name in metrics):
+            print(f"debate accuracy: the debate's answer by {config.debate.final_answer.name} (debate.final_answer)")
     return 0
 
 

@@ -114,6 +114,15 @@ def format_transcript(record: Any) -> list[str]:
     return lines
 
 
+def answer_basis(answer: Any) -> str:
+    """Which answer rule gave the answer, and what it weighed (docs/answer-rules.md)."""
+    if answer.fallback:
+        return f"{answer.rule}: no vote to count, so {answer.fallback}"
+    if answer.rule == "majority" or not answer.candidates:
+        return str(answer.rule)
+    return f"{answer.rule}, vote score {answer.candidates[0].score:g}"
+
+
 def format_outcome(record: Any, answer: Any) -> list[str]:
     """Vote tally, consensus and final answer of a debate."""
     from debate_core.debate.final_answer import format_vote_counts
@@ -130,7 +139,8 @@ def format_outcome(record: Any, answer: Any) -> list[str]:
         lines.append("Final answer: none (no agent gave a valid response)")
     else:
         verdict = "" if answer.correct is None else (" [correct]" if answer.correct else " [wrong]")
-        lines.append(f"Final answer: {answer.answer} ({answer.support} of {record.num_agents} agents){verdict}")
+        held = f"{answer.support} of {record.num_agents} agents"
+        lines.append(f"Final answer: {answer.answer} ({held}; {answer_basis(answer)}){verdict}")
     return lines
 
 
@@ -209,7 +219,7 @@ def _debate_each(
         raise_backend_failure(sampler, [episode], config)
         record = episode.record
         records.append(record)
-        answer = final_answer(record, grader)
+        answer = final_answer(record, grader, rule=setup.answer_rule)
         if len(problems) > 1:
             print(visible(f"=== Debate {index + 1} of {len(problems)} ({problem.id}) ==="))
         lines = [] if args.quiet else format_transcript(record)

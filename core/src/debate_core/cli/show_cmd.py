@@ -2,7 +2,8 @@
 
 Reads one transcript, a JSON list of them, or the JSON Lines file ``debate run --questions ...
 --out`` writes, and prints each debate: its question, every turn with its sections, valid votes,
-grade and parse error, then the vote tally, how it ended and its final answer.
+grade and parse error, then the vote tally, how it ended and its final answer under ``--rule``
+(default ``vote_winner``, the default of ``debate.final_answer``; docs/answer-rules.md).
 """
 
 from __future__ import annotations
@@ -30,6 +31,13 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         default="boxed",
         metavar="NAME",
         help="the grader that reads and checks final answers (default boxed; 'none' shows raw solutions)",
+    )
+    parser.add_argument(
+        "--rule",
+        default="vote_winner",
+        metavar="NAME",
+        help="the answer rule that gives the debate's answer (default vote_winner, as debate.final_answer; "
+        "majority, answer_votes or an installed rule)",
     )
     parser.set_defaults(handler=run)
 
@@ -59,8 +67,8 @@ def turn_lines(turn: Any) -> list[str]:
     return lines
 
 
-def debate_lines(record: Any, turn: int | None, grader: Any = None) -> list[str]:
-    """A whole debate (or one of its turns)."""
+def debate_lines(record: Any, turn: int | None, grader: Any = None, rule: Any = None) -> list[str]:
+    """A whole debate (or one of its turns), its answer under ``rule`` (default ``majority``)."""
     from debate_core.cli.run_cmd import format_outcome
     from debate_core.debate.final_answer import final_answer
 
@@ -77,16 +85,18 @@ def debate_lines(record: Any, turn: int | None, grader: Any = None) -> list[str]
             )
         return [*header, *turn_lines(record.turns[turn])]
     body = [line for t in record.turns for line in turn_lines(t)]
-    return [*header, *body, *format_outcome(record, final_answer(record, grader))]
+    return [*header, *body, *format_outcome(record, final_answer(record, grader, rule=rule))]
 
 
 def run(args: argparse.Namespace) -> int:
+    from debate_core.debate.final_answer import NamedAnswerRule
     from debate_core.debate.transcripts import load_transcripts
     from debate_core.plugins import get_registry
     from debate_core.terminal import visible
 
     records = load_transcripts(args.transcript)
     grader = None if args.grader == "none" else get_registry().build("grader", args.grader, None, "--grader")
+    rule = NamedAnswerRule(args.rule, get_registry().build("answer_rule", args.rule, None, "--rule"))
     if args.debate is not None:
         chosen = [r for r in records if r.debate_id == args.debate]
         if not chosen and args.debate.isdigit() and int(args.debate) < len(records):
@@ -95,6 +105,6 @@ def run(args: argparse.Namespace) -> int:
             ids = ", ".join(r.debate_id or "(no id)" for r in records[:10])
             raise DebateError(f"--debate {args.debate}: no such debate in {args.transcript} (ids: {ids})")
         records = chosen
-    blocks = ["\n".join(debate_lines(r, args.turn, grader)) for r in records]
+    blocks = ["\n".join(debate_lines(r, args.turn, grader, rule)) for r in records]
     print(visible("\n\n".join(blocks)))  # model text: escape sequences shown, not obeyed
     return 0

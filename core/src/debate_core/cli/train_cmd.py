@@ -24,6 +24,7 @@ HEADLINE = (
     "correct",
     "pass@",
     "cons@",
+    "answer_correct",
     "judge_accuracy",
     "comparison_rate",
     "rounds_played",

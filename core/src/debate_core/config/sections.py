@@ -141,6 +141,9 @@ class DebateSettings:
     """History policy: which earlier rounds each prompt shows."""
     renderer: ComponentChoice = attrs.field(factory=lambda: ComponentChoice(name="role_colon"))
     """Renderer: messages to tokens, and the stop conditions."""
+    final_answer: ComponentChoice = attrs.field(factory=lambda: ComponentChoice(name="vote_winner"))
+    """Answer rule: how a finished debate becomes its one answer, for evaluation, ``debate run``,
+    ``debate show``, ``debate serve`` and the ``selected_answer`` reward (docs/answer-rules.md)."""
 
 
 @attrs.frozen(kw_only=True)

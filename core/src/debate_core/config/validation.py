@@ -38,6 +38,7 @@ def component_choices(config: RunConfig) -> Iterator[tuple[str, str, ComponentCh
     yield "debate.persona_set", "persona_set", config.debate.persona_set
     yield "debate.history_policy", "history_policy", config.debate.history_policy
     yield "debate.renderer", "renderer", config.debate.renderer
+    yield "debate.final_answer", "answer_rule", config.debate.final_answer
     yield "reward", "reward", config.reward
     yield "dataset", "dataset", config.dataset
     yield "grader", "grader", config.grader

@@ -16,8 +16,23 @@ from debate_core.debate.coordinators import (
     TurnState,
     TurnTicket,
 )
-from debate_core.debate.episode import DebateSetup, build_debate_setup, run_debate, sampling_temperature, turn_seed
-from debate_core.debate.final_answer import Candidate, FinalAnswer, choose_answer, final_answer, final_solutions
+from debate_core.debate.episode import (
+    DebateSetup,
+    FirstTurnPrompt,
+    build_debate_setup,
+    first_turn_prompt,
+    run_debate,
+    sampling_temperature,
+    turn_seed,
+)
+from debate_core.debate.final_answer import (
+    AnswerVotesRule,
+    MajorityRule,
+    VoteWinnerRule,
+    choose_answer,
+    final_answer,
+    final_solutions,
+)
 from debate_core.debate.history_policies import (
     AllRounds,
     HistoryOptions,
@@ -52,14 +67,16 @@ __all__ = [
     "DEFAULT_PROFILES",
     "XML_CONTRACT",
     "AllRounds",
-    "Candidate",
     "ChatTemplateOptions",
     "ChatTemplateRenderer",
     "Coordinator",
     "DebateSetup",
+    "FirstTurnPrompt",
     "DefaultPersonas",
     "DefaultPersonasOptions",
-    "FinalAnswer",
+    "AnswerVotesRule",
+    "MajorityRule",
+    "VoteWinnerRule",
     "HistoryOptions",
     "LastRounds",
     "LastRoundsOptions",
@@ -87,6 +104,7 @@ __all__ = [
     "dumps_transcript",
     "final_answer",
     "final_solutions",
+    "first_turn_prompt",
     "load_transcript",
     "load_transcripts",
     "parse_response",

@@ -23,6 +23,7 @@ import attrs
 from debate_core.component_specs import ComponentBuilder, build_choice
 from debate_core.config.sections import DebateSettings
 from debate_core.debate.coordinators import Coordinator, TurnDraft, TurnState, TurnTicket
+from debate_core.debate.final_answer import MajorityRule, NamedAnswerRule
 from debate_core.debate.instructions import turn_instructions
 from debate_core.debate.observations import OwnTurn, build_messages, system_prompt
 from debate_core.debate.rendering import sampling_stop
@@ -41,6 +42,7 @@ from debate_core.plugin_results import (
 from debate_core.records import (
     AgentPolicy,
     AgentTrajectory,
+    AnswerRule,
     CheckedComparisons,
     ConsensusRule,
     DebateEpisode,
@@ -57,6 +59,7 @@ from debate_core.records import (
     Problem,
     Renderer,
     SampledAction,
+    StopCondition,
     Tokenizer,
     Transition,
     Turn,
@@ -100,6 +103,8 @@ class DebateSetup:
     """End every debate after this round whatever the stop rule, while the prompts still say
     ``Round r of max_rounds``: evaluation's direct answers are the blind first round of the
     same debate."""
+    answer_rule: AnswerRule = attrs.field(factory=MajorityRule)
+    """How a finished debate becomes its answer (``debate.final_answer``, docs/answer-rules.md)."""
     names: Mapping[str, str] = attrs.field(factory=dict)
     """The components as the run file chose them, by kind (``parser``: ``xml`` or an import
     path), for the errors that name a plugin whose result is bad (``plugin_results``)."""
@@ -144,6 +149,9 @@ def build_debate_setup(debate: DebateSettings, registry: ComponentBuilder, token
     if not callable(renderer_factory):
         raise PluginError(f"renderer '{debate.renderer.name}' must build a factory (tokenizer) -> Renderer")
     renderer = renderer_factory(tokenizer)
+    answer_rule = build_choice(registry, "answer_rule", debate.final_answer, "debate.final_answer")
+    if not callable(answer_rule):
+        raise PluginError(f"debate.final_answer: answer rule '{debate.final_answer.name}' built no callable rule")
     for value, interface, attribute in (
         (coordinator, Coordinator, "coordinator"),
         (parser, OutputParser, "parser"),
@@ -171,11 +179,12 @@ def build_debate_setup(debate: DebateSettings, registry: ComponentBuilder, token
         show_answers=debate.show_answers,
         recap=debate.recap,
         brief_instructions=debate.instructions == "brief",
+        answer_rule=NamedAnswerRule(debate.final_answer.name, answer_rule),
         names={kind: getattr(debate, kind).name for kind in _COMPONENT_KINDS},
     )
 
 
-_COMPONENT_KINDS = ("coordinator", "parser", "persona_set", "history_policy", "renderer")
+_COMPONENT_KINDS = ("coordinator", "parser", "persona_set", "history_policy", "renderer", "final_answer")
 """The kinds of component a debate setup holds, by their ``[debate]`` key."""
 
 
@@ -197,6 +206,27 @@ def saw_every_latest_solution(ticket: TurnTicket, shown: Sequence[HistoryEntry],
         for other in range(num_agents)
         if other != ticket.agent
     )
+
+
+@attrs.frozen
+class FirstTurnPrompt:
+    """What an agent is given in the blind first round of a debate: its prompt messages and
+    tokens, the stop condition and the temperature it samples at."""
+
+    messages: tuple[Message, ...]
+    tokens: tuple[int, ...]
+    stop: StopCondition
+    temperature: float
+
+
+def first_turn_prompt(problem: Problem, setup: DebateSetup, agent: int = 0) -> FirstTurnPrompt:
+    """The prompt ``agent`` answers ``problem`` in when it has seen nobody (the first round of a
+    parallel debate: evaluation's direct answers), built by the same code as every debate turn:
+    persona, output contract, instructions and renderer."""
+    debate = _Debate(problem, setup, [], seed=0)
+    persona = debate.persona(agent)
+    _, messages, tokens, _ = debate.observe(TurnTicket(round=1, agent=agent, visible=()), persona, {})
+    return FirstTurnPrompt(tuple(messages), tuple(tokens), debate.stop, sampling_temperature(persona, setup))
 
 
 class _ComponentRaised(Exception):

@@ -7,6 +7,14 @@ This is the bottom layer: it imports only the standard library and attrs. Everyt
 
 from __future__ import annotations
 
+from debate_core.records.answers import (
+    AnswerReader,
+    AnswerRule,
+    Candidate,
+    DebateAnswer,
+    answer_of,
+    normalise_solution,
+)
 from debate_core.records.authorship import CheckedComparisons, apply_authorship
 from debate_core.records.debate import (
     CONSENSUS_RULES,
@@ -57,6 +65,12 @@ from debate_core.records.tasks import Dataset, Grade, Grader, Problem
 from debate_core.records.votes import AgentVotes, VoteTally, tally_votes, vote_counts
 
 __all__ = [
+    "AnswerReader",
+    "AnswerRule",
+    "Candidate",
+    "DebateAnswer",
+    "answer_of",
+    "normalise_solution",
     "CONSENSUS_RULES",
     "GENERATOR_STREAM",
     "JUDGE_STREAM",

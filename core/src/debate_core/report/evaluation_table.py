@@ -22,8 +22,17 @@ from debate_core.rundir.evaluation_records import metric_matches, paired_changes
 
 EVALUATION_ROWS: tuple[tuple[str, str], ...] = (
     ("direct/correct", "direct accuracy (mean over direct answers)"),
-    ("debate/cons@k", "debate accuracy (the debate's final answer)"),
+    ("debate/answer_correct", "debate accuracy (the debate's answer under its rule, debate.final_answer)"),
     ("debate_minus_direct", "debate − direct (paired per problem)"),
+    ("direct/cons@k", "self-consistency: the majority of the k direct answers"),
+    ("debate/rule/vote_winner/correct", "debate's answer by vote_winner (the best-voted solution)"),
+    ("debate/rule/answer_votes/correct", "debate's answer by answer_votes (votes summed per answer)"),
+    ("debate/rule/majority/correct", "debate's answer by majority (of the final answers)"),
+    ("debate/cons@k", "majority of the agents' final answers (cons@k)"),
+    ("debate/round1_cons@k", "majority of the agents' round-1 answers"),
+    ("debate/round1_pass@k", "any round-1 answer right"),
+    ("direct/sampled_tokens_per_answer", "sampled tokens per answer, direct (all k samples)"),
+    ("debate/sampled_tokens_per_answer", "sampled tokens per answer, debate"),
     ("debate/correct", "agents' final answers correct"),
     ("debate/judge_accuracy", "judge accuracy (decidable votes)"),
     ("debate/judge_decidable_votes", "decidable votes"),
@@ -98,7 +107,9 @@ def per_problem(record: Mapping[str, Any]) -> dict[str, list[float]]:
         prefix, _, rest = name.rpartition("/direct/correct")
         if rest or not prefix or f"{prefix}/debate_minus_direct" in values:
             continue
-        debate = [v for n, v in values.items() if re.fullmatch(re.escape(prefix) + r"/debate/cons@\d+", n)]
+        debate = [v for n, v in values.items() if n == f"{prefix}/debate/answer_correct"] or [
+            v for n, v in values.items() if re.fullmatch(re.escape(prefix) + r"/debate/cons@\d+", n)
+        ]
         if len(debate) == 1 and len(debate[0]) == len(direct):
             values[f"{prefix}/debate_minus_direct"] = [b - a for a, b in zip(direct, debate[0], strict=True)]
     return values

@@ -119,7 +119,8 @@ def _outcome_charts(run: RunData, datasets: Sequence[str]) -> list[ChartSpec]:
             "Held-out accuracy (± SE)",
             [
                 _eval_series(ev, "direct/correct", "direct"),
-                _eval_series(ev, "debate/cons@k", "debate (final answer)"),
+                _eval_series(ev, "debate/answer_correct", "debate (its answer)"),
+                _eval_series(ev, "direct/cons@k", "direct, majority of k", dashed=True),
                 _eval_series(ev, "debate/correct", "debate (agents)", dashed=True),
             ],
             True,

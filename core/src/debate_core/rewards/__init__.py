@@ -38,6 +38,7 @@ from debate_core.rewards.peer import (
     win_rate_rewards,
 )
 from debate_core.rewards.result_checks import check_result, result_problems
+from debate_core.rewards.selected import SelectedAnswerOptions, SelectedAnswerReward, build_selected_answer
 from debate_core.rewards.shuffled import ShuffledOptions, ShuffledReward, agent_permutation, build_shuffled
 from debate_core.rewards.v2 import V2Options, V2Reward, resolve_votes, v2_breakdown
 
@@ -52,6 +53,9 @@ __all__ = [
     "JudgeMixOptions",
     "JudgeMixReward",
     "MajorityOptions",
+    "SelectedAnswerOptions",
+    "SelectedAnswerReward",
+    "build_selected_answer",
     "MajorityReward",
     "ModelJudge",
     "ModelJudgeOptions",

@@ -59,7 +59,11 @@ METRICS: tuple[MetricFacts, ...] = (
     MetricFacts("judge/own/all_right_problems", count=True),
     MetricFacts("judge/own/no_wrong_answer_problems", count=True),
     MetricFacts("debate_minus_direct", Direction.HIGHER, observations=PROBLEMS),
-    MetricFacts("*/opponent_correct"),  # the fixed opponent's accuracy: context, not a goal
+    MetricFacts("*/opponent_correct"),
+    MetricFacts("*/answer_correct", Direction.HIGHER, proportion=True, observations=PROBLEMS),
+    MetricFacts("*/rule/*/correct", Direction.HIGHER, proportion=True, observations=PROBLEMS),
+    MetricFacts("*/round1_cons@*", Direction.HIGHER, proportion=True, observations=PROBLEMS),
+    MetricFacts("*/round1_pass@*", Direction.HIGHER, proportion=True, observations=PROBLEMS),  # the fixed opponent's accuracy: context, not a goal
     MetricFacts("*/correct", Direction.HIGHER, observations=PROBLEMS),
     MetricFacts("*/avg@*", Direction.HIGHER, observations=PROBLEMS),
     MetricFacts("*/cons@*", Direction.HIGHER, proportion=True, observations=PROBLEMS),

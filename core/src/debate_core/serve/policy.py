@@ -1,5 +1,10 @@
 """The policy ``debate serve`` answers with (docs/training.md#serving-a-policy): one sample of the
-policy for its own model name, a test-time debate's final answer for the model ``debate``.
+policy for its own model name, a test-time debate's answer for the model ``debate``.
+
+A request of one user message is a question: the policy answers it in the prompt evaluation's
+direct answers are sampled in (the debate's blind first round, agent 0: persona, output contract,
+instructions), and the reply is the solution it wrote. Any other conversation (a system message,
+earlier turns) is rendered as it is, for clients that bring their own format (a judge).
 
 Both go through the code ``debate run`` uses: the run file's backend, debate components,
 evaluation temperature and seed, sampling through a fresh retrying sampler per request (so one
@@ -14,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from debate_core.config import RunConfig
-from debate_core.debate.episode import DebateSetup, build_debate_setup, run_debate
+from debate_core.debate.episode import DebateSetup, build_debate_setup, first_turn_prompt, run_debate
 from debate_core.debate.final_answer import final_answer
 from debate_core.debate.sampling_policy import SamplingClientPolicy
 from debate_core.errors import DebateError
@@ -96,7 +101,10 @@ class ServedPolicy:
         return self.setup.temperature if override is None else override
 
     async def _sample(self, request: ChatRequest) -> Completion:
-        """One sample of the policy on the request's messages, in the run's chat format."""
+        """One sample of the policy: a lone question answered as evaluation's direct answers are,
+        any other conversation rendered as it is."""
+        if len(request.messages) == 1 and request.messages[0].role == "user":
+            return await self._direct(request)
         renderer = self.setup.renderer
         prompt = renderer.build_prompt(request.messages)
         max_tokens = request.max_tokens or self.config.debate.max_tokens
@@ -110,6 +118,29 @@ class ServedPolicy:
         text, stopped = cut_at_stop(action.text, [*request.stop, *stop.strings])
         finish = "length" if action.stop_reason == "length" and not stopped else "stop"
         return Completion(text, finish, len(prompt), len(action.tokens))
+
+    async def _direct(self, request: ChatRequest) -> Completion:
+        """One answer to the question in the prompt evaluation's direct answers use: the reply is
+        the response's solution (the whole response when it broke the output contract), with the
+        response and the answer the grader reads in the ``direct`` object."""
+        setup = self.setup if request.max_tokens is None else attrs.evolve(self.setup, max_tokens=request.max_tokens)
+        first = first_turn_prompt(Problem(id="request", question=request.question), setup)
+        check_context(len(first.tokens), setup.max_tokens, self.session.context_length)
+        temperature = request.temperature if request.temperature is not None else first.temperature
+        sampler = self.session.sampler()
+        action = await _sampled(
+            sampler, setup.renderer, first.tokens, first.stop, temperature, setup.max_tokens, self._seed(request)
+        )
+        text = action.text
+        response = setup.parser.parse(text)
+        reply = response.solution if response.ok else text
+        summary = {
+            "response": text,
+            "format_ok": response.ok,
+            "answer": self.grader.grade(response.solution, "").extracted if response.ok else None,
+        }
+        finish = "length" if action.stop_reason == "length" else "stop"
+        return Completion(reply, finish, len(first.tokens), len(action.tokens), direct=summary)
 
     async def _debate(self, request: ChatRequest) -> Completion:
         """A test-time debate of the last user message; its final answer is the reply."""
@@ -128,7 +159,7 @@ class ServedPolicy:
         if context:
             raise context[0]
         raise_backend_failure(sampler, [episode], self.config)
-        return debate_completion(episode, self.grader)
+        return debate_completion(episode, self.grader, setup)
 
     async def close(self, status: str = "success") -> None:
         """Close the backend session."""
@@ -154,14 +185,16 @@ async def _sampled(
         raise
 
 
-def debate_completion(episode: DebateEpisode, grader: Grader) -> Completion:
-    """A debate as an answer: the final answer as the text, every turn's tokens as the usage, and
-    what the debate did in the ``debate`` object."""
+def debate_completion(episode: DebateEpisode, grader: Grader, setup: DebateSetup) -> Completion:
+    """A debate as an answer: its answer under the setup's rule (``debate.final_answer``) as the
+    text, every turn's tokens as the usage, and what the debate did in the ``debate`` object."""
     record = episode.record
-    answer = final_answer(record, grader)
+    answer = final_answer(record, grader, rule=setup.answer_rule)
     transitions = [t for trajectory in episode.trajectories for t in trajectory.transitions]
     summary = {
         "final_answer": answer.answer,
+        "answer_rule": answer.rule,
+        "answer_rule_fallback": answer.fallback,
         "solution": answer.solution,
         "support": answer.support,
         "num_agents": record.num_agents,

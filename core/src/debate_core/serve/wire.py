@@ -73,6 +73,9 @@ class Completion:
     prompt_tokens: int
     completion_tokens: int
     debate: Mapping[str, Any] | None = None
+    direct: Mapping[str, Any] | None = None
+    """For a question answered as evaluation's direct answers are: the whole response, whether it
+    followed the output contract, and the answer the grader reads (an extra ``direct`` object)."""
 
 
 def read_body(body: bytes) -> dict[str, Any]:
@@ -223,6 +226,8 @@ def completion_body(request: ChatRequest, completion: Completion, created: int |
     }
     if completion.debate is not None:
         body["debate"] = dict(completion.debate)
+    if completion.direct is not None:
+        body["direct"] = dict(completion.direct)
     return body
 
 

@@ -10,8 +10,9 @@ imported from here by the test modules that subclass them::
     class TestBrevityContract(RewardContract):
         reward_name = "brevity"          # looked up in the installed plugins
 
-``RewardContract`` and ``ParserContract`` (``debate_core.testing.reward_parser_contracts``) check what every
-reward (or parser) must do on the debates coordinators can produce; ``PersonaSetContract``,
+``RewardContract``, ``ParserContract`` and ``AnswerRuleContract``
+(``debate_core.testing.reward_parser_contracts``) check what every reward (parser, answer rule)
+must do on the debates coordinators can produce; ``PersonaSetContract``,
 ``HistoryPolicyContract``, ``DatasetContract``, ``GraderContract``, ``CoordinatorContract``,
 ``RendererContract``, ``MetricSinkContract``, ``BackendContract`` and ``JudgeContract``
 (``debate_core.testing.other_kind_contracts``) do the same for the other kinds, with
@@ -45,6 +46,8 @@ if TYPE_CHECKING:
         CONTRACT_DEBATES,
         CONTRACT_RESPONSES,
         PARSER_TEXTS,
+        AnswerRuleContract,
+        InstalledAnswerRuleContract,
         InstalledBackendContract,
         InstalledCoordinatorContract,
         InstalledDatasetContract,
@@ -76,9 +79,11 @@ _HOMES = {
         "sdk_mismatches",
     ),
     "debate_core.testing.reward_parser_contracts": (
+        "AnswerRuleContract",
         "CONTRACT_DEBATES",
         "CONTRACT_RESPONSES",
         "PARSER_TEXTS",
+        "InstalledAnswerRuleContract",
         "InstalledBackendContract",
         "InstalledCoordinatorContract",
         "InstalledDatasetContract",
@@ -100,6 +105,7 @@ _HOMES = {
 _MODULE_OF = {name: module for module, names in _HOMES.items() for name in names}
 
 __all__ = [
+    "AnswerRuleContract",
     "BackendContract",
     "CONTRACT_DEBATES",
     "CONTRACT_RESPONSES",
@@ -107,6 +113,7 @@ __all__ = [
     "DatasetContract",
     "GraderContract",
     "HistoryPolicyContract",
+    "InstalledAnswerRuleContract",
     "InstalledBackendContract",
     "InstalledCoordinatorContract",
     "InstalledDatasetContract",

@@ -1,5 +1,5 @@
 """Contract suites for the kinds of component besides rewards and parsers: persona sets, history
-policies, datasets, graders, coordinators, renderers, metric sinks and backends.
+policies, datasets, graders, coordinators, renderers, metric sinks, backends and judges.
 
 Subclass one as ``TestXxx`` and set ``component_name`` (an installed component; built with
 ``component_options``) or ``component_spec`` (a spec, no installation needed); or override the

@@ -7,8 +7,12 @@ latest turn that followed the output contract (``DebateRecord.final_turn``). The
   share of all responses (every round) that are correct;
 * ``correct``: share of the agents' *final* answers that are correct; ``pass@k`` (any final
   answer correct), ``avg@k`` (their mean, ``correct`` per debate), and ``cons@k``: the
-  debate's own final answer (``debate.final_answer``, the majority of the final answers with
-  peer votes breaking ties: the answer ``debate run`` prints) is correct;
+  majority of the final answers, peer votes breaking ties (the ``majority`` answer rule, the
+  seeds' cons@k) is correct;
+* ``answer_correct``: the debate's answer under the rule in force (``debate.final_answer``: the
+  answer ``debate run`` prints) is correct, and ``rule/{name}/correct`` the same under each
+  rule evaluated beside it; ``round1_cons@k`` and ``round1_pass@k``: the majority of the
+  agents' round-1 answers, and any of them, is correct (docs/answer-rules.md#in-evaluation);
 * judge accuracy: among valid votes between one correct and one wrong response (a
   *decidable* vote), the share that prefers the correct one; an ``=`` on such a pair is a
   wrong judgement, counted in ``judge_decidable_votes`` and ``judge_ties``;
@@ -37,8 +41,8 @@ from collections.abc import Iterable, Mapping, Sequence
 
 import attrs
 
-from debate_core.debate.final_answer import choose_answer, final_answer
-from debate_core.records import AuthoredComparison, DebateRecord, Grade, Grader, Turn, tally_votes
+from debate_core.debate.final_answer import MajorityRule, choose_answer, final_answer
+from debate_core.records import AnswerRule, AuthoredComparison, DebateRecord, Grade, Grader, Turn, tally_votes
 from debate_core.stats import mean, standard_error
 
 _UNGRADED = Grade(formatted=False, correct=False, extracted=None)
@@ -120,6 +124,17 @@ class GradedDebate:
     continued: bool = False
     """The debate played a round 2."""
     consensus: ConsensusTally = ConsensusTally()
+    rules: tuple[tuple[str, bool], ...] = ()
+    """Whether the debate's answer is correct under each rule graded, the rule in force first."""
+    round1_majority_correct: bool = False
+    """The majority of the agents' round-1 answers is correct."""
+    round1_any_correct: bool = False
+    """At least one round-1 answer is correct."""
+
+    @property
+    def answer_correct(self) -> float:
+        """The debate's answer under the rule in force is correct (``cons@k`` without rules)."""
+        return float(self.rules[0][1]) if self.rules else self.cons_at_k
 
     @property
     def pass_at_k(self) -> float:
@@ -181,8 +196,14 @@ def judge_tally(
     return tallies
 
 
-def grade_debate(record: DebateRecord, grader: Grader, answer: str | None = None) -> GradedDebate | None:
-    """Grade a debate against its answer; ``None`` when there is no answer to check against."""
+def grade_debate(
+    record: DebateRecord,
+    grader: Grader,
+    answer: str | None = None,
+    rules: Sequence[tuple[str, AnswerRule]] = (),
+) -> GradedDebate | None:
+    """Grade a debate against its answer, its own answer under each of ``rules`` (name, rule; the
+    rule in force first); ``None`` when there is no answer to check against."""
     truth = answer if answer is not None else record.answer
     if truth is None:
         return None
@@ -196,10 +217,11 @@ def grade_debate(record: DebateRecord, grader: Grader, answer: str | None = None
     total = JudgeTally()
     for tally in by_agent.values():
         total = total + tally
-    correct = bool(final_answer(record, grader, truth).correct)
+    correct = bool(final_answer(record, grader, truth, MajorityRule()).correct)
     first_round = [
         g.extracted if g.formatted else None for g, t in zip(turn_grades, record.turns, strict=True) if t.round == 1
     ]
+    round1 = {t.agent: t.response.solution for t in record.turns if t.round == 1 and not t.failed}
     return GradedDebate(
         turn_grades,
         finals,
@@ -210,6 +232,9 @@ def grade_debate(record: DebateRecord, grader: Grader, answer: str | None = None
         round1_disagreement=len(first_round) > 1 and (None in first_round or len(set(first_round)) > 1),
         continued=record.rounds_played >= 2,
         consensus=consensus_tally(record, turn_grades),
+        rules=tuple((name, bool(final_answer(record, grader, truth, rule).correct)) for name, rule in rules),
+        round1_majority_correct=bool(choose_answer(round1, grader, truth).correct),
+        round1_any_correct=any(g.correct for g, t in zip(turn_grades, record.turns, strict=True) if t.round == 1),
     )
 
 
@@ -287,6 +312,19 @@ def verifiable_metrics(
         out[f"{prefix}/consensus_accuracy"] = share
         out[f"{prefix}/consensus_accuracy_se"] = math.sqrt(share * (1.0 - share) / consensus_votes.turns)
         out[f"{prefix}/consensus_turns"] = float(consensus_votes.turns)
+    if any(d.rules for d in graded):
+        answered = problem_means([d.answer_correct for d in graded], debates_per_problem)
+        out[f"{prefix}/answer_correct"] = mean(answered)
+        out[f"{prefix}/answer_correct_se"] = standard_error(answered)
+        for position, (name, _) in enumerate(graded[0].rules):
+            by_rule = [float(d.rules[position][1]) for d in graded]
+            out[f"{prefix}/rule/{name}/correct"] = mean(problem_means(by_rule, debates_per_problem))
+        out[f"{prefix}/round1_cons@{k}"] = mean(
+            problem_means([float(d.round1_majority_correct) for d in graded], debates_per_problem)
+        )
+        out[f"{prefix}/round1_pass@{k}"] = mean(
+            problem_means([float(d.round1_any_correct) for d in graded], debates_per_problem)
+        )
     disagreed = [d for d in graded if d.round1_disagreement]
     out[f"{prefix}/round1_disagreement"] = len(disagreed) / len(graded)
     if disagreed:

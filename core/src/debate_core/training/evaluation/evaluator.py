@@ -43,6 +43,7 @@ from debate_core.component_specs import ComponentBuilder
 from debate_core.config.sections import EvaluationSettings, RunConfig
 from debate_core.debate.coordinators import ParallelCoordinator
 from debate_core.debate.episode import DebateSetup
+from debate_core.debate.final_answer import rules_side_by_side
 from debate_core.errors import DebateError
 from debate_core.records import AgentPolicy, DebateEpisode, DebateRecord, Problem, tally_votes
 from debate_core.rewards import win_rate_rewards
@@ -146,7 +147,7 @@ class Evaluator:
         if "judge" in self.settings.modes:
             metrics.update(await self._judge(problems, policy, label))
         direct = self.per_problem.get(f"{self.prefix}/direct/correct")
-        debate = self.per_problem.get(f"{self.prefix}/debate/cons@{self.parts.setup.num_agents}")
+        debate = self.per_problem.get(f"{self.prefix}/debate/answer_correct")
         if direct is not None and debate is not None and len(direct) == len(debate):
             difference, error = paired_difference(direct, debate)
             metrics[f"{self.prefix}/debate_minus_direct"] = difference
@@ -220,7 +221,9 @@ class Evaluator:
         out.update(verifiable_metrics(graded, prefix, k))
         for name in ("judge_decidable_votes", "judge_ties", "round1_disagreement"):
             out.pop(f"{prefix}/{name}", None)
+        out.update(answer_costs(episodes, len(problems), prefix))
         self.per_problem[f"{prefix}/correct"] = [d.avg_at_k for d in graded]
+        self.per_problem[f"{prefix}/cons@{k}"] = [d.cons_at_k for d in graded]
         return out
 
     async def _debate(self, problems: list[Problem], policy: AgentPolicy, label: str) -> dict[str, float]:
@@ -235,11 +238,13 @@ class Evaluator:
             f"{prefix}/{name.removeprefix('debate/')}": v
             for name, v in {**turn_metrics(records), **debate_metrics(records)}.items()
         }
+        out.update(answer_costs(episodes, len(problems), prefix))
         if self.parts.grader is not None:
+            rules = rules_side_by_side(setup.answer_rule)
             graded = [
                 g
                 for g in (
-                    grade_debate(e.record, self.parts.grader, job.problem.answer)
+                    grade_debate(e.record, self.parts.grader, job.problem.answer, rules)
                     for e, job in zip(episodes, jobs, strict=True)
                 )
                 if g is not None
@@ -247,6 +252,10 @@ class Evaluator:
             out.update(verifiable_metrics(graded, prefix, n, m))
             self.per_problem[f"{prefix}/correct"] = problem_means([d.avg_at_k for d in graded], m)
             self.per_problem[f"{prefix}/cons@{n}"] = problem_means([d.cons_at_k for d in graded], m)
+            self.per_problem[f"{prefix}/answer_correct"] = problem_means([d.answer_correct for d in graded], m)
+            for position, (name, _) in enumerate(rules):
+                per_debate = [float(d.rules[position][1]) for d in graded]
+                self.per_problem[f"{prefix}/rule/{name}/correct"] = problem_means(per_debate, m)
         return out
 
     @functools.cached_property
@@ -321,6 +330,18 @@ class Evaluator:
             if judge.decidable:
                 out[f"{prefix}/judge_accuracy"] = judge.agreed / judge.decidable
         return out
+
+
+def answer_costs(episodes: Sequence[DebateEpisode], num_problems: int, prefix: str) -> dict[str, float]:
+    """Sampled and prompt tokens per answer: what one answer of this mode costs (a debate's answer,
+    or direct evaluation's ``cons@k`` over its ``k`` samples), averaged over problems."""
+    if not num_problems:
+        return {}
+    transitions = [t for e in episodes for trajectory in e.trajectories for t in trajectory.transitions]
+    return {
+        f"{prefix}/sampled_tokens_per_answer": sum(len(t.action) for t in transitions) / num_problems,
+        f"{prefix}/prompt_tokens_per_answer": sum(len(t.observation) for t in transitions) / num_problems,
+    }
 
 
 def per_problem_seat_win_rate(records: Sequence[DebateRecord], n: int) -> list[float]:

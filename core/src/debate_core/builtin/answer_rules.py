@@ -1,0 +1,28 @@
+"""Built-in answer rules: ``majority``, ``vote_winner`` and ``answer_votes`` (docs/answer-rules.md)."""
+
+from __future__ import annotations
+
+from debate_core.component_specs import AnswerRuleSpec
+from debate_core.debate import AnswerVotesRule, MajorityRule, VoteWinnerRule
+from debate_core.hookspecs import hookimpl
+
+
+@hookimpl
+def debate_answer_rules() -> list[AnswerRuleSpec]:
+    return [
+        AnswerRuleSpec(
+            name="majority",
+            description="the answer most agents' final solutions hold, ties to the peer votes their agents received",
+            build=lambda _: MajorityRule(),
+        ),
+        AnswerRuleSpec(
+            name="vote_winner",
+            description="the answer of the solution the debate's comparisons score highest (Borda)",
+            build=lambda _: VoteWinnerRule(),
+        ),
+        AnswerRuleSpec(
+            name="answer_votes",
+            description="the comparisons summed per answer, votes between solutions of one answer left out",
+            build=lambda _: AnswerVotesRule(),
+        ),
+    ]
