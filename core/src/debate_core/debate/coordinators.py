@@ -24,12 +24,20 @@ from __future__ import annotations
 
 import abc
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Protocol, runtime_checkable
 
 import attrs
 
-from debate_core.records import Comparison, ConsensusRule, Message, ParsedResponse, Turn, round_reaches_consensus
+from debate_core.records import (
+    Comparison,
+    ConsensusRule,
+    HistoryEntry,
+    Message,
+    ParsedResponse,
+    Turn,
+    round_reaches_consensus,
+)
 
 
 @attrs.frozen
@@ -323,3 +331,23 @@ def builtin_coordinator(protocol: str, blind_review: bool = False) -> Coordinato
         return ParallelCoordinator(ParallelOptions(blind_review=blind_review))
     names = ", ".join(s.protocol_name for s in BUILTIN_TURN_STATES)
     raise ValueError(f"no built-in coordinator for protocol {protocol!r} (built-in: {names})")
+
+
+def saw_every_latest_solution(ticket: TurnTicket, shown: Sequence[HistoryEntry], num_agents: int) -> bool:
+    """Whether the prompt showed the latest committed solution of every other agent
+    (``Turn.informed``, docs/protocol.md#when-a-debate-ends).
+
+    An agent that has not answered yet has no solution to see, so a turn taken before every
+    other agent answered once is not informed (the first agents of a sequential round 1, every
+    agent of a parallel round 1). A history policy that hides an agent's latest turn leaves the
+    turn uninformed too.
+    """
+    latest: dict[int, int] = {}
+    for turn in ticket.visible:
+        latest[turn.agent] = turn.round
+    shown_rounds = {(e.agent, e.round) for e in shown}
+    return all(
+        other in latest and (other, latest[other]) in shown_rounds
+        for other in range(num_agents)
+        if other != ticket.agent
+    )

@@ -22,7 +22,7 @@ import attrs
 
 from debate_core.component_specs import ComponentBuilder, build_choice
 from debate_core.config.sections import DebateSettings
-from debate_core.debate.coordinators import Coordinator, TurnDraft, TurnState, TurnTicket
+from debate_core.debate.coordinators import Coordinator, TurnDraft, TurnState, TurnTicket, saw_every_latest_solution
 from debate_core.debate.final_answer import MajorityRule, NamedAnswerRule
 from debate_core.debate.instructions import turn_instructions
 from debate_core.debate.observations import OwnTurn, build_messages, system_prompt
@@ -103,8 +103,7 @@ class DebateSetup:
     """End every debate after this round whatever the stop rule, while the prompts still say
     ``Round r of max_rounds``: evaluation's direct answers are the blind first round of the
     same debate."""
-    answer_rule: AnswerRule = attrs.field(factory=MajorityRule)
-    """How a finished debate becomes its answer (``debate.final_answer``, docs/answer-rules.md)."""
+    answer_rule: AnswerRule = attrs.field(factory=MajorityRule)  # debate.final_answer (docs/answer-rules.md)
     names: Mapping[str, str] = attrs.field(factory=dict)
     """The components as the run file chose them, by kind (``parser``: ``xml`` or an import
     path), for the errors that name a plugin whose result is bad (``plugin_results``)."""
@@ -150,8 +149,6 @@ def build_debate_setup(debate: DebateSettings, registry: ComponentBuilder, token
         raise PluginError(f"renderer '{debate.renderer.name}' must build a factory (tokenizer) -> Renderer")
     renderer = renderer_factory(tokenizer)
     answer_rule = build_choice(registry, "answer_rule", debate.final_answer, "debate.final_answer")
-    if not callable(answer_rule):
-        raise PluginError(f"debate.final_answer: answer rule '{debate.final_answer.name}' built no callable rule")
     for value, interface, attribute in (
         (coordinator, Coordinator, "coordinator"),
         (parser, OutputParser, "parser"),
@@ -188,30 +185,9 @@ _COMPONENT_KINDS = ("coordinator", "parser", "persona_set", "history_policy", "r
 """The kinds of component a debate setup holds, by their ``[debate]`` key."""
 
 
-def saw_every_latest_solution(ticket: TurnTicket, shown: Sequence[HistoryEntry], num_agents: int) -> bool:
-    """Whether the prompt showed the latest committed solution of every other agent
-    (``Turn.informed``, docs/protocol.md#when-a-debate-ends).
-
-    An agent that has not answered yet has no solution to see, so a turn taken before every
-    other agent answered once is not informed (the first agents of a sequential round 1, every
-    agent of a parallel round 1). A history policy that hides an agent's latest turn leaves the
-    turn uninformed too.
-    """
-    latest: dict[int, int] = {}
-    for turn in ticket.visible:
-        latest[turn.agent] = turn.round
-    shown_rounds = {(e.agent, e.round) for e in shown}
-    return all(
-        other in latest and (other, latest[other]) in shown_rounds
-        for other in range(num_agents)
-        if other != ticket.agent
-    )
-
-
 @attrs.frozen
 class FirstTurnPrompt:
-    """What an agent is given in the blind first round of a debate: its prompt messages and
-    tokens, the stop condition and the temperature it samples at."""
+    """An agent's blind first turn: its prompt messages and tokens, its stop and temperature."""
 
     messages: tuple[Message, ...]
     tokens: tuple[int, ...]
@@ -220,9 +196,8 @@ class FirstTurnPrompt:
 
 
 def first_turn_prompt(problem: Problem, setup: DebateSetup, agent: int = 0) -> FirstTurnPrompt:
-    """The prompt ``agent`` answers ``problem`` in when it has seen nobody (the first round of a
-    parallel debate: evaluation's direct answers), built by the same code as every debate turn:
-    persona, output contract, instructions and renderer."""
+    """The prompt ``agent`` answers ``problem`` in having seen nobody (a parallel debate's first round:
+    evaluation's direct answers), built by the code of every turn: persona, contract, instructions."""
     debate = _Debate(problem, setup, [], seed=0)
     persona = debate.persona(agent)
     _, messages, tokens, _ = debate.observe(TurnTicket(round=1, agent=agent, visible=()), persona, {})

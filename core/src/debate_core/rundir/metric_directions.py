@@ -63,7 +63,9 @@ METRICS: tuple[MetricFacts, ...] = (
     MetricFacts("*/answer_correct", Direction.HIGHER, proportion=True, observations=PROBLEMS),
     MetricFacts("*/rule/*/correct", Direction.HIGHER, proportion=True, observations=PROBLEMS),
     MetricFacts("*/round1_cons@*", Direction.HIGHER, proportion=True, observations=PROBLEMS),
-    MetricFacts("*/round1_pass@*", Direction.HIGHER, proportion=True, observations=PROBLEMS),  # the fixed opponent's accuracy: context, not a goal
+    MetricFacts(
+        "*/round1_pass@*", Direction.HIGHER, proportion=True, observations=PROBLEMS
+    ),  # the fixed opponent's accuracy: context, not a goal
     MetricFacts("*/correct", Direction.HIGHER, observations=PROBLEMS),
     MetricFacts("*/avg@*", Direction.HIGHER, observations=PROBLEMS),
     MetricFacts("*/cons@*", Direction.HIGHER, proportion=True, observations=PROBLEMS),

@@ -10,9 +10,9 @@ imported from here by the test modules that subclass them::
     class TestBrevityContract(RewardContract):
         reward_name = "brevity"          # looked up in the installed plugins
 
-``RewardContract``, ``ParserContract`` and ``AnswerRuleContract``
-(``debate_core.testing.reward_parser_contracts``) check what every reward (parser, answer rule)
-must do on the debates coordinators can produce; ``PersonaSetContract``,
+``RewardContract`` and ``ParserContract`` (``debate_core.testing.reward_parser_contracts``) and
+``AnswerRuleContract`` (``debate_core.testing.answer_rule_contracts``) check what every reward
+(parser, answer rule) must do on the debates coordinators can produce; ``PersonaSetContract``,
 ``HistoryPolicyContract``, ``DatasetContract``, ``GraderContract``, ``CoordinatorContract``,
 ``RendererContract``, ``MetricSinkContract``, ``BackendContract`` and ``JudgeContract``
 (``debate_core.testing.other_kind_contracts``) do the same for the other kinds, with
@@ -29,6 +29,7 @@ import importlib
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from debate_core.testing.answer_rule_contracts import AnswerRuleContract, InstalledAnswerRuleContract
     from debate_core.testing.fixtures import build_debate, installed_names
     from debate_core.testing.other_kind_contracts import (
         BackendContract,
@@ -46,8 +47,6 @@ if TYPE_CHECKING:
         CONTRACT_DEBATES,
         CONTRACT_RESPONSES,
         PARSER_TEXTS,
-        AnswerRuleContract,
-        InstalledAnswerRuleContract,
         InstalledBackendContract,
         InstalledCoordinatorContract,
         InstalledDatasetContract,
@@ -78,12 +77,11 @@ _HOMES = {
         "RendererContract",
         "sdk_mismatches",
     ),
+    "debate_core.testing.answer_rule_contracts": ("AnswerRuleContract", "InstalledAnswerRuleContract"),
     "debate_core.testing.reward_parser_contracts": (
-        "AnswerRuleContract",
         "CONTRACT_DEBATES",
         "CONTRACT_RESPONSES",
         "PARSER_TEXTS",
-        "InstalledAnswerRuleContract",
         "InstalledBackendContract",
         "InstalledCoordinatorContract",
         "InstalledDatasetContract",

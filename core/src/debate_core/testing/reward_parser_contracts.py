@@ -43,7 +43,6 @@ from debate_core.rewards.result_checks import result_problems
 from debate_core.tasks.errors import DatasetError
 from debate_core.testing.other_kind_contracts import (
     BackendContract,
-    ComponentContract,
     CoordinatorContract,
     DatasetContract,
     GraderContract,
@@ -60,8 +59,6 @@ __all__ = [
     "CONTRACT_DEBATES",
     "CONTRACT_RESPONSES",
     "PARSER_TEXTS",
-    "AnswerRuleContract",
-    "InstalledAnswerRuleContract",
     "InstalledBackendContract",
     "InstalledCoordinatorContract",
     "InstalledDatasetContract",
@@ -467,61 +464,3 @@ class InstalledJudgeContract(JudgeContract):
     @pytest.fixture
     def contract_component(self, installed_judge: str) -> Any:
         return build_installed("judge", installed_judge)
-
-
-# ---------------------------------------------------------------- answer rules
-
-
-def _boxed_reader(solution: str) -> str | None:
-    from debate_core.tasks.answers import extract_last_boxed
-
-    return extract_last_boxed(solution)
-
-
-class AnswerRuleContract(ComponentContract):
-    """An answer rule gives a well-formed ``DebateAnswer`` for every debate the coordinators can
-    produce (``CONTRACT_DEBATES``: no turns, no votes, every turn failed, cycles, ties, ...), the
-    same every time, one of the answers the debate's valid solutions give (or none when no turn
-    followed the contract), and never reads the ground truth."""
-
-    kind = "answer_rule"
-
-    @staticmethod
-    def _answer(rule: Any, record: DebateRecord, read: Callable[[str], str | None]) -> Any:
-        from debate_core.plugin_results import PluginCall, checked_debate_answer
-
-        call = PluginCall("answer rule", "under test", "__call__", f"debate '{record.debate_id}'")
-        return checked_debate_answer(call, lambda: rule(record, read))
-
-    @pytest.mark.parametrize("reader", ["boxed", "none"])
-    def test_answers_every_contract_debate(self, contract_component: Any, reader: str) -> None:
-        from debate_core.records import answer_of
-
-        read: Callable[[str], str | None] = _boxed_reader if reader == "boxed" else (lambda _s: None)
-        for name, build in CONTRACT_DEBATES.items():
-            record = build()
-            answer = self._answer(contract_component, record, read)
-            given = {answer_of(t.response.solution, read)[0] for t in record.turns if not t.failed}
-            if not given:
-                assert answer.answer is None, f"{name}: an answer {answer.answer!r} from a debate with no valid turn"
-            else:
-                assert answer.answer in given, f"{name}: {answer.answer!r} is no answer of the debate ({given})"
-            assert self._answer(contract_component, record, read) == answer, f"{name}: not deterministic"
-
-    def test_does_not_read_the_ground_truth(self, contract_component: Any) -> None:
-        import attrs
-
-        record = CONTRACT_DEBATES["graded"]()
-        blind = attrs.evolve(record, answer=None, turns=tuple(attrs.evolve(t, grade=None) for t in record.turns))
-        other = attrs.evolve(record, answer="-1")
-        first = self._answer(contract_component, record, _boxed_reader)
-        assert self._answer(contract_component, blind, _boxed_reader).answer == first.answer
-        assert self._answer(contract_component, other, _boxed_reader).answer == first.answer
-
-
-class InstalledAnswerRuleContract(AnswerRuleContract):
-    """``AnswerRuleContract`` over every installed answer rule."""
-
-    @pytest.fixture
-    def contract_component(self, installed_answer_rule: str) -> Any:
-        return build_installed("answer_rule", installed_answer_rule)

@@ -268,6 +268,26 @@ def problem_means(values: Sequence[float], debates_per_problem: int) -> list[flo
     return [mean(values[i : i + debates_per_problem]) for i in range(0, len(values), debates_per_problem)]
 
 
+def answer_metrics(
+    graded: Sequence[GradedDebate], prefix: str, k: int, debates_per_problem: int = 1
+) -> dict[str, float]:
+    """The debate's answer under each rule graded (``answer_correct``: the rule in force), and the
+    round-1 majority and pass@k; none for direct answers, which are graded under no rule."""
+    if not graded or not graded[0].rules:
+        return {}
+
+    def over_problems(values: Sequence[float]) -> list[float]:
+        return problem_means(values, debates_per_problem)
+
+    answered = over_problems([d.answer_correct for d in graded])
+    out = {f"{prefix}/answer_correct": mean(answered), f"{prefix}/answer_correct_se": standard_error(answered)}
+    for position, (name, _) in enumerate(graded[0].rules):
+        out[f"{prefix}/rule/{name}/correct"] = mean(over_problems([float(d.rules[position][1]) for d in graded]))
+    out[f"{prefix}/round1_cons@{k}"] = mean(over_problems([float(d.round1_majority_correct) for d in graded]))
+    out[f"{prefix}/round1_pass@{k}"] = mean(over_problems([float(d.round1_any_correct) for d in graded]))
+    return out
+
+
 def verifiable_metrics(
     graded: Sequence[GradedDebate], prefix: str, k: int, debates_per_problem: int = 1
 ) -> dict[str, float]:
@@ -312,19 +332,7 @@ def verifiable_metrics(
         out[f"{prefix}/consensus_accuracy"] = share
         out[f"{prefix}/consensus_accuracy_se"] = math.sqrt(share * (1.0 - share) / consensus_votes.turns)
         out[f"{prefix}/consensus_turns"] = float(consensus_votes.turns)
-    if any(d.rules for d in graded):
-        answered = problem_means([d.answer_correct for d in graded], debates_per_problem)
-        out[f"{prefix}/answer_correct"] = mean(answered)
-        out[f"{prefix}/answer_correct_se"] = standard_error(answered)
-        for position, (name, _) in enumerate(graded[0].rules):
-            by_rule = [float(d.rules[position][1]) for d in graded]
-            out[f"{prefix}/rule/{name}/correct"] = mean(problem_means(by_rule, debates_per_problem))
-        out[f"{prefix}/round1_cons@{k}"] = mean(
-            problem_means([float(d.round1_majority_correct) for d in graded], debates_per_problem)
-        )
-        out[f"{prefix}/round1_pass@{k}"] = mean(
-            problem_means([float(d.round1_any_correct) for d in graded], debates_per_problem)
-        )
+    out.update(answer_metrics(graded, prefix, k, debates_per_problem))
     disagreed = [d for d in graded if d.round1_disagreement]
     out[f"{prefix}/round1_disagreement"] = len(disagreed) / len(graded)
     if disagreed:
