@@ -55,6 +55,35 @@ def test_grades_pass_avg_cons_and_judge_accuracy_by_hand() -> None:
     assert metrics["train_x/round1_disagreement"] == 1.0 and metrics["train_x/round1_disagreement_continued"] == 1.0
 
 
+def test_every_rule_is_graded_and_the_rule_in_force_is_debate_accuracy_by_hand() -> None:
+    """docs/answer-rules.md#in-evaluation: the debate above graded under vote_winner (in force) and
+    majority. Final answers 7, 8, 7: majority 7 (right). Votes on the solutions judged: round 1's
+    agent 2 judged 0 > 1 (agent 0's 7 scores 1); round 2: agent 0 judged 2 > 1 (agent 2's round-1 8
+    scores 1), agent 1 judged 2 > 0 (agent 2's 8 again: 2 in all), agent 2 judged 0 = 1 (agent 0's
+    round-2 7 and agent 1's round-2 8, half each). The vote winner is agent 2's round-1 8 (wrong).
+    Round 1: 7, 8, 8: majority 8 (wrong), pass@3 right."""
+    from debate_core.debate.final_answer import VoteWinnerRule, rules_side_by_side
+
+    texts = [
+        answer("\\boxed{7}"),
+        answer("\\boxed{8}"),
+        answer("\\boxed{8}", "Agent 0 > Agent 1"),
+        answer("\\boxed{7}", "Agent 2 > Agent 1"),
+        answer("\\boxed{8}", "Agent 2 > Agent 0"),
+        answer("\\boxed{7}", "Agent 0 = Agent 1"),
+    ]
+    record = build_debate(texts, num_agents=3, answer="7")
+    rules = rules_side_by_side(VoteWinnerRule())
+    assert [name for name, _ in rules] == ["vote_winner", "majority", "answer_votes"]
+    graded = grade_debate(record, build_boxed(None), rules=rules)
+    assert graded is not None
+    assert graded.rules[:2] == (("vote_winner", False), ("majority", True))
+    metrics = verifiable_metrics([graded], "e", 3)
+    assert metrics["e/answer_correct"] == 0.0 and metrics["e/cons@3"] == 1.0
+    assert metrics["e/rule/vote_winner/correct"] == 0.0 and metrics["e/rule/majority/correct"] == 1.0
+    assert metrics["e/round1_cons@3"] == 0.0 and metrics["e/round1_pass@3"] == 1.0
+
+
 def test_several_debates_per_problem_are_averaged_within_their_problem_by_hand() -> None:
     """evaluation.debates_per_problem (docs/training.md#evaluation): a problem's figures are the
     mean over its debates, standard errors take problems as the unit, judge votes are pooled."""
@@ -154,6 +183,10 @@ def test_evaluate_every_mode_against_the_base_model(registry: Registry) -> None:
     direct_seeds = {p.seed for p in service.sent_sampling[:6]}
     assert len(direct_seeds) == 6
     assert f"{prefix}/debate_minus_direct" in metrics and f"{prefix}/debate_minus_direct_se" in metrics
+    for name in ("answer_correct", "rule/vote_winner/correct", "rule/majority/correct", "round1_pass@3"):
+        assert f"{prefix}/debate/{name}" in metrics, name
+    for mode in ("direct", "debate"):
+        assert metrics[f"{prefix}/{mode}/sampled_tokens_per_answer"] > 0
 
 
 def test_direct_answers_are_the_blind_first_round_of_the_same_debate() -> None:
