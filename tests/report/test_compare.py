@@ -76,7 +76,7 @@ def test_the_markdown_table_expresses_the_readme_table_with_paired_changes(two_r
     assert lines[0] == "| eval_sums | after warm-start | main job after RL | peer only after RL |"
     assert lines[1] == "|---|---|---|---|"
     cells = [c.strip() for c in lines[2].strip("|").split("|")]
-    assert cells[0] == "debate accuracy (the debate's final answer) `debate/cons@3`"
+    assert cells[0] == "majority of the agents' final answers (cons@k) `debate/cons@3`"
     assert cells[1] == "0.400 [0.246, 0.577] (n=30)"  # 12 of 30, Wilson
     main_change, main_se = paired(START, MAIN_FINAL)
     peer_change, peer_se = paired(START, PEER_FINAL)

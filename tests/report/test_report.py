@@ -66,7 +66,12 @@ def test_every_curve_the_issue_names_is_drawn_from_the_run(finished_run: Path, t
     """Reward per stream, held-out accuracy (direct and debate), judge accuracy, comparison rate, format
     and parse errors, KL and entropy: each a chart with a line from what the run wrote."""
     page = report_html(read_run(finished_run))
-    assert legends(page, "Held-out accuracy (± SE)") == ["direct", "debate (final answer)", "debate (agents)"]
+    assert legends(page, "Held-out accuracy (± SE)") == [
+        "direct",
+        "debate (its answer)",
+        "direct, majority of k",
+        "debate (agents)",
+    ]
     assert legends(page, "Judge accuracy") == ["training", "held-out"]
     assert legends(page, "Comparison rate") == ["training", "held-out"]
     assert legends(page, "Format and parse errors (training)") == ["format training", "parse errors"]
@@ -274,7 +279,8 @@ def test_the_evaluation_table_shows_the_debate_measurements_with_their_errors_an
         for m in re.finditer(r'<tr><td class="label">[^<]*<code>([^<]+)</code></td>(.*?)</tr>', table)
     }
     order = list(rows)
-    assert order[:4] == ["direct/correct", "debate/cons@3", "debate_minus_direct", "debate/judge_accuracy"]
+    # a record from before answer rules: cons@k (the majority rule) after debate - direct
+    assert order[:4] == ["direct/correct", "debate_minus_direct", "debate/cons@3", "debate/judge_accuracy"]
     assert rows["debate_minus_direct"][:2] == [
         '0.100 <span class="se">± 0.050</span>',
         '0.200 <span class="se">± 0.050</span>',
@@ -384,8 +390,8 @@ def test_evaluations_are_ordered_as_made_so_the_first_column_is_the_baseline(tmp
 def test_the_curves_show_debate_accuracy_and_debate_minus_direct_with_error_bars(finished_run: Path) -> None:
     page = report_html(read_run(finished_run))
     held_out = re.search(r'aria-label="Held-out accuracy \(± SE\)".*?</svg>', page, re.S)
-    assert held_out is not None and "debate (final answer)" in held_out.group(0)
-    assert held_out.group(0).count("<polyline") == 3
+    assert held_out is not None and "debate (its answer)" in held_out.group(0)
+    assert held_out.group(0).count("<polyline") == 4
     gap = re.search(r'aria-label="Debate − direct, held-out \(± SE\)".*?</svg>', page, re.S)
     assert gap is not None and gap.group(0).count("<circle") == 4  # one point per evaluation
     # two evaluation problems: too few for a standard error, so no error bar is drawn

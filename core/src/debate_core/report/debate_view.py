@@ -3,12 +3,15 @@ every step, and per round the vote matrix (who preferred whom) beside the ground
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from html import escape
 from typing import Any
 
-from debate_core.records import DebateRecord, Turn
+from debate_core.records import DebateAnswer, DebateRecord, Turn
 from debate_core.report.run_data import LoggedDebate
+
+DebateAnswerer = Callable[[DebateRecord], DebateAnswer]
+"""The debate's answer under the run's rule, answers read by its grader (``report.page.run_answerer``)."""
 
 
 def _number(value: Any) -> str:
@@ -150,8 +153,21 @@ def reward_table(record: DebateRecord, rewards: Mapping[str, Any] | None) -> str
     )
 
 
-def render_debate(debate: LoggedDebate, open_: bool = False) -> str:
-    """A ``<details>`` block with the whole debate."""
+def answer_line(record: DebateRecord, rule: DebateAnswerer | None) -> str:
+    """The debate's answer under the run's rule (``debate.final_answer``), with the rule named and
+    the grade of the solution that stands for it, as the run graded it."""
+    if rule is None:
+        return ""
+    answer = rule(record)
+    if answer.answer is None:
+        return f" · the debate's answer ({escape(answer.rule)}): none"
+    graded = next((t.grade for t in record.turns if t.response.solution == answer.solution), None)
+    basis = f"{answer.rule}, fell back to {answer.fallback}" if answer.fallback else answer.rule
+    return f" · the debate's answer ({escape(basis)}): <b>{escape(answer.answer)}</b> {_grade_mark(graded)}"
+
+
+def render_debate(debate: LoggedDebate, open_: bool = False, rule: DebateAnswerer | None = None) -> str:
+    """A ``<details>`` block with the whole debate, its answer under ``rule`` when given."""
     title = f"step {debate.step} · debate {debate.index}"
     if debate.record is None:
         return (
@@ -172,6 +188,7 @@ def render_debate(debate: LoggedDebate, open_: bool = False) -> str:
     answer = f" · ground truth <b>{escape(record.answer)}</b>" if record.answer is not None else ""
     return (
         f'<details class="debate"{" open" if open_ else ""}><summary>{summary}</summary>'
-        f'<p class="question">{escape(record.question)}{answer} · protocol {escape(record.protocol)}</p>'
+        f'<p class="question">{escape(record.question)}{answer} · protocol {escape(record.protocol)}'
+        f"{answer_line(record, rule)}</p>"
         f'<div class="debate-tables">{reward_table(record, debate.rewards)}{matrices}</div>{turns}</details>'
     )

@@ -10,7 +10,7 @@ from typing import Any
 
 from debate_core.report.charts import Marker, Series, line_chart
 from debate_core.report.costs_view import cost_section
-from debate_core.report.debate_view import render_debate
+from debate_core.report.debate_view import DebateAnswerer, render_debate
 from debate_core.report.evaluation_table import evaluation_table
 from debate_core.report.run_data import RunData
 from debate_core.report.segments import Segment
@@ -71,6 +71,13 @@ def _eval_series(evaluations: Sequence[dict[str, Any]], metric: str, label: str,
     return Series(label, tuple(points), dashed, tuple(errors) if any(errors) else ())
 
 
+def _debate_accuracy_series(evaluations: Sequence[dict[str, Any]]) -> Series:
+    """Debate accuracy: the debate's answer under its rule (``debate/answer_correct``), or, for runs
+    recorded before answer rules, the majority of the final answers (``debate/cons@k``)."""
+    series = _eval_series(evaluations, "debate/answer_correct", "debate (its answer)")
+    return series if series.points else _eval_series(evaluations, "debate/cons@k", "debate (final answer)")
+
+
 ChartSpec = tuple[str, list[Series], bool]
 """One chart of the report: its title, its curves, and whether it is a core chart (drawn, saying
 'no data yet', even when the run never wrote its metrics)."""
@@ -119,7 +126,7 @@ def _outcome_charts(run: RunData, datasets: Sequence[str]) -> list[ChartSpec]:
             "Held-out accuracy (± SE)",
             [
                 _eval_series(ev, "direct/correct", "direct"),
-                _eval_series(ev, "debate/answer_correct", "debate (its answer)"),
+                _debate_accuracy_series(ev),
                 _eval_series(ev, "direct/cons@k", "direct, majority of k", dashed=True),
                 _eval_series(ev, "debate/correct", "debate (agents)", dashed=True),
             ],
@@ -301,6 +308,30 @@ def _costs(run: RunData) -> str:
     return f'<h2 id="cost">Tokens and cost</h2>{section}' if section else ""
 
 
+def run_answerer(run: RunData) -> DebateAnswerer | None:
+    """The run's answer rule (``debate.final_answer``) with its grader, built from its config.toml;
+    ``None`` (no answer line) when the config or a plugin it names cannot be had here."""
+    import tomllib
+
+    from debate_core.debate import final_answer
+    from debate_core.debate.final_answer import NamedAnswerRule
+    from debate_core.errors import DebateError
+    from debate_core.plugins import get_registry
+
+    if run.config_text is None:
+        return None
+    try:
+        raw = tomllib.loads(run.config_text)
+        chosen = raw.get("debate", {}).get("final_answer", {"name": "vote_winner"})
+        graded_by = raw.get("grader", {"name": "boxed"})
+        registry = get_registry()
+        rule = NamedAnswerRule(chosen["name"], registry.build("answer_rule", chosen["name"], chosen.get("options")))
+        grader = registry.build("grader", graded_by["name"], graded_by.get("options"))
+    except (DebateError, KeyError, TypeError, AttributeError, tomllib.TOMLDecodeError):
+        return None
+    return lambda record: final_answer(record, grader, rule=rule)
+
+
 def report_html(run: RunData, generated: float | None = None) -> str:
     """The whole report page."""
     now = generated or time.time()
@@ -310,7 +341,8 @@ def report_html(run: RunData, generated: float | None = None) -> str:
         items = "".join(f"<li>{escape(n)}</li>" for n in run.notes)
         notes = f'<div class="notes"><b>Notes while reading the run</b><ul>{items}</ul></div>'
     shown = len(run.debates)
-    debates = "".join(render_debate(d, open_=i == len(run.debates) - 1) for i, d in enumerate(run.debates))
+    rule = run_answerer(run)
+    debates = "".join(render_debate(d, i == len(run.debates) - 1, rule) for i, d in enumerate(run.debates))
     if not debates:
         debates = '<p class="note">No transcript logged yet.</p>'
     config = escape(run.config_text) if run.config_text is not None else "(no config.toml)"
