@@ -146,3 +146,19 @@ class QwenLikeTokenizer(ByteTokenizer):
             if kw.get("enable_thinking") is False:
                 out += "<think>\n\n</think>\n\n"
         return out
+
+
+def sampled_future(tokens: Sequence[int]) -> object:
+    """What a Tinker sampling client's ``sample`` returns: a future whose result is one sampled
+    sequence of ``tokens`` (each at logprob -1), stopped by a stop sequence."""
+    from tinker import types
+
+    sequence = types.SampledSequence(
+        stop_reason="stop", sequence_id="x", _tokens_list=list(tokens), _logprobs_list=[-1.0] * len(tokens)
+    )
+
+    class Done:
+        def result(self, timeout: float | None = None) -> object:
+            return types.SampleResponse(sequences=[sequence])
+
+    return Done()

@@ -24,7 +24,7 @@ from debate_core.plugins import get_registry
 from debate_core.runtime.session import BackendSession
 from debate_core.testing.tokenizer import ByteTokenizer
 
-from .helpers import response
+from .helpers import response, sampled_future
 
 RUN_FILE = """
 [debate]
@@ -145,22 +145,12 @@ class FakeSamplingClient:
         include_prompt_logprobs: bool = False,
         topk_prompt_logprobs: int = 0,
     ) -> Any:
-        from tinker import types
-
         text = self.tokenizer.decode(prompt.to_ints())
         agent = int(text.split("You are Agent ", 1)[1][0])
         solution = "\\boxed{42}" if agent != 2 else "\\boxed{41}"
         comparisons = {1: ["Agent 0 > Agent 2"], 2: ["Agent 0 > Agent 2", "Agent 1 = Agent 0"]}.get(agent, [])
         tokens = self.tokenizer.encode(response(solution, comparisons))
-        sequence = types.SampledSequence(
-            stop_reason="stop", sequence_id="x", _tokens_list=tokens, _logprobs_list=[-1.0] * len(tokens)
-        )
-
-        class Done:
-            def result(self, timeout: float | None = None) -> Any:
-                return types.SampleResponse(sequences=[sequence])
-
-        return Done()
+        return sampled_future(tokens)
 
 
 @pytest.fixture

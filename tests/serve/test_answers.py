@@ -25,7 +25,7 @@ from debate_core.serve.wire import ChatRequest
 from debate_core.testing.tokenizer import ByteTokenizer
 from debate_core.training.evaluation.evaluator import direct_setup, evaluation_setup
 
-from ..debate.helpers import response
+from ..debate.helpers import response, sampled_future
 
 pytest.importorskip("tinker", reason="the scripted sampler answers with the SDK's types")
 
@@ -50,8 +50,6 @@ class ScriptedSampler:
         self.prompts = prompts
 
     def sample(self, prompt: Any, num_samples: int, sampling_params: Any, *_: Any, **__: Any) -> Any:
-        from tinker import types
-
         text = self.tokenizer.decode(prompt.to_ints())
         self.prompts.append(text)
         agent = int(text.split("You are Agent ", 1)[1][0])
@@ -59,15 +57,7 @@ class ScriptedSampler:
         votes = {0: ["Agent 1 = Agent 2"], 1: ["Agent 2 > Agent 0"], 2: ["Agent 1 > Agent 0"]}[agent]
         solution = "\\boxed{41}" if agent == 0 else "\\boxed{42}"
         tokens = self.tokenizer.encode(response(solution, votes if second_round else []))
-        sequence = types.SampledSequence(
-            stop_reason="stop", sequence_id="x", _tokens_list=tokens, _logprobs_list=[-1.0] * len(tokens)
-        )
-
-        class Done:
-            def result(self, timeout: float | None = None) -> Any:
-                return types.SampleResponse(sequences=[sequence])
-
-        return Done()
+        return sampled_future(tokens)
 
 
 class ScriptedSession:

@@ -24,19 +24,22 @@ def answer(text: str, comparison: str = "N/A") -> str:
     )
 
 
+HAND_GRADED = [
+    answer("\\boxed{7}"),
+    answer("\\boxed{8}"),
+    answer("\\boxed{8}", "Agent 0 > Agent 1"),
+    answer("\\boxed{7}", "Agent 2 > Agent 1"),
+    answer("\\boxed{8}", "Agent 2 > Agent 0"),
+    answer("\\boxed{7}", "Agent 0 = Agent 1"),
+]
+"""A 3-agent sequential debate whose grades, votes and answers the two tests below work out by hand."""
+
+
 def test_grades_pass_avg_cons_and_judge_accuracy_by_hand() -> None:
     # round 1: A0 right, A1 wrong, A2 wrong and votes 0 > 1 (right) ; round 2: A0 votes 2 > 1 (both wrong:
     # not decidable), A1 votes 2 > 0 (wrong: picks the incorrect one), A2 answers right and votes 0 = 1
     # (a tie on a decidable pair: a wrong judgement). Decidable votes 3, right 1.
-    texts = [
-        answer("\\boxed{7}"),
-        answer("\\boxed{8}"),
-        answer("\\boxed{8}", "Agent 0 > Agent 1"),
-        answer("\\boxed{7}", "Agent 2 > Agent 1"),
-        answer("\\boxed{8}", "Agent 2 > Agent 0"),
-        answer("\\boxed{7}", "Agent 0 = Agent 1"),
-    ]
-    record = build_debate(texts, num_agents=3, answer="7")
+    record = build_debate(HAND_GRADED, num_agents=3, answer="7")
     graded = grade_debate(record, build_boxed(None))
     assert graded is not None
     assert [g.correct for g in graded.turn_grades] == [True, False, False, True, False, True]
@@ -64,15 +67,7 @@ def test_every_rule_is_graded_and_the_rule_in_force_is_debate_accuracy_by_hand()
     Round 1: 7, 8, 8: majority 8 (wrong), pass@3 right."""
     from debate_core.debate.final_answer import VoteWinnerRule, rules_side_by_side
 
-    texts = [
-        answer("\\boxed{7}"),
-        answer("\\boxed{8}"),
-        answer("\\boxed{8}", "Agent 0 > Agent 1"),
-        answer("\\boxed{7}", "Agent 2 > Agent 1"),
-        answer("\\boxed{8}", "Agent 2 > Agent 0"),
-        answer("\\boxed{7}", "Agent 0 = Agent 1"),
-    ]
-    record = build_debate(texts, num_agents=3, answer="7")
+    record = build_debate(HAND_GRADED, num_agents=3, answer="7")
     rules = rules_side_by_side(VoteWinnerRule())
     assert [name for name, _ in rules] == ["vote_winner", "majority", "answer_votes"]
     graded = grade_debate(record, build_boxed(None), rules=rules)
