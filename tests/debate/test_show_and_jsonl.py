@@ -99,3 +99,24 @@ def test_a_raising_reward_is_one_line_and_debug_shows_the_traceback(
     assert main(["score", "--reward", "raising_rewards:broken", str(EXAMPLES / "full.json")]) == 1
     err = capsys.readouterr().err
     assert "Traceback" in err and 'return {}["no such key"]' in err
+
+
+def test_show_gives_the_answer_under_the_rule_asked_for(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """docs/answer-rules.md's worked example: majority 7, vote_winner 5 (the default), each named."""
+    from debate_core.testing.synthetic import TurnSpec, synthetic_debate
+
+    def turn(answer: str, vote: str = "") -> TurnSpec:
+        votes = ((int(vote[0]), "=" if "=" in vote else ">", int(vote[-1])),) if vote else ()
+        return TurnSpec(solution=f"so \\boxed{{{answer}}}", comparisons=votes)  # type: ignore[arg-type]
+
+    record = synthetic_debate(
+        3, [turn("5"), turn("7"), turn("7"), turn("5", "1=2"), turn("7", "0>2"), turn("7", "0>1")], protocol="parallel"
+    )
+    path = tmp_path / "d.json"
+    path.write_text(dumps_transcript(record))
+    assert main(["show", str(path)]) == 0
+    assert "Final answer: 5 (1 of 3 agents; vote_winner, vote score 2)" in capsys.readouterr().out
+    assert main(["show", str(path), "--rule", "majority"]) == 0
+    assert "Final answer: 7 (2 of 3 agents; majority)" in capsys.readouterr().out
+    assert main(["show", str(path), "--rule", "nonesuch"]) == 1
+    assert "unknown answer rule 'nonesuch'" in capsys.readouterr().err
