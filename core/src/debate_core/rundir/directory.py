@@ -104,7 +104,8 @@ class RunDirectory:
         a step is left as it is (it can be resumed)."""
         if self.recorded_a_step():
             return
-        for file in (self.config_path, self.plugins_path, self.metrics_path, self.root / LOCK_NAME):
+        files = (self.config_path, self.plugins_path, self.metrics_path, self.environment_path, self.root / LOCK_NAME)
+        for file in files:
             file.unlink(missing_ok=True)  # the lock too: the failed start has released it
         folders = [self.backend_states, self.checkpoints, self.transcripts, self.evaluations]
         for folder in [*folders, self.root] if created_root else folders:

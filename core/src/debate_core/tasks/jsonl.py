@@ -64,19 +64,12 @@ class JsonlDataset:
                 raise DatasetError(f"jsonl dataset {o.path}: test_fraction {o.test_fraction} leaves no train problem")
         return tuple(problems[: o.limit] if o.limit is not None else problems)
 
-    def check(self) -> None:
-        """Each file exists and its first record is a problem (``debate config check``), without
-        mapping the rest: a run reads them all when it starts."""
-        mapping = self.options.mapping()
-        for name in (self.options.path, self.options.test_path):
-            if name is None:
-                continue
-            path = Path(name)
-            for where, record in read_jsonl(path, DatasetError, "dataset file", limit="dataset_bytes"):
-                mapping.problem(record, where, f"{path.stem}-{where.rsplit(':', 1)[1]}")
-                break
-            else:
-                raise DatasetError(f"{path}: the dataset file has no records")
+    def check(self, splits: Sequence[str]) -> None:
+        """Each split of ``splits`` read as the run will read it (``debate config check``): a
+        missing file, a bad record, no test split or a ``test_fraction`` that leaves no train
+        problem is found before the run starts. The problems read are kept."""
+        for split in splits:
+            self.problems(split)
 
     def problems(self, split: str) -> Sequence[Problem]:
         check_split(split, f"jsonl dataset {self.options.path}")
