@@ -125,6 +125,12 @@ def test_a_run_through_an_outage_falls_back_to_the_peer_reward_when_asked_to(
     assert all("every debate got the peer reward alone" in line for line in silent)
     records = read_metrics(run / "metrics.jsonl")
     assert [r.get("judge/silent") for r in records] == [1.0, 1.0, None]
+    if fault == "down":  # and the report says so at its top
+        from debate_core.cli import main
+
+        assert main(["report", str(run)]) == 0
+        page = (run / "report.html").read_text(encoding="utf-8")
+        assert "The external judge gave no verdict</b> on any of its pairs at 2 RL iterations (steps 1–2)" in page
     for record in records[:2]:  # judge/fallback: the share of debates that fell back (those with pairs to judge)
         assert record["judge/fallback"] > 0 and record["judge/weight"] < 1.0 - record["judge/fallback"] + 1e-9
         assert record["judge/failed"] > 0 and record[f"judge/{counter}"] == 2 * record["judge/failed"]
