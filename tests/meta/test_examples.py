@@ -148,7 +148,7 @@ def test_the_subtraction_steps_differ_only_where_a_second_step_must(
 
 def test_the_main_job_is_the_peer_votes_step_from_the_shipped_start() -> None:
     """examples/arithmetic.toml is subtraction3-peer-votes.toml's RL from the same weights, shipped in the
-    package (README, "What the main job does"): only the start, its evaluation and the run's name differ."""
+    package (docs/results.md, "The main job"): only the start, its evaluation and the run's name differ."""
     main_job, peer = load("arithmetic.toml"), load("subtraction3-peer-votes.toml")
     for section in ("backend", "dataset", "grader", "debate", "reward", "training"):
         assert getattr(main_job, section) == getattr(peer, section), section
@@ -202,8 +202,8 @@ def test_gsm8k_reads_a_downloaded_directory(tmp_path: Path, monkeypatch: pytest.
     assert problems[0].metadata["solution"] == "48/2 = 24\n48+24 = 72\nThe answer is \\boxed{72}."
 
 
-def test_the_untrained_base_model_breaks_the_contract_as_the_readme_says(capsys: pytest.CaptureFixture[str]) -> None:
-    # README, "A test-time debate": against the untrained base model `debate run examples/addition.toml`
+def test_the_untrained_base_model_breaks_the_contract_as_the_protocol_page_says(capsys: pytest.CaptureFixture[str]) -> None:
+    # docs/protocol.md#debate-run: against the untrained base model `debate run examples/addition.toml`
     # samples at the evaluation temperature (0.7), the first turn breaks the output contract, the debate
     # aborts in round 1 and there is no final answer.
     assert load("addition.toml").evaluation.temperature == 0.7
