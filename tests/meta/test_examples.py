@@ -202,7 +202,7 @@ def test_gsm8k_reads_a_downloaded_directory(tmp_path: Path, monkeypatch: pytest.
     assert problems[0].metadata["solution"] == "48/2 = 24\n48+24 = 72\nThe answer is \\boxed{72}."
 
 
-def test_the_untrained_base_model_breaks_the_contract_as_the_protocol_page_says(capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_untrained_base_model_breaks_the_contract_as_documented(capsys: pytest.CaptureFixture[str]) -> None:
     # docs/protocol.md#debate-run: against the untrained base model `debate run examples/addition.toml`
     # samples at the evaluation temperature (0.7), the first turn breaks the output contract, the debate
     # aborts in round 1 and there is no final answer.
