@@ -36,15 +36,18 @@ def test_a_missing_dataset_file_is_named(tmp_path: Path, capsys: pytest.CaptureF
     assert code == 1 and lines == [f"curriculum[0].dataset: {missing}: no such dataset file"]
 
 
-def test_a_dataset_whose_first_record_does_not_parse_is_named(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_a_dataset_record_that_does_not_parse_is_named(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     data = tmp_path / "train.jsonl"
+    jsonl = ("dataset.name=jsonl", f"dataset.options.path={data}", "dataset.options.test_fraction=0.5")
     data.write_text(json.dumps({"prompt": "2+2?", "answer": "4"}) + "\n", encoding="utf-8")
-    code, lines = check(tmp_path, capsys, "dataset.name=jsonl", f"dataset.options.path={data}")
+    code, lines = check(tmp_path, capsys, *jsonl)
     assert code == 1 and len(lines) == 1 and lines[0].startswith(f"dataset: {data}:1") and "question" in lines[0]
+    # every record is read, as the run reads them: a bad line past the first is refused too
     data.write_text(json.dumps({"question": "2+2?", "answer": "4"}) + "\n{not json\n", encoding="utf-8")
-    assert check(tmp_path, capsys, "dataset.name=jsonl", f"dataset.options.path={data}")[0] == 0  # first record only
+    code, lines = check(tmp_path, capsys, *jsonl)
+    assert code == 1 and len(lines) == 1 and lines[0].startswith(f"dataset: {data}:2")
+    data.write_text((json.dumps({"question": "2+2?", "answer": "4"}) + "\n") * 2, encoding="utf-8")
+    assert check(tmp_path, capsys, *jsonl)[0] == 0
 
 
 def test_a_metric_sink_whose_package_is_missing_is_named(

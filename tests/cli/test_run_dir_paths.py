@@ -50,3 +50,25 @@ def test_the_default_run_directory_on_a_file_is_named_too(
     assert lines == [
         "debate: error: runs/taken: is a file, not a directory; the run needs a directory there: choose a --run-dir"
     ]
+
+
+def test_a_run_directory_a_live_process_writes_is_not_offered_for_resume(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 44: `debate train --run-dir RUN` on a run another process is writing suggested
+    `--resume RUN`, which that process's lock then refused; the line names the holder instead."""
+    import os
+
+    from debate_core.rundir.lock import run_directory_lock
+
+    run_file, run = tmp_path / "run.toml", tmp_path / "run"
+    run_file.write_text("", encoding="utf-8")
+    run.mkdir()
+    (run / "config.toml").write_text("", encoding="utf-8")
+    with run_directory_lock(run, print):
+        assert main(["train", str(run_file), "--run-dir", str(run)]) == 1
+        err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"{run} is being written by pid {os.getpid()} on " in err
+    assert "--resume" not in err and "choose another --run-dir" in err
+    assert main(["train", str(run_file), "--run-dir", str(run)]) == 1  # released: a run to resume
+    assert f"continue it with `debate train --resume {run}`" in capsys.readouterr().err

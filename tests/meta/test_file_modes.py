@@ -26,6 +26,8 @@ def test_atomic_writes_follow_the_umask(umask: int, tmp_path: Path, monkeypatch:
         atomic_write_text(tmp_path / "atomic.txt", "x")
         with atomic_directory(tmp_path / "atomic_dir") as staging:
             (staging / "inside.txt").write_text("x")
+            # issue 44: save_pretrained's model.safetensors came out 0600 beside 0644 files
+            os.close(os.open(staging / "private.bin", os.O_WRONLY | os.O_CREAT, 0o600))
     finally:
         os.umask(old)
 
@@ -34,3 +36,4 @@ def test_atomic_writes_follow_the_umask(umask: int, tmp_path: Path, monkeypatch:
 
     assert mode(tmp_path / "atomic.txt") == mode(plain) == 0o666 & ~umask
     assert mode(tmp_path / "atomic_dir") == mode(tmp_path / "plain_dir") == 0o777 & ~umask
+    assert mode(tmp_path / "atomic_dir" / "private.bin") == mode(tmp_path / "atomic_dir" / "inside.txt") == mode(plain)

@@ -1,6 +1,6 @@
 """``debate compare``: config differences, evaluations side by side with paired changes where the
 runs share problems, curves overlaid one colour per run, and a Markdown table that can express
-the README's main-job/peer-only table (docs/training.md#comparing-runs)."""
+the addition/peer-only table of docs/results.md (docs/training.md#comparing-runs)."""
 
 from __future__ import annotations
 

@@ -229,6 +229,25 @@ def test_ticks_cover_the_range_and_charts_escape_labels() -> None:
     assert "no data yet" in line_chart("empty", [Series("s", ())])
 
 
+def test_step_axes_tick_at_whole_steps_and_long_titles_wrap_whole() -> None:
+    """Issue 44: a two-step run's axis ticked at 1.2, 1.4, ... (no such steps), and a long title was
+    clipped at the chart's edges ("ard and label accuracy (training, ground truth, monitoring o")."""
+    import re
+
+    svg = line_chart("steps", [Series("s", ((1, 0.5), (2, 0.7)))])
+    step_ticks = re.findall(r'text-anchor="middle" class="tick">([^<]+)<', svg)
+    assert step_ticks == ["1", "2"]
+    assert all(
+        float(t).is_integer() for t in map(float, [*nice_ticks(1, 7, whole=True), *nice_ticks(3, 3, whole=True)])
+    )
+    assert nice_ticks(1, 2) != nice_ticks(1, 2, whole=True)  # values other than steps keep their fine ticks
+    title = "Reward and label accuracy (training, ground truth, monitoring only)"
+    svg = line_chart(title, [Series("s", ((1, 0.5), (2, 0.7)))])
+    lines = re.findall(r'class="chart-title">([^<]+)<', svg)
+    assert " ".join(lines) == title and all(len(line) <= 58 for line in lines)
+    assert 'viewBox="0 -15 ' in svg  # the second line is drawn above the plot, not over it
+
+
 def test_evaluations_without_metrics_and_odd_values_do_not_break_the_page(finished_run: Path, tmp_path: Path) -> None:
     from debate_core.report.evaluation_table import evaluation_table
 

@@ -206,16 +206,38 @@ class Abstaining:
         return {"asked": asked}
 
 
-def mix_reward(judge: object, weight: float = 0.6) -> object:
+def mix_reward(judge: object, weight: float = 0.6, on_unavailable: str = "peer") -> object:
     from debate_core.config.choices import ComponentChoice
     from debate_core.rewards.judge_mix import JudgeMixOptions, JudgeMixReward
 
-    options = JudgeMixOptions(judge=ComponentChoice(name="abstaining"), weight=weight, decay_iterations=3)
+    options = JudgeMixOptions(
+        judge=ComponentChoice(name="abstaining"),
+        weight=weight,
+        decay_iterations=3,
+        on_unavailable=on_unavailable,  # type: ignore[arg-type]
+    )
     return JudgeMixReward(V2Reward(), judge, options)  # type: ignore[arg-type]
 
 
+def test_by_default_a_pair_without_a_verdict_stops_the_run_in_one_line() -> None:
+    """docs/rewards.md#when-the-judge-gives-no-verdict: ``on_unavailable = "stop"``, the default."""
+    from debate_core.records import TrainingRound
+    from debate_core.rewards.judge_mix import JudgeMixOptions, JudgeUnavailable
+
+    assert JudgeMixOptions().on_unavailable == "stop"
+    reward = mix_reward(Abstaining({1}), on_unavailable="stop")
+    with pytest.raises(JudgeUnavailable) as raised:
+        asyncio.run(reward.score_in_training(graded(), TrainingRound(0, None)))  # type: ignore[attr-defined]
+    message = str(raised.value)
+    assert "\n" not in message and "judge 'abstaining' gave no verdict on 1 of the 3 pairs" in message
+    assert 'on_unavailable = "stop"' in message
+    # a judge that gives every verdict stops nothing
+    answering = mix_reward(Abstaining(set()), on_unavailable="stop")
+    asyncio.run(answering.score_in_training(graded(), TrainingRound(0, None)))  # type: ignore[attr-defined]
+
+
 def test_a_debate_with_a_pair_the_judge_abstained_on_gets_the_peer_reward_counted() -> None:
-    """docs/rewards.md#when-the-judge-abstains: one abstention, and the debate falls back to the peer
+    """docs/rewards.md#when-the-judge-gives-no-verdict: one abstention, and the debate falls back to the peer
     reward alone (its effective judge weight 0), with the judge's counts beside."""
     from debate_core.records import TrainingRound
 

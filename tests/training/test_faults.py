@@ -90,7 +90,7 @@ def test_a_raising_reward_names_plugin_and_debate_after_a_checkpoint(registry: R
 def test_a_raising_grader_is_named_with_the_debate(registry: Registry, tmp_path: Path) -> None:
     with pytest.raises(ComponentFailure, match=r"debate 'step1-debate\d'.*grader plugin 'broken' raised KeyError"):
         train(make_config("grader.name=broken"), registry, tmp_path / "run", handle_signals=False)
-    assert latest_checkpoint(tmp_path / "run" / "checkpoints") is not None  # step 0, before any update
+    assert latest_checkpoint(tmp_path / "run" / "checkpoints") is None  # nothing trained: no checkpoint of step 0
 
 
 def test_a_raising_dataset_is_named(registry: Registry, tmp_path: Path) -> None:

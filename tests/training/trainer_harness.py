@@ -143,6 +143,8 @@ class HarnessPlugin:
 class ExplodingOptions:
     calls_before: int = 4
     """Debates scored normally before it raises."""
+    refusal: bool = False
+    """Raise a ``DebateError`` written for the user (which passes through as it is) instead of a bug."""
 
 
 class Exploding:
@@ -153,8 +155,13 @@ class Exploding:
 
         self.inner = build_win_rate(None)
         self.left = options.calls_before
+        self.refusal = options.refusal
 
     def __call__(self, debate: Any) -> Any:
+        from debate_core.errors import DebateError
+
+        if self.left == 0 and self.refusal:
+            raise DebateError("reward 'exploding': refuses this debate")
         if self.left == 0:
             raise ZeroDivisionError("no votes to divide")
         self.left -= 1

@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import stat
 import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -105,6 +106,10 @@ def atomic_directory(path: Path) -> Iterator[Path]:
             for file in staging.iterdir():
                 with open(file, "rb") as handle:
                     os.fsync(handle.fileno())
+                    # a writer that stages through a private temporary file (safetensors under
+                    # save_pretrained) leaves 0600 beside 0644: every file gets open()'s mode
+                    if file.is_file() and not stat.S_IMODE(os.fstat(handle.fileno()).st_mode) & 0o111:
+                        os.fchmod(handle.fileno(), FILE_MODE)
             if path.exists():
                 retired = path.parent / f".{path.name}.old-{os.getpid()}"
                 os.replace(path, retired)

@@ -61,7 +61,7 @@ def test_a_fault_that_does_not_clear_makes_every_pair_abstain_counted(stub: Stub
     stub.default = fault
     limit = 0.25 if fault == "hang" else 10.0  # a hang is never answered; the others are answered at once
     judge, waits = judge_with_waits(stub, max_retries=3, backoff_s=1.0, max_backoff_s=3.0, timeout_s=limit)
-    with pytest.warns(UserWarning, match=r"failed after 4 tries .*its pairs abstain") as warned:
+    with pytest.warns(UserWarning, match=r"failed after 4 tries .*its pairs get no verdict") as warned:
         assert judged(judge) == [None, None, None, None]
     assert len(warned) == 1  # one line per outage, not per request
     counts = judge.take_counts()

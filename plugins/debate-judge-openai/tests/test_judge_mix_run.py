@@ -28,14 +28,14 @@ from tests.training.trainer_harness import harness_registry, make_config, read_m
 SECRET = "sk-judge-" + os.urandom(8).hex()
 
 
-def run_config(url: str, *extra: str, judge: str = "") -> Any:
+def run_config(url: str, *extra: str, judge: str = "", on_unavailable: str = "stop") -> Any:
     judge_options = (
         f"base_url='{url}', model='judge', api_key_env='JUDGE_TEST_KEY', backoff_s=0.0, failure_pause_s=0.0{judge}"
     )
     return make_config(
         "reward.name=judge_mix",
         f"reward.options={{peer={{name='v2'}}, judge={{name='openai', options={{{judge_options}}}}}, "
-        "weight=1.0, decay_iterations=2}",
+        f"weight=1.0, decay_iterations=2, on_unavailable='{on_unavailable}'}}",
         "training.num_iterations=3",
         "training.save_every=1",
         "training.max_debates_in_flight=1",
@@ -105,8 +105,8 @@ def rewards_of(records: list[dict[str, Any]]) -> list[list[Any]]:
 
 
 @pytest.mark.parametrize("fault", list(OUTAGES))
-def test_a_run_through_an_outage_falls_back_to_the_peer_reward(
-    registry: Any, stub: StubEndpoint, tmp_path: Path, fault: str
+def test_a_run_through_an_outage_falls_back_to_the_peer_reward_when_asked_to(
+    registry: Any, stub: StubEndpoint, tmp_path: Path, fault: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     counter = OUTAGES[fault]
     if fault == "down":
@@ -117,8 +117,20 @@ def test_a_run_through_an_outage_falls_back_to_the_peer_reward(
     with pytest.warns(UserWarning, match=rf"judge 'openai': .* failed after 2 tries \({counter}"):
         # a hang is never answered, so its time limit is short; the others are answered at once
         limit = 0.25 if fault == "hang" else 10.0
-        train_quietly(run_config(stub.url, judge=f", max_retries=1, timeout_s={limit}"), registry, run)
+        config = run_config(stub.url, judge=f", max_retries=1, timeout_s={limit}", on_unavailable="peer")
+        train_quietly(config, registry, run)
+    # every iteration the judge was asked in: one line, and judge/silent in its record (the report's note)
+    silent = [line for line in capsys.readouterr().err.splitlines() if "gave no verdict on any of its" in line]
+    assert [line.split(":")[2].strip() for line in silent] == ["RL iteration 1", "RL iteration 2"]
+    assert all("every debate got the peer reward alone" in line for line in silent)
     records = read_metrics(run / "metrics.jsonl")
+    assert [r.get("judge/silent") for r in records] == [1.0, 1.0, None]
+    if fault == "down":  # and the report says so at its top
+        from debate_core.cli import main
+
+        assert main(["report", str(run)]) == 0
+        page = (run / "report.html").read_text(encoding="utf-8")
+        assert "The external judge gave no verdict</b> on any of its pairs at 2 RL iterations (steps 1–2)" in page
     for record in records[:2]:  # judge/fallback: the share of debates that fell back (those with pairs to judge)
         assert record["judge/fallback"] > 0 and record["judge/weight"] < 1.0 - record["judge/fallback"] + 1e-9
         assert record["judge/failed"] > 0 and record[f"judge/{counter}"] == 2 * record["judge/failed"]
@@ -205,3 +217,41 @@ def test_an_unset_key_variable_stops_the_run_at_its_start(
     err = capsys.readouterr().err
     assert "api_key_env = 'JUDGE_TEST_KEY', but that environment variable is not set" in err
     assert stub.requests == [] and not (tmp_path / "run" / "metrics.jsonl").exists()
+
+
+def test_by_default_a_judge_that_gives_no_verdict_stops_the_run_in_one_line(
+    registry: Any, stub: StubEndpoint, tmp_path: Path
+) -> None:
+    from debate_core.errors import DebateError
+    from debate_core.runtime.manifests import latest_checkpoint
+
+    # issue 44: a policy behind debate serve answers out of the verdict's format; every verdict
+    # unreadable, the run went on to rc 0 on peer votes alone, and nothing said so
+    stub.answer = lambda request: "Both answers look fine to me."
+    run = tmp_path / "run"
+    with pytest.raises(DebateError, match=r"judge 'openai' gave no verdict on \d+ of the \d+ pairs .*unreadable"):
+        train_quietly(run_config(stub.url), registry, run)
+    assert latest_checkpoint(run / "checkpoints") is None  # it stopped in its first iteration: nothing trained
+
+
+def test_a_url_where_nothing_listens_fails_at_once_in_config_check_and_train(
+    registry: Any, stub: StubEndpoint, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from debate_core.cli import main
+
+    url = stub.url
+    stub.close()
+    run_file, run = tmp_path / "run.toml", tmp_path / "run"
+    run_file.write_text("", encoding="utf-8")
+    assert main(["config", "check", str(run_file), *cli_overrides(url)]) == 1
+    err = capsys.readouterr().err
+    assert f"reward.options.judge: judge 'openai': nothing answers at {url}" in err
+    assert 'the run would stop at its first debate (reward.options.on_unavailable = "stop")' in err
+    assert main(["train", str(run_file), *cli_overrides(url), "--run-dir", str(run)]) == 1
+    errors = [line for line in capsys.readouterr().err.splitlines() if line.startswith("debate: error:")]
+    assert len(errors) == 1 and f"nothing answers at {url}" in errors[0] and not run.exists()
+    peer = [*cli_overrides(url), "reward.options.on_unavailable=peer"]
+    assert main(["config", "check", str(run_file), *peer]) == 0
+    captured = capsys.readouterr()
+    assert f"warning: reward.options.judge: judge 'openai': nothing answers at {url}" in captured.err
+    assert "the run would train on the peer reward alone" in captured.err and captured.out.endswith(": ok\n")

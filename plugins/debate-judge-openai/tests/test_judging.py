@@ -4,6 +4,7 @@ orders, the concurrency limit, the key (README: asking, both orders, the key).""
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -75,11 +76,21 @@ def test_read_verdict_takes_the_last_verdict_after_any_thinking() -> None:
     assert read_verdict("I cannot tell") is None and read_verdict("A > A") is None and read_verdict("") is None
 
 
-def test_an_unreadable_reply_is_a_tie_counted() -> None:
+def test_an_unreadable_reply_is_no_verdict_counted() -> None:
+    # issue 44: a policy served by debate serve answers out of the verdict's format; read as ties,
+    # its replies moved every reward towards "equal" and nothing said that the judge gave no verdict
     with stub_endpoint(lambda request: "Both look fine to me.") as vague:
         judge = build(vague.url)
-        assert judged(judge) == [0, 0, 0, 0]
+        assert judged(judge) == [None, None, None, None]
         assert judge.take_counts()["unreadable"] == 8
+
+
+def test_check_finds_a_url_where_nothing_listens(stub: StubEndpoint) -> None:
+    build(stub.url).check()  # something answers: no error
+    url = stub.url
+    stub.close()
+    with pytest.raises(ConfigError, match=rf"judge 'openai': nothing answers at {re.escape(url)} \("):
+        build(url).check()
 
 
 def test_no_more_requests_are_in_flight_than_the_limit(stub: StubEndpoint) -> None:

@@ -3,6 +3,8 @@ directory that ``AutoModelForCausalLM.from_pretrained`` loads, with the backend'
 
 from __future__ import annotations
 
+import stat
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -49,10 +51,18 @@ def test_an_exported_checkpoint_loads_in_transformers_with_the_backends_logits(
     state = read_checkpoint(run / "checkpoints" / "step_000001.json").backend_state
     exported = tmp_path / "hf"
     capsys.readouterr()
-    assert main(["export", str(run), "--to", str(exported)]) == 0
-    out = capsys.readouterr().out
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert main(["export", str(run), "--to", str(exported)]) == 0
+    out, err = capsys.readouterr()
     assert ("LoRA merged into" if rank else "fine-tuned from") in out and "embedded:debate-tiny" in out
     assert {"config.json", "model.safetensors", "tokenizer.json"} <= {p.name for p in exported.iterdir()}
+    # issue 44: transformers' shard progress bar and peft's tied-weights warning were relayed (the
+    # latter as `debate: warning:`), and the weights came out 0600 beside 0644 files
+    relayed = [*(str(w.message) for w in caught), err]
+    assert not any("tie_word_embeddings" in text or "Writing model shards" in text for text in relayed), relayed
+    modes = {p.name: stat.S_IMODE(p.stat().st_mode) for p in exported.iterdir()}
+    assert modes["model.safetensors"] == modes["config.json"], modes
 
     tokenizer: Any = AutoTokenizer.from_pretrained(exported)
     tokens = tokenizer.encode(PROMPT, add_special_tokens=False)

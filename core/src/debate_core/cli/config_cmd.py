@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from debate_core.errors import ConfigError, DebateError
@@ -37,7 +38,7 @@ def run_check(args: argparse.Namespace) -> int:
         config = load_run_config(args.file, args.overrides, registry=get_registry())
         check_context(config, get_registry())
         try:
-            check_run_needs(config, get_registry())
+            warnings = check_run_needs(config, get_registry())
         except ConfigError as exc:
             raise ConfigError(_prefix_lines(f"{args.file}: ", str(exc))) from None
     except DebateError as exc:
@@ -45,6 +46,8 @@ def run_check(args: argparse.Namespace) -> int:
         if needs is None:
             raise
         raise ConfigError(f"{exc}\n{args.file}: its first line says what it needs: {needs}") from exc
+    for line in warnings:
+        print(f"{args.file}: {line}", file=sys.stderr)
     print(f"{args.file}: ok")
     return 0
 

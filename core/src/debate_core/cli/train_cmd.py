@@ -204,6 +204,7 @@ def _read_config(args: argparse.Namespace) -> tuple[Registry, RunConfig, Path | 
     from debate_core.rundir.directory import existing_run_directory
     from debate_core.training.context_check import check_context
     from debate_core.training.policy_weights import resolve_init_from
+    from debate_core.training.run_needs import check_run_needs
 
     registry = get_registry()
     config_path, overrides = _run_file_and_overrides(args)
@@ -218,6 +219,10 @@ def _read_config(args: argparse.Namespace) -> tuple[Registry, RunConfig, Path | 
     check_context(config, registry)
     if resumed is None:
         config = resolve_init_from(config)  # a wrong model.init_from fails before a run directory is chosen
+        # what config check finds fails here too, before anything loads (the datasets are read,
+        # every split the run needs, once the components are built)
+        for line in check_run_needs(config, registry, datasets=False):
+            print(f"debate: {line}", file=sys.stderr)
     return registry, config, config_path, resumed
 
 

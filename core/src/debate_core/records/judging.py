@@ -41,13 +41,19 @@ class JudgeHost(Protocol):
 
 Verdict = int | None
 """A judge's verdict on one pair: +1 (the first is better), -1 (the second), 0 (equal, or it cannot
-tell), or None: it abstains (it could not get an answer: an endpoint down, slow or answering
-garbage), and ``judge_mix`` scores that debate with the peer reward alone."""
+tell), or None: it gives no verdict (it could not get an answer it can read: an endpoint down,
+slow, answering garbage or out of its format), and ``judge_mix`` stops the run or scores that
+debate with the peer reward alone (its option ``on_unavailable``)."""
 
 
 @runtime_checkable
 class Judge(Protocol):
-    """An external judge: one verdict (+1, -1, 0, or None to abstain) per pair, in order."""
+    """An external judge: one verdict (+1, -1, 0, or None to abstain) per pair, in order.
+
+    A judge may also define ``check() -> None``, raising a ``DebateError`` when it cannot judge
+    at all (an endpoint that nothing answers at): ``debate config check`` and ``debate train``
+    call it before the run starts.
+    """
 
     async def compare(self, pairs: Sequence[JudgePair], host: JudgeHost) -> Sequence[Verdict]: ...
 

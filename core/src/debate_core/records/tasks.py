@@ -22,9 +22,11 @@ class Problem:
 class Dataset(Protocol):
     """A source of problems. ``split`` is ``train`` or ``test``; order must be deterministic.
 
-    A dataset may also define ``check() -> None``, raising a ``DebateError`` that says what is
-    wrong: ``debate config check`` calls it to find a missing file or an unreadable first record
-    before a run starts (the ``jsonl`` dataset does), without loading every problem.
+    A dataset may also define ``check(splits) -> None``, raising a ``DebateError`` that says what
+    is wrong with any of the splits a run will read: ``debate config check`` and ``debate train``
+    (before its first step) call it with those splits, e.g. ``("train", "test")``. A dataset that
+    reads the network checks what it can without downloading (the ``datasets`` library installed);
+    one without ``check`` has the problems of each split read instead.
     """
 
     def problems(self, split: str) -> Sequence[Problem]: ...

@@ -13,6 +13,8 @@ PALETTE: tuple[str, ...] = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e
 
 WIDTH, HEIGHT = 440, 230
 LEFT, RIGHT, TOP, BOTTOM = 52, 12, 28, 58
+TITLE_LINE = 15
+"""The height of a title line."""
 
 
 @attrs.frozen
@@ -39,16 +41,38 @@ class Marker:
     """The longer text shown on hovering the line."""
 
 
-def nice_ticks(low: float, high: float, count: int = 5) -> list[float]:
-    """About ``count`` round tick values covering ``[low, high]``."""
+TITLE_CHARACTERS = 58
+"""The most characters of a title line that fit the chart's width at its font; a longer title
+wraps at a space onto a second line."""
+
+
+def title_lines(title: str, width: int = TITLE_CHARACTERS) -> list[str]:
+    """``title`` in at most two lines of about ``width`` characters, split at spaces (a second line
+    longer still is cut with an ellipsis; the full title stays in the chart's ``aria-label``)."""
+    if len(title) <= width:
+        return [title]
+    cut = title.rfind(" ", 0, width + 1)
+    cut = cut if cut > 0 else width
+    first, rest = title[:cut].rstrip(), title[cut:].strip()
+    return [first, rest if len(rest) <= width else rest[: width - 1].rstrip() + "…"]
+
+
+def nice_ticks(low: float, high: float, count: int = 5, *, whole: bool = False) -> list[float]:
+    """About ``count`` round tick values covering ``[low, high]``; ``whole``: whole numbers only
+    (steps: a tick at step 1.5 names no step)."""
     if not (math.isfinite(low) and math.isfinite(high)):
         return [0.0]
     if high <= low:  # one value: a range around it (0 alone: 0 to 1, as for a rate)
         pad = abs(low) * 0.1
         low, high = (low - pad, high + pad) if pad else (low, low + 1.0)
+        if whole:
+            low, high = math.floor(low), math.ceil(high)
     raw = (high - low) / max(count, 1)
     magnitude = 10 ** math.floor(math.log10(raw))
-    step = next(m * magnitude for m in (1, 2, 2.5, 5, 10) if m * magnitude >= raw)
+    factors = (1, 2, 5, 10) if whole else (1, 2, 2.5, 5, 10)
+    step = next(m * magnitude for m in factors if m * magnitude >= raw)
+    if whole:
+        step = max(1.0, round(step))
     first = math.floor(low / step) * step
     ticks = []
     value = first
@@ -124,10 +148,16 @@ def line_chart(
     ``markers`` inside the steps drawn are vertical dashed lines."""
     drawn = [_finite(s) for s in series]
     drawn = [s for s in drawn if s.points]
+    lines = title_lines(title)
+    extra = TITLE_LINE * (len(lines) - 1)  # a second title line: the drawing grows upwards by one line
     head = (
-        f'<svg class="chart" xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{HEIGHT}" '
-        f'viewBox="0 0 {WIDTH} {HEIGHT}" role="img" aria-label="{escape(title)}">'
-        f'<text x="{WIDTH / 2}" y="16" text-anchor="middle" class="chart-title">{escape(title)}</text>'
+        f'<svg class="chart" xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{HEIGHT + extra}" '
+        f'viewBox="0 {-extra} {WIDTH} {HEIGHT + extra}" role="img" aria-label="{escape(title)}">'
+        + "".join(
+            f'<text x="{WIDTH / 2}" y="{16 - extra + index * TITLE_LINE}" text-anchor="middle" '
+            f'class="chart-title">{escape(line)}</text>'
+            for index, line in enumerate(lines)
+        )
     )
     if not drawn:
         return (
@@ -147,7 +177,8 @@ def _frame(drawn: Sequence[Series]) -> _Frame:
     xs = [x for s in drawn for x, _ in s.points]
     ys = [y for s in drawn for _, y in s.points]
     ys += [y + sign * e for s in drawn for (_, y), e in zip(s.points, s.errors, strict=False) for sign in (-1, 1)]
-    return _Frame(nice_ticks(min(xs), max(xs)), nice_ticks(min(ys), max(ys)))
+    whole = all(float(x).is_integer() for x in xs)  # steps
+    return _Frame(nice_ticks(min(xs), max(xs), whole=whole), nice_ticks(min(ys), max(ys)))
 
 
 def _axes(frame: _Frame, x_label: str, y_label: str) -> list[str]:

@@ -237,6 +237,21 @@ def alarms_html(run: RunData) -> str:
     )
 
 
+def judge_silence_html(run: RunData) -> str:
+    """One line when the run's external judge gave no verdict on any pair at some RL iterations
+    (``judge/silent`` = 1, docs/rewards.md#when-the-judge-gives-no-verdict): those iterations
+    trained on the peer reward alone."""
+    steps = [int(step) for step, value in run.metrics.series("judge/silent") if value > 0]
+    if not steps:
+        return ""
+    return (
+        '<div class="notes"><b>The external judge gave no verdict</b> on any of its pairs at '
+        f"{len(steps)} RL iteration{'s' if len(steps) != 1 else ''} (steps {steps[0]}–{steps[-1]}): those "
+        "iterations trained on the peer reward alone (<code>judge/silent</code>, <code>judge/failed</code>, "
+        "<code>judge/unreadable</code>; docs/rewards.md#when-the-judge-gives-no-verdict)</div>"
+    )
+
+
 def resume_markers(segments: Sequence[Segment]) -> list[Marker]:
     """A marker per configuration change at a resume, between the last step before it and the
     first after it."""
@@ -351,7 +366,7 @@ def report_html(run: RunData, generated: float | None = None) -> str:
 <title>debate report: {escape(run.root.name)}</title><style>{STYLE}</style></head>
 <body><header><h1>debate run <code>{escape(run.root.name)}</code></h1>
 <div class="status">{escape(run.status(now))} · {len(run.metrics.records)} metrics records · report made {stamp}
-· <code>{escape(str(run.root))}</code></div></header><main>{notes}{alarms_html(run)}
+· <code>{escape(str(run.root))}</code></div></header><main>{notes}{alarms_html(run)}{judge_silence_html(run)}
 <h2 id="evaluation">Held-out evaluation</h2>{evaluation_table(run.evaluations, run.segments)}{_evaluation_debates(run)}
 {_costs(run)}<h2 id="curves">Curves over steps</h2>{charts(run)}
 <h2 id="debates">Sampled debates ({shown} of {run.debates_logged} logged)</h2>

@@ -25,13 +25,14 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from functools import partial
+from typing import Literal
 
 import attrs
 from attrs import validators as v
 
 from debate_core.component_specs import BuildContext
 from debate_core.config.choices import ComponentChoice, nested_component
-from debate_core.errors import ConfigError, PluginError
+from debate_core.errors import ConfigError, DebateError, PluginError
 from debate_core.limits import short_repr
 from debate_core.plugin_results import PluginCall, call_async_plugin, call_plugin, check_judge_verdicts
 from debate_core.records import (
@@ -206,6 +207,12 @@ class JudgeMixOptions:
     """The judge's weight in the reward at the first RL iteration."""
     decay_iterations: int = attrs.field(default=20, validator=v.ge(0))
     """RL iterations over which the weight falls linearly to 0."""
+    on_unavailable: Literal["stop", "peer"] = attrs.field(default="stop", validator=v.in_(("stop", "peer")))
+    """What a debate gets when the judge gives no verdict on one of its pairs (an endpoint that does
+    not answer, an answer it cannot read): ``stop`` ends the run there in one line (the finished
+    step checkpointed first), so that a wrong URL or a judge that never answers in its format does
+    not quietly turn the run into a peer-vote run; ``peer`` scores that debate by the peer reward
+    alone and counts it (``judge/fallback``, ``judge/abstained``)."""
 
 
 class JudgeMixReward:
@@ -223,8 +230,9 @@ class JudgeMixReward:
         return result
 
     async def score_in_training(self, debate: DebateRecord, round: TrainingRound) -> RewardResult:
-        """The peer reward mixed with the judge's at the round's weight (the module docstring); the
-        peer reward alone for a debate with a pair the judge abstained on (``judge/fallback``)."""
+        """The peer reward mixed with the judge's at the round's weight (the module docstring). A
+        debate with a pair the judge gave no verdict on stops the run (``on_unavailable = "stop"``,
+        ``JudgeUnavailable``) or gets the peer reward alone (``"peer"``, ``judge/fallback``)."""
         peer = self(debate)
         weight = judge_weight(self.options.weight, self.options.decay_iterations, round.iteration)
         if weight <= 0.0:
@@ -236,6 +244,12 @@ class JudgeMixReward:
         verdicts = check_judge_verdicts(call, answer, len(pairs))
         counts = judge_counts(self.judge, name, debate.debate_id)
         abstained = sum(verdict is None for verdict in verdicts)
+        if abstained and self.options.on_unavailable == "stop":
+            raise JudgeUnavailable(
+                f"reward.options.judge: judge '{name}' gave no verdict on {abstained} of the {len(pairs)} pairs "
+                f"of debate '{debate.debate_id}' ({_named_counts(counts)}); the run stops "
+                '(reward.options.on_unavailable = "stop"; "peer" scores such a debate by the peer reward alone)'
+            )
         if abstained:
             fallback = {"judge/weight": 0.0, "judge/pairs": float(len(pairs)), "judge/fallback": 1.0}
             return attrs.evolve(peer, metrics={**peer.metrics, **counts, **fallback, "judge/abstained": abstained})
@@ -243,8 +257,31 @@ class JudgeMixReward:
         mixed = judge_mixed_reward(debate, peer, self, decided, weight)
         return attrs.evolve(mixed, metrics={**counts, **mixed.metrics, "judge/fallback": 0.0, "judge/abstained": 0.0})
 
+    def check_judge(self) -> None:
+        """The judge's own ``check()`` when it has one (an endpoint that can be reached), before a
+        run starts (``debate config check``, ``debate train``).
+
+        Raises:
+            DebateError: the judge says it cannot judge; the message says what it found.
+        """
+        check = getattr(self.judge, "check", None)
+        if callable(check):
+            name = self.options.judge.name
+            call_plugin(PluginCall("judge", name, "check", "before the run"), check)
+
     def __repr__(self) -> str:
         return f"JudgeMixReward({self.peer!r}, {self.options!r})"
+
+
+class JudgeUnavailable(DebateError):
+    """The judge gave no verdict on a pair and ``on_unavailable`` is ``stop``."""
+
+
+def _named_counts(counts: Mapping[str, float]) -> str:
+    """What the judge counted that explains a missing verdict (``judge/unreadable 6``)."""
+    reasons = ("failed", "skipped", "unreadable", "timeouts", "connection_errors", "refused")
+    named = [f"{key} {value:g}" for key, value in counts.items() if key.removeprefix("judge/") in reasons and value]
+    return ", ".join(named) if named else "it abstained"
 
 
 def build_judge_mix(options: JudgeMixOptions, context: BuildContext) -> JudgeMixReward:

@@ -31,7 +31,7 @@ import attrs
 from debate_core.errors import DebateError
 from debate_core.files import atomic_write_json, output_write_errors
 from debate_core.rundir.environment import ENVIRONMENT_NAME
-from debate_core.rundir.lock import LOCK_NAME
+from debate_core.rundir.lock import LOCK_NAME, held_message, live_holder
 from debate_core.rundir.metrics_file import MetricsRepair, repair_metrics
 
 
@@ -104,7 +104,8 @@ class RunDirectory:
         a step is left as it is (it can be resumed)."""
         if self.recorded_a_step():
             return
-        for file in (self.config_path, self.plugins_path, self.metrics_path, self.root / LOCK_NAME):
+        files = (self.config_path, self.plugins_path, self.metrics_path, self.environment_path, self.root / LOCK_NAME)
+        for file in files:
             file.unlink(missing_ok=True)  # the lock too: the failed start has released it
         folders = [self.backend_states, self.checkpoints, self.transcripts, self.evaluations]
         for folder in [*folders, self.root] if created_root else folders:
@@ -178,6 +179,9 @@ def fresh_run_directory(path: Path) -> RunDirectory:
     _refuse_a_file(path, given=True)
     directory = RunDirectory(path)
     if directory.holds_run():
+        holder = live_holder(path)
+        if holder is not None:  # --resume would be refused too, while it runs
+            raise RunDirectoryError(f"{held_message(path, holder)}; or choose another --run-dir")
         raise RunDirectoryError(
             f"{path} already holds a run; continue it with `debate train --resume {path}` or choose another --run-dir"
         )

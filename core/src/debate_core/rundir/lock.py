@@ -124,6 +124,33 @@ def _refusal(root: Path, holder: LockHolder | None) -> RunLockedError:
     )
 
 
+def live_holder(root: Path) -> LockHolder | None:
+    """Who holds the writer's lock of ``root`` now (without taking it): a live process, or
+    ``None`` when nobody does (no lock file, a free lock, a file system that cannot lock)."""
+    path = root / LOCK_NAME
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = _current_holder(fd)
+            return holder if holder is not None else LockHolder(pid=0, host="?", started="?")
+        except OSError:
+            return None
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return None
+    finally:
+        os.close(fd)
+
+
+def held_message(root: Path, holder: LockHolder) -> str:
+    """The line that says ``root`` is being written, by whom."""
+    return str(_refusal(root, holder if holder.pid else None))
+
+
 @contextmanager
 def run_directory_lock(root: Path, notice: Callable[[str], object]) -> Iterator[LockHolder]:
     """Hold the writer's lock of run directory ``root`` for the block.

@@ -4,7 +4,9 @@
 
 from __future__ import annotations
 
+import importlib.util
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import attrs
@@ -31,16 +33,25 @@ class HuggingFaceOptions(RecordSourceOptions):
     with ``path = "json"``); empty: the dataset's own files."""
 
 
+_NO_LIBRARY = (
+    "the huggingface dataset needs the 'datasets' package: pip install datasets "
+    "(or export the data to JSON Lines and use the jsonl dataset)"
+)
+
+
+def require_datasets_library() -> None:
+    """``DatasetError`` when the ``datasets`` library is not installed (found without importing it)."""
+    if importlib.util.find_spec("datasets") is None:
+        raise DatasetError(_NO_LIBRARY)
+
+
 def load_rows(options: HuggingFaceOptions, split_name: str) -> Any:
     """The rows of one split through ``datasets.load_dataset``; ``DatasetError`` when the library
     is missing or the dataset cannot be loaded."""
     try:
         import datasets
     except ImportError:
-        raise DatasetError(
-            "the huggingface dataset needs the 'datasets' package: pip install datasets "
-            "(or export the data to JSON Lines and use the jsonl dataset)"
-        ) from None
+        raise DatasetError(_NO_LIBRARY) from None
     try:
         if options.data_files:
             return datasets.load_dataset(options.path, options.name, split=split_name, data_files=options.data_files)
@@ -60,14 +71,35 @@ class HuggingFaceDataset:
         self.options = options
         self._cache: dict[str, tuple[Problem, ...]] = {}
 
-    def problems(self, split: str) -> Sequence[Problem]:
+    def _split_name(self, split: str) -> str:
         o = self.options
         check_split(split, f"huggingface dataset {o.path}")
-        if split in self._cache:
-            return self._cache[split]
         split_name = o.train_split if split == "train" else o.test_split
         if split_name is None:
             raise DatasetError(f"huggingface dataset {o.path}: no test split; set dataset.options.test_split")
+        return split_name
+
+    def check(self, splits: Sequence[str]) -> None:
+        """What the run will read of ``splits`` without downloading (``debate config check``): the
+        ``datasets`` library installed, each split named, and with ``data_files``, a file of each
+        split's name that exists (a file name with a wildcard or a URL is left to the library)."""
+        o = self.options
+        names = [self._split_name(split) for split in splits]
+        if names:
+            require_datasets_library()
+        for name in names if o.data_files else ():
+            if name not in o.data_files:
+                has = ", ".join(o.data_files)
+                raise DatasetError(f"huggingface dataset {o.path}: data_files has no '{name}' split (it has: {has})")
+            file = o.data_files[name]
+            if not any(mark in file for mark in "*?[") and "://" not in file and not Path(file).exists():
+                raise DatasetError(f"huggingface dataset {o.path}: data_files.{name}: no such file {file}")
+
+    def problems(self, split: str) -> Sequence[Problem]:
+        o = self.options
+        split_name = self._split_name(split)
+        if split in self._cache:
+            return self._cache[split]
         mapping = o.mapping()
         problems: list[Problem] = []
         for index, row in enumerate(load_rows(o, split_name)):

@@ -23,7 +23,7 @@ from debate_core.records import Problem
 from debate_core.tasks.answers import extract_last_boxed
 from debate_core.tasks.errors import DatasetError
 from debate_core.tasks.fields import FieldMapping
-from debate_core.tasks.huggingface import HuggingFaceOptions, load_rows
+from debate_core.tasks.huggingface import HuggingFaceOptions, load_rows, require_datasets_library
 from debate_core.tasks.splits import check_split
 
 HUB = "hub"
@@ -134,6 +134,17 @@ class _PresetDataset:
                 raise DatasetError(f"{self.name} dataset ({self.options.source}): the {split} split has no problems")
             self._cache[split] = tuple(problems)
         return self._cache[split]
+
+    def check(self, splits: Sequence[str]) -> None:
+        """What the run will read of ``splits`` (``debate config check``): from the hub, that the
+        ``datasets`` library is installed (nothing is downloaded); from a package or a directory,
+        each split read as the run reads it (the package installed, its file there, its records)."""
+        if self.options.source == HUB:
+            if splits:
+                require_datasets_library()
+            return
+        for split in splits:
+            self.problems(split)
 
     def problem(self, record: Any, where: str, default_id: str) -> Problem | None:
         """The problem in one record; ``None`` leaves the record out."""

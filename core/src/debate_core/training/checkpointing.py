@@ -7,7 +7,6 @@ import time
 
 import attrs
 
-from debate_core.errors import DebateError
 from debate_core.rundir.evaluation_records import best_steps, read_evaluation_records
 from debate_core.runtime.checkpoint_format import Checkpoint, DataPosition
 from debate_core.runtime.manifests import capture_rng_state, prune_checkpoints, write_checkpoint
@@ -73,14 +72,16 @@ class Checkpointer:
                 f"debate: step {position.step + 1} failed before it was recorded; last checkpoint: {where}"
             )
             return
-        if position.last_checkpoint == position.step:
+        # nothing trained since the last checkpoint, or nothing at all (a run that fails before its
+        # first step leaves nothing behind)
+        if position.last_checkpoint == position.step or position.step == 0:
             return
         if isinstance(error, BackendTimeout):
             progress.message(f"debate: the backend does not answer: no checkpoint attempted; last checkpoint: {where}")
             return
         try:
             await self.save(f"failure: {type(error).__name__}", keep=True)
-        except (DebateError, OSError) as exc:  # the backend, or the disk, may be the thing that failed
+        except Exception as exc:  # the backend, or the disk, may be the thing that failed: the first error goes on
             progress.message(f"debate: could not checkpoint before exiting: {exc}; last checkpoint: {where}")
 
     def _data_position(self) -> DataPosition:

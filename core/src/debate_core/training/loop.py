@@ -30,12 +30,10 @@ from typing import Any
 
 import attrs
 
-from debate_core.errors import ComponentFailure, OutputWriteError
 from debate_core.records.metrics import MetricSink, MetricValue
 from debate_core.rundir.evaluation_records import latest_by_label
 from debate_core.rundir.lost_history import LostHistory
 from debate_core.runtime.checkpoint_format import Checkpoint
-from debate_core.runtime.retries import BackendError
 from debate_core.training.checkpointing import Checkpointer, due
 from debate_core.training.costs import CostLedger
 from debate_core.training.evaluation.scheduled import OpponentClient, evaluate_weights
@@ -108,7 +106,7 @@ class Trainer:
             await self._reinforce(pending_eval)
         except SamplingAbandoned:
             pass
-        except (ComponentFailure, BackendError, OutputWriteError) as exc:
+        except Exception as exc:  # whatever ends the run, a finished step is checkpointed first
             await self.checkpoints.before_exit(exc)
             raise
         if stop.requested and position.last_checkpoint != position.step:

@@ -36,7 +36,7 @@ from debate_core.training.policy_weights import (
     resolve_opponent,
 )
 from debate_core.training.progress import Progress
-from debate_core.training.run_components import RunComponents, build_run_components
+from debate_core.training.run_components import RunComponents, build_run_components, read_every_split
 from debate_core.training.run_context import RunContext
 from debate_core.training.signals import StopRequest, stop_on_signals
 from debate_core.training.sinks import open_sinks
@@ -127,6 +127,7 @@ async def train_on_session(
         if start is not None:
             restore_rng_state(start.rng)
         components = request.components_factory(config, request.registry, session.tokenizer)
+        read_every_split(components, config)
         sink = open_sinks(config.logging, request.registry, request.run_dir.root)
         context = RunContext(config, components, session, request.run_dir, request.progress, request.stop)
         trainer = Trainer(context, sink, opponent=opponent, lost_history=lost)

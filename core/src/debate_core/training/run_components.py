@@ -223,3 +223,27 @@ def build_run_components(config: RunConfig, registry: ComponentBuilder, tokenize
         tokenizer=tokenizer,
         solution_template=config.warmstart.solution_template,
     )
+
+
+def read_every_split(components: RunComponents, config: RunConfig) -> None:
+    """Read every split the run will read, before its first step (``debate train``): a missing
+    test split or an empty one fails the run then, not after its first trained step. The problems
+    are kept for the run (``NamedDataset`` reads each split once).
+
+    Raises:
+        DebateError: the first split that cannot be read, named by its dataset.
+    """
+    from debate_core.errors import ConfigError
+    from debate_core.training.run_needs import evaluation_scheduled
+
+    warmstart = config.warmstart.enabled and config.warmstart.steps > 0
+    for index, stage in enumerate(components.stages):
+        if stage.iterations > 0 or (index == 0 and warmstart):
+            stage.dataset.problems("train")
+    if evaluation_scheduled(config):
+        split = config.evaluation.split
+        if not components.eval_dataset.problems(split):
+            raise ConfigError(
+                f"evaluation.split: dataset '{components.eval_dataset.name}' has no '{split}' problems to evaluate on; "
+                "set evaluation.split to a split it has, or evaluation.num_problems = 0"
+            )

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import asyncio
 import os
+import socket
 import time
+import urllib.parse
 import warnings
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -78,6 +80,23 @@ class OpenAIJudge:
         replies = {key: task.result() for key, task in tasks.items()}
         return [self._verdict([replies[keys[(i, swapped)]] for swapped in orders]) for i in range(len(pairs))]
 
+    def check(self) -> None:
+        """Something answers at ``base_url`` (a TCP connection to its host and port, within
+        ``timeout_s`` and at most 10 s): run before a run starts, so that a wrong host or port is
+        found at once rather than after every request's retries.
+
+        Raises:
+            ConfigError: nothing answers there; the message names the URL and the reason.
+        """
+        url = urllib.parse.urlsplit(self.options.base_url)
+        try:
+            port = url.port or (443 if url.scheme == "https" else 80)
+            with socket.create_connection((url.hostname or "", port), timeout=min(self.options.timeout_s, 10.0)):
+                pass
+        except (OSError, ValueError) as exc:
+            reason = " ".join(str(exc).split())[:200] or type(exc).__name__
+            raise ConfigError(f"judge 'openai': nothing answers at {self.options.base_url} ({reason})") from None
+
     def request(self, pair: JudgePair, swapped: bool) -> dict[str, Any]:
         """The chat-completions request about ``pair`` (``swapped``: its second solution as ``A``)."""
         options = self.options
@@ -142,18 +161,24 @@ class OpenAIJudge:
         if not self._failing and failure is not None:
             warnings.warn(
                 f"judge 'openai': {self.options.base_url} failed after {self.options.max_retries + 1} tries "
-                f"({failure.kind}: {failure.message[:200]}); its pairs abstain and their debates get the peer "
-                f"reward; requests pause for {self.options.failure_pause_s:g} s (judge/failed, judge/skipped)",
+                f"({failure.kind}: {failure.message[:200]}); its pairs get no verdict (judge_mix's on_unavailable "
+                f"says what follows); requests pause for {self.options.failure_pause_s:g} s (judge/failed, "
+                "judge/skipped)",
                 stacklevel=2,
             )
         self._failing = True
 
     def _verdict(self, replies: Sequence[str | None]) -> int | None:
-        """A pair's verdict from its replies (one per order asked): None when one is missing."""
+        """A pair's verdict from its replies (one per order asked): None when one is missing or
+        cannot be read (counted ``unreadable``): a reply out of the verdict's format is no verdict,
+        not a tie."""
         if any(reply is None for reply in replies):
             return None
         read = [read_verdict(reply or "") for reply in replies]
-        self._counts["unreadable"] += sum(v is None for v in read)
+        unreadable = sum(v is None for v in read)
+        self._counts["unreadable"] += unreadable
+        if unreadable:
+            return None
         verdicts = [v or 0 for v in read]
         if len(verdicts) == 1:
             return verdicts[0]

@@ -10,7 +10,9 @@ tokenizer and adapter), so the exported model computes what the backend computed
 
 from __future__ import annotations
 
+import contextlib
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -115,10 +117,25 @@ def _write_model(model: Any, client: Any, target: Path) -> bool:
     if added:
         tokenizer.chat_template = ROLE_COLON_CHAT_TEMPLATE
     _forget_the_gguf_quantizer(model)
-    with atomic_directory(target) as staging:
+    with atomic_directory(target) as staging, _no_progress_bars():
         model.save_pretrained(staging)
         tokenizer.save_pretrained(staging)
     return added
+
+
+@contextlib.contextmanager
+def _no_progress_bars() -> Iterator[None]:
+    """Transformers' progress bars off for the block (its "Writing model shards" bar on a
+    one-file model is noise between the command's own lines), as they were after it."""
+    from transformers.utils import logging as hf_logging
+
+    was = hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        if was:
+            hf_logging.enable_progress_bar()
 
 
 def _check_target(target: Path) -> None:

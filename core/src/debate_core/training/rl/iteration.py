@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from debate_core.errors import ComponentFailure, DebateError
-from debate_core.records import DebateEpisode, TrainingRound
+from debate_core.records import DebateEpisode, RewardResult, TrainingRound
 from debate_core.records.metrics import MetricValue
 from debate_core.rewards.advantages import AdvantageOptions, compute_advantages
 from debate_core.runtime.sampling_failures import raise_backend_failure
@@ -52,10 +52,36 @@ async def rl_iteration(context: RunContext, position: RunPosition, iteration: in
         metrics["optim/kl_policy_reference"] = penalty.mean_divergence
     alarms, lines = context.alarms.check(iteration, metrics)
     metrics.update(alarms)
+    silence = judge_silence(scored.results, context.config.reward.options, iteration)
+    if silence is not None:
+        metrics["judge/silent"] = 1.0
+        lines.append(silence)
     context.progress.finish(iteration_headline(metrics, batch.dataset_name), context.costs.step_note())
     for line in lines:
         context.progress.message(line)
     return metrics
+
+
+def judge_silence(results: Sequence[RewardResult], options: Mapping[str, object], iteration: int) -> str | None:
+    """One line when an external judge was asked about pairs in this iteration and gave a verdict
+    on none of them (``judge_mix`` with ``on_unavailable = "peer"``: every debate got the peer
+    reward alone); ``None`` otherwise. The iteration's record then carries ``judge/silent`` = 1."""
+    pairs = sum(float(r.metrics.get("judge/pairs", 0.0)) for r in results)
+    abstained = sum(float(r.metrics.get("judge/abstained", 0.0)) for r in results)
+    if pairs <= 0 or abstained < pairs:
+        return None
+    judge = options.get("judge")
+    name = judge.get("name") if isinstance(judge, Mapping) else None
+    counted = ("failed", "skipped", "unreadable")
+    why = ", ".join(
+        f"{key} {total:g}"
+        for key in counted
+        if (total := sum(float(r.metrics.get(f"judge/{key}", 0.0)) for r in results))
+    )
+    return (
+        f"debate: warning: RL iteration {iteration + 1}: judge '{name or '?'}' gave no verdict on any of its "
+        f"{pairs:g} pairs{f' ({why})' if why else ''}; every debate got the peer reward alone (judge/silent)"
+    )
 
 
 def _penalised(context: RunContext) -> bool:

@@ -301,6 +301,10 @@ def prepare_for_training(module: torch.nn.Module, mode: FinetuneMode, lora_seed:
     with torch.random.fork_rng(devices=[]), warnings.catch_warnings():
         # peft asks transformers a deprecated question about gradient checkpointing (transformers 5)
         warnings.filterwarnings("ignore", message=".*is_gradient_checkpointing.*", category=FutureWarning)
+        # and warns that a tied unembedding is adapted: its adapter changes the output layer only (the
+        # tied base weight stays frozen), and `debate export` unties it before merging, so nothing is
+        # wrong for the user to act on
+        warnings.filterwarnings("ignore", message=".*tie_word_embeddings=True.*ensure_weight_tying.*")
         torch.manual_seed(lora_seed)
         wrapped = get_peft_model(module, config)
     wrapped.eval()
