@@ -83,6 +83,9 @@ class Trainer:
     """What a resume found gone of the run's records (kept in ``summary.json``)."""
     position: RunPosition = attrs.field(factory=RunPosition)
     checkpoints: Checkpointer = attrs.field(init=False)
+    fresh_sampler_due: bool = attrs.field(init=False, default=False)
+    """An evaluation after step 1 or later sampled from the current sampling client: the next RL
+    iteration samples from a fresh one (see :meth:`_evaluate`)."""
 
     def __attrs_post_init__(self) -> None:
         self.checkpoints = Checkpointer(self.context, self.position)
@@ -207,6 +210,9 @@ class Trainer:
         while position.iteration < total:
             if self._halting():
                 raise SamplingAbandoned
+            if self.fresh_sampler_due:
+                await context.session.refresh_sampling_client()
+                self.fresh_sampler_due = False
             metrics = self._take(pending_eval)
             metrics.update(await rl_iteration(context, position, position.iteration))
             position.iteration += 1
@@ -229,7 +235,16 @@ class Trainer:
         return metrics
 
     async def _evaluate(self, label: str, step: int) -> dict[str, float]:
-        return await evaluate_weights(self.context, self.position, self.opponent, label, step)
+        """Evaluate the weights of ``step``. After step 1 or later, RL then samples from a fresh
+        sampling client of the same weights, as a run resumed from the checkpoint of ``step`` does:
+        a backend may keep what a client computed (the local backend's prefix cache), and the
+        logprobs computed through a cached prefix can differ in their last digits from those
+        computed afresh, so RL sampling after the evaluation's debates would read figures that a
+        resumed run cannot reproduce. (Step 0 has no checkpoint: a resume starts over.)"""
+        metrics = await evaluate_weights(self.context, self.position, self.opponent, label, step)
+        if metrics and step > 0:
+            self.fresh_sampler_due = True
+        return metrics
 
     def _write(self, metrics: dict[str, MetricValue]) -> None:
         """The metrics record of the step just done (steps count from 1), with its tokens and cost,
