@@ -101,7 +101,7 @@ class Trainer:
             )
             position.last_checkpoint = start.step
             self.context.costs.resume(CostLedger.from_json(start.costs))
-            self.context.alarms.replay(self.context.run_dir.metrics_path, start.step)
+            self.context.alarms.replay(self.context.run_dir.metric_records(start.step))
         self.context.progress.run_note = self.context.costs.run_note
         pending_eval: dict[str, float] = {}
         if position.step == 0 and self.context.config.evaluation.at_start:

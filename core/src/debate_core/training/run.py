@@ -127,7 +127,7 @@ async def train_on_session(
         if start is not None:
             restore_rng_state(start.rng)
         components = request.components_factory(config, request.registry, session.tokenizer)
-        sink = open_sinks(config.logging, request.registry, request.run_dir.root)
+        sink = open_sinks(config.logging, request.registry, request.run_dir)
         context = RunContext(config, components, session, request.run_dir, request.progress, request.stop)
         trainer = Trainer(context, sink, opponent=opponent, lost_history=lost)
         try:
