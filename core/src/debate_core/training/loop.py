@@ -10,10 +10,12 @@ One RL iteration (``training.rl.iteration``):
    (``rewards.advantages``), then trajectories into Datums (``training.rl.datum``); write the
    logged debates' transcripts (before the update, so that a full disk there stops the run with
    the weights of a finished step, which it checkpoints);
-4. ``forward_backward`` + ``optim_step`` per substep, pipelined (``training.rl.policy_update``), and a
-   fresh sampling client of the new weights;
-5. here: evaluation every ``eval_every`` (``training.evaluation.scheduled``); one metrics record;
-   a checkpoint every ``save_every`` (``training.checkpointing``).
+4. ``forward_backward`` + ``optim_step`` per substep, pipelined (``training.rl.chunked_update``),
+   under the watchdog and the finiteness check of ``training.rl.policy_update``, which then takes
+   a fresh sampling client of the new weights;
+5. here: evaluation every ``eval_every`` (``training.evaluation.scheduled``), after which the next
+   iteration samples from a fresh client of the same weights; one metrics record; a checkpoint
+   every ``save_every`` (``training.checkpointing``).
 
 Steps count updates, warm-start steps first, then RL iterations, from 1: step ``s`` is the
 state after ``s`` updates, and everything the run leaves about it carries that number (its
