@@ -18,7 +18,7 @@ from debate_core.plugins import Registry
 from debate_core.report import read_run, report_html
 from debate_core.rundir.directory import RunDirectory, RunDirectoryError
 from debate_core.runtime.retries import BackendError
-from debate_core.training.rl.datum import AssembledDatum, TokenSequence, shift_to_datum
+from debate_core.training.kernel.datum import AssembledDatum, TokenSequence, shift_to_datum
 from debate_core.training.rl.kl_penalty import apply_penalty, token_divergences
 from tests.training.trainer_harness import final_weights, make_config, read_metrics, train_quietly, without_timings
 

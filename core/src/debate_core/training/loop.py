@@ -7,11 +7,11 @@ One RL iteration (``training.rl.iteration``):
 2. run one self-play debate per problem, at most ``max_debates_in_flight`` at once, every agent
    sampling from the sampling client of the current weights;
 3. score each debate with the reward plugin and turn rewards into per-token advantages
-   (``rewards.advantages``), then trajectories into Datums (``training.rl.datum``); write the
+   (``rewards.advantages``), then trajectories into Datums (``training.kernel.datum``); write the
    logged debates' transcripts (before the update, so that a full disk there stops the run with
    the weights of a finished step, which it checkpoints);
-4. ``forward_backward`` + ``optim_step`` per substep, pipelined (``training.rl.chunked_update``),
-   under the watchdog and the finiteness check of ``training.rl.policy_update``, which then takes
+4. ``forward_backward`` + ``optim_step`` per substep, pipelined (``training.kernel.chunked_update``),
+   under the watchdog and the finiteness check of ``training.kernel.policy_update``, which then takes
    a fresh sampling client of the new weights;
 5. here: evaluation every ``eval_every`` (``training.evaluation.scheduled``), after which the next
    iteration samples from a fresh client of the same weights; one metrics record; a checkpoint
@@ -41,9 +41,10 @@ from debate_core.runtime.retries import BackendError
 from debate_core.training.checkpointing import Checkpointer, due
 from debate_core.training.costs import CostLedger
 from debate_core.training.evaluation.scheduled import OpponentClient, evaluate_weights
-from debate_core.training.rl.iteration import SamplingAbandoned, rl_iteration
+from debate_core.training.kernel.rollouts import SamplingAbandoned
+from debate_core.training.rl.iteration import rl_iteration
 from debate_core.training.run_context import RunContext, RunPosition
-from debate_core.training.warmstart.reference_debates import WarmstartData
+from debate_core.training.warmstart.data import WarmstartData
 from debate_core.training.warmstart.step import warmstart_step
 
 

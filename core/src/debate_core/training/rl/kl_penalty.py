@@ -27,7 +27,7 @@ from tinker import types
 
 from debate_core.errors import ConfigError
 from debate_core.runtime.retries import BackendError
-from debate_core.training.rl.datum import AssembledDatum
+from debate_core.training.kernel.datum import AssembledDatum
 from debate_core.training.run_context import RunContext
 
 REFERENCE_NAME = "rl_reference"

@@ -23,7 +23,7 @@ from tinker import types
 from debate_core.backends.contract import TrainingClientLike
 from debate_core.errors import DebateError
 from debate_core.runtime.retries import BackendError
-from debate_core.training.rl.datum import AssembledDatum
+from debate_core.training.kernel.datum import AssembledDatum
 
 
 class NonFiniteUpdateError(DebateError):
