@@ -247,8 +247,9 @@ def test_a_run_resumed_over_a_damaged_file_has_the_uninterrupted_runs_metrics(
     assert resumed.iterations == 4
     assert stable(read_metrics(run / "metrics.jsonl")) == stable(read_metrics(straight_run / "metrics.jsonl"))
     assert (run / "metrics.jsonl.damaged-1").read_bytes() == damaged
-    # the damaged lines' messages (the jsonl sink's own line about the resume aside)
-    messages = [line for line in shown.getvalue().splitlines() if "metrics.jsonl" in line and "metric sink" not in line]
+    # the damaged lines' messages (the record's own line about the resume aside)
+    lines = shown.getvalue().splitlines()
+    messages = [line for line in lines if "metrics.jsonl" in line and not line.startswith("metrics: appends")]
     assert [m.split(": ")[1] for m in messages[:5]] == [f"{run / 'metrics.jsonl'} line {n}" for n in (2, 3, 4, 5, 7)]
     assert f"the original is kept as {run / 'metrics.jsonl.damaged-1'}" in messages[5] and len(messages) == 6
 
