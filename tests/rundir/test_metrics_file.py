@@ -247,7 +247,51 @@ def test_a_run_resumed_over_a_damaged_file_has_the_uninterrupted_runs_metrics(
     assert resumed.iterations == 4
     assert stable(read_metrics(run / "metrics.jsonl")) == stable(read_metrics(straight_run / "metrics.jsonl"))
     assert (run / "metrics.jsonl.damaged-1").read_bytes() == damaged
-    # the damaged lines' messages (the jsonl sink's own line about the resume aside)
-    messages = [line for line in shown.getvalue().splitlines() if "metrics.jsonl" in line and "metric sink" not in line]
+    # the damaged lines' messages (the record's own line about the resume aside)
+    lines = shown.getvalue().splitlines()
+    messages = [line for line in lines if "metrics.jsonl" in line and not line.startswith("metrics: appends")]
     assert [m.split(": ")[1] for m in messages[:5]] == [f"{run / 'metrics.jsonl'} line {n}" for n in (2, 3, 4, 5, 7)]
     assert f"the original is kept as {run / 'metrics.jsonl.damaged-1'}" in messages[5] and len(messages) == 6
+
+
+def test_the_run_directory_writes_metrics_jsonl_whatever_sinks_are_configured(
+    registry: Registry, tmp_path: Path
+) -> None:
+    """The record is the run directory's: with no sink, with a sink of another kind only, with the
+    ``jsonl`` sink (its default file is the record itself: one line a step), and with ``jsonl``
+    under another name (an extra copy)."""
+    runs = {
+        "none": "logging.sinks=[]",
+        "other": "logging.sinks=[{name='signal_after', options={step=99}}]",
+        "jsonl": "logging.sinks=[{name='jsonl'}]",
+        "copy": "logging.sinks=[{name='jsonl', options={filename='copy.jsonl'}}]",
+    }
+    for name, sinks in runs.items():
+        train(make_config(sinks, "training.num_iterations=2"), registry, tmp_path / name, handle_signals=False)
+    expected = stable(read_metrics(tmp_path / "jsonl" / "metrics.jsonl"))
+    assert [r["step"] for r in expected] == [1, 2]
+    for name in runs:
+        assert stable(read_metrics(tmp_path / name / "metrics.jsonl")) == expected, name
+    assert (tmp_path / "copy" / "copy.jsonl").read_bytes() == (tmp_path / "copy" / "metrics.jsonl").read_bytes()
+
+
+def test_a_run_without_the_jsonl_sink_resumes_from_its_own_record(registry: Registry, tmp_path: Path) -> None:
+    """Resume repair and the alarms' replay read the run directory's record, not a sink's file."""
+    run = tmp_path / "run"
+    sinks = "logging.sinks=[]"
+    train(make_config(sinks, "training.num_iterations=2", "training.save_every=1"), registry, run, handle_signals=False)
+    with (run / "metrics.jsonl").open("ab") as handle:
+        handle.write(record(3)[:-9])  # a torn last line, as a crash leaves it
+    train(make_config(sinks, "training.num_iterations=4", "training.save_every=1"), registry, run, resume=True)
+    assert steps_of(run / "metrics.jsonl") == [1, 2, 3, 4]
+
+
+def test_the_records_a_resume_reads_are_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from debate_core.errors import LimitExceeded
+
+    run = RunDirectory(tmp_path)
+    run.metrics_path.write_bytes(record(1) + record(2) + b"not json\n" + record(3))
+    assert [r["step"] for r in run.metric_records(2)] == [1, 2]
+    monkeypatch.setenv("DEBATE_MAX_METRICS_BYTES", "40")
+    with pytest.raises(LimitExceeded, match=r"metrics\.jsonl: longer than the limit of 40 bytes"):
+        run.metric_records(2)

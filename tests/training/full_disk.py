@@ -72,10 +72,8 @@ class FullDisk:
 @contextmanager
 def full_disk(monkeypatch: pytest.MonkeyPatch, disk: FullDisk) -> Iterator[FullDisk]:
     """Write the run's files on ``disk`` inside the block."""
-    import debate_core.builtin.metric_sinks
     import debate_core.files
 
     with monkeypatch.context() as patch:
-        patch.setattr(debate_core.files, "os", disk)
-        patch.setattr(debate_core.builtin.metric_sinks, "os", disk)
+        patch.setattr(debate_core.files, "os", disk)  # atomic files and appended JSON lines alike
         yield disk

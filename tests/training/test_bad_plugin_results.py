@@ -19,6 +19,7 @@ from debate_core.errors import ComponentFailure
 from debate_core.plugin_results import PluginCall, call_async_plugin, check_judge_verdicts
 from debate_core.plugins import Registry
 from debate_core.records import Grade, HistoryEntry, ParsedResponse, Persona, Problem, RewardResult, StopCondition
+from debate_core.rundir.directory import RunDirectory
 from debate_core.testing.scripted_debate import run_scripted_debate, scripted_setup
 from debate_core.training.run_components import NamedDataset, NamedGrader
 from debate_core.training.sinks import MultiSink, open_sinks
@@ -350,7 +351,7 @@ def test_a_bad_metric_sink_is_named(case: str, registry: Registry, tmp_path: Pat
     factory, hook, outcome = SINK_CASES[case]
     logging = make_config("logging.sinks=[{name='jsonl'}]").logging
     with pytest.raises(ComponentFailure) as caught:
-        sinks: MultiSink = open_sinks(logging, Builder(factory), tmp_path)
+        sinks: MultiSink = open_sinks(logging, Builder(factory), RunDirectory(tmp_path))
         sinks.write(3, {"loss": 1.0})
     line = str(caught.value)
     assert line.startswith("metric sink plugin 'jsonl' ") and outcome in line and f", in {hook}" in line

@@ -69,3 +69,79 @@ def test_local_backend_resume_is_exact(registry: Registry, tmp_path: Path) -> No
     assert stopped.stopped_by == "SIGTERM" and stopped.iterations == 2
     train(tmp_path / "resumed", resume=True)
     assert stable(tmp_path / "resumed" / "metrics.jsonl") == stable(tmp_path / "straight" / "metrics.jsonl")
+
+
+KILL_AFTER_CHECKPOINT = """
+import os, signal, sys
+sys.path.insert(0, {root!r})
+from debate_core.training import checkpointing
+save = checkpointing.Checkpointer.save
+async def save_then_die(self, *args, **kwargs):
+    await save(self, *args, **kwargs)
+    if self.position.step == {step}:
+        os.kill(os.getpid(), signal.SIGKILL)  # right after the checkpoint's manifest is written
+checkpointing.Checkpointer.save = save_then_die
+from debate_core.cli import main
+main(["train", {config!r}, *{overrides!r}, "--run-dir", {run!r}])
+"""
+
+MAIN_JOB = Path(__file__).parents[2] / "examples" / "arithmetic.toml"
+
+EVALUATED = [
+    "backend.options.num_threads=1",
+    "backend.options.max_batch_rows=1",
+    "training.max_debates_in_flight=1",
+    "training.batch_size=1",
+    "training.num_iterations=2",
+    "training.save_every=1",
+    "training.eval_every=1",
+    "evaluation.num_problems=1",
+    "evaluation.at_start=false",
+    "warmstart.enabled=true",
+    "warmstart.steps=1",
+    "warmstart.batch_size=1",
+    "logging.progress=off",
+]
+"""The main job (examples/arithmetic.toml: the KL penalty, peer votes, three agents in two rounds)
+shortened, with the settings that make runs bit-identical (docs/local-backend.md#what-is-reproducible),
+evaluating after the warm-start and after every RL iteration: each step after a resume reads
+the sampler's logprobs (``optim/*``)."""
+
+
+@pytest.mark.slow  # a subprocess and three runs of about 30 s each
+def test_sigkill_right_after_an_rl_checkpoint_resumes_to_the_same_optim_metrics(
+    registry: Registry, tmp_path: Path
+) -> None:
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    from debate_core.config import load_run_config
+
+    killed = tmp_path / "killed"
+    script = KILL_AFTER_CHECKPOINT.format(
+        root=str(Path(__file__).parents[2]), step=2, config=str(MAIN_JOB), overrides=EVALUATED, run=str(killed)
+    )
+    child = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, env={**os.environ, "PYTHONWARNINGS": "ignore"}
+    )
+    assert child.returncode == -signal.SIGKILL, child.stderr.decode()[-2000:]
+    assert (killed / "checkpoints" / "step_000002.json").is_file()  # RL's first iteration, checkpointed
+
+    def train(directory: Path, resume: bool = False) -> Any:
+        config = load_run_config(MAIN_JOB, EVALUATED, registry=registry)
+        run_dir = RunDirectory(directory)
+        return asyncio.run(
+            run_training(config, registry, run_dir, resume=resume, progress=Progress("off"), handle_signals=False)
+        )
+
+    resumed = train(killed, resume=True)
+    assert (resumed.warmstart_steps, resumed.iterations) == (1, 2)
+    train(tmp_path / "straight")
+    after, straight = stable(killed / "metrics.jsonl"), stable(tmp_path / "straight" / "metrics.jsonl")
+    assert [r["step"] for r in after] == [1, 2, 3]
+    optim = [{k: v for k, v in r.items() if k.startswith("optim/")} for r in after]
+    assert optim == [{k: v for k, v in r.items() if k.startswith("optim/")} for r in straight]
+    assert all("optim/entropy" in r and "optim/kl_policy_reference" in r for r in optim[1:])
+    assert after == straight

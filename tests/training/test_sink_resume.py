@@ -55,7 +55,7 @@ def resume_to_four(registry: Registry, run: Path, sinks: str) -> list[str]:
     stream = io.StringIO()
     with contextlib.redirect_stderr(stream):
         train_quietly(make_config(sinks, "training.num_iterations=4"), registry, run, resume=True, handle_signals=False)
-    return [line for line in stream.getvalue().splitlines() if line.startswith("metric sink")]
+    return [line for line in stream.getvalue().splitlines() if line.startswith(("metric sink", "metrics:"))]
 
 
 def test_a_resumed_run_continues_the_same_wandb_run_whose_id_the_run_directory_keeps(
@@ -71,7 +71,7 @@ def test_a_resumed_run_continues_the_same_wandb_run_whose_id_the_run_directory_k
     assert first["resume"] == second["resume"] == "allow" and first["dir"] == str(run)
     assert [call["logged"] for call in calls] == [[1, 2], [3, 4]]
     assert lines == [
-        f"metric sink jsonl: appends to {run / 'metrics.jsonl'} after its record of step 2",
+        f"metrics: appends to {run / 'metrics.jsonl'} after its record of step 2",
         f"metric sink wandb: continues wandb run {kept} in project p (offline: `wandb sync` joins its files to the "
         "run) from step 3 (resume='allow'; wandb keeps the first value of a step it was already sent)",
     ]

@@ -1,4 +1,5 @@
-"""Files written so that a crash never leaves half of one, and JSON Lines read with line numbers.
+"""Files written so that a crash never leaves half of one, JSON Lines appended a record at a time,
+and JSON Lines read with line numbers.
 
 Every file debate-core writes (resolved run files, transcripts, checkpoint manifests, metric
 files, saved states of the test backend) goes through :func:`atomic_file`: the content is
@@ -14,7 +15,9 @@ A write that the system refuses (a full disk, a quota, a read-only or forbidden 
 
 from __future__ import annotations
 
+import errno
 import json
+import math
 import os
 import shutil
 import stat
@@ -162,3 +165,31 @@ def read_jsonl(
         except ValueError as exc:
             raise error(f"{where}: {exc}") from None
         yield where, record
+
+
+class JsonLinesAppender:
+    """Appends one JSON object a line to ``path``, written unbuffered and fsynced, so that a crash or
+    a full disk loses at most the line being written (its reader drops a torn last line). A write
+    the system refuses raises ``OutputWriteError`` naming the file; nothing is kept buffered to
+    fail again on :meth:`close`. Non-finite floats are written as ``null`` (JSON has none)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        with output_write_errors(path):
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self._handle = path.open("ab", buffering=0)
+
+    def append(self, record: dict[str, Any]) -> None:
+        """Write ``record`` as one line, then fsync."""
+        safe = {k: None if isinstance(v, float) and not math.isfinite(v) else v for k, v in record.items()}
+        data = memoryview((json.dumps(safe, sort_keys=False) + "\n").encode("utf-8"))
+        with output_write_errors(self.path):
+            while data:
+                written = self._handle.write(data)
+                if not written:  # a regular file takes at least a byte or raises; never spin
+                    raise OSError(errno.EIO, "the file took no more bytes")
+                data = data[written:]
+            os.fsync(self._handle.fileno())
+
+    def close(self) -> None:
+        self._handle.close()

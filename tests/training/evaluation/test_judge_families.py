@@ -20,7 +20,7 @@ from debate_core.tasks.flaws import AnswerFlaws, far_answer
 from debate_core.tasks.graders import build_boxed
 from debate_core.testing.scripted_debate import ScriptedCall
 from debate_core.training.evaluation.judge_families import JUDGE_FAMILIES, family_case
-from debate_core.training.warmstart.reference_debates import Lesson
+from debate_core.training.kernel.reference_debates import Lesson
 from tests.training.evaluation.test_judge_benchmark import (
     _first_round,
     _question_answer,

@@ -16,9 +16,10 @@ from hypothesis import strategies as st
 from debate_core.errors import ConfigError
 from debate_core.plugins import Registry
 from debate_core.report import read_run, report_html
+from debate_core.rundir.directory import RunDirectory, RunDirectoryError
 from debate_core.runtime.retries import BackendError
-from debate_core.training.rl.datum import AssembledDatum, TokenSequence, shift_to_datum
-from debate_core.training.rl.kl_penalty import REFERENCE_RECORD, apply_penalty, token_divergences
+from debate_core.training.kernel.datum import AssembledDatum, TokenSequence, shift_to_datum
+from debate_core.training.rl.kl_penalty import apply_penalty, token_divergences
 from tests.training.trainer_harness import final_weights, make_config, read_metrics, train_quietly, without_timings
 
 
@@ -103,7 +104,8 @@ def test_a_run_with_the_penalty_saves_its_reference_and_measures_the_divergence(
 ) -> None:
     run = tmp_path / "run"
     train_quietly(make_config(PENALTY), registry, run, handle_signals=False)
-    record = json.loads((run / "checkpoints" / REFERENCE_RECORD).read_text())
+    record = json.loads((run / "checkpoints" / "rl_reference.json").read_text())
+    assert RunDirectory(run).read_rl_reference() == record["sampler_path"]
     assert record["step"] == 0 and Path(record["sampler_path"]).exists()
     divergence = [r["optim/kl_policy_reference"] for r in read_metrics(run / "metrics.jsonl") if r.get("phase") == "rl"]
     assert len(divergence) == 4
@@ -129,6 +131,20 @@ def test_a_penalised_run_resumed_after_two_steps_equals_the_uninterrupted_one(
         read_metrics(straight / "metrics.jsonl")
     )
     np.testing.assert_array_equal(final_weights(straight), final_weights(tmp_path / "resumed"))
+
+
+def test_a_damaged_reference_record_stops_the_resume_with_one_line_naming_it(
+    registry: Registry, tmp_path: Path
+) -> None:
+    stopper = make_config(PENALTY, "logging.sinks=[{name='jsonl'}, {name='signal_after', options={step=2}}]")
+    train_quietly(stopper, registry, tmp_path / "run")
+    record = RunDirectory(tmp_path / "run").rl_reference_path
+    record.write_text('{"sampler_path": ', encoding="utf-8")
+    with pytest.raises(RunDirectoryError, match=f"^{record}: not JSON"):
+        train_quietly(make_config(PENALTY), registry, tmp_path / "run", resume=True, handle_signals=False)
+    record.write_text('{"step": 0}', encoding="utf-8")
+    with pytest.raises(RunDirectoryError, match=f"^{record}: holds no 'sampler_path'"):
+        train_quietly(make_config(PENALTY), registry, tmp_path / "run", resume=True, handle_signals=False)
 
 
 def test_a_run_that_started_rl_without_the_penalty_cannot_resume_with_it(registry: Registry, tmp_path: Path) -> None:

@@ -22,18 +22,15 @@ from debate_core.tasks.graders import build_boxed
 from debate_core.testing.scripted_debate import scripted_setup
 from debate_core.testing.tokenizer import ByteTokenizer
 from debate_core.training.grading import grade_debate
+from debate_core.training.kernel.reference_debates import BARE_RIGHT, ReferenceAgent, answer_check, reference_solution
+from debate_core.training.kernel.rollouts import DebateJob
 from debate_core.training.progress import Progress
-from debate_core.training.rl.rollouts import DebateJob
 from debate_core.training.run import run_training
 from debate_core.training.run_components import NamedDataset
-from debate_core.training.warmstart.reference_debates import (
-    BARE_RIGHT,
-    ReferenceAgent,
+from debate_core.training.warmstart.data import (
     WarmstartData,
     WarmstartError,
-    answer_check,
     flawed_first_answers,
-    reference_solution,
     trained_first_answers,
     warmstart_datums,
 )

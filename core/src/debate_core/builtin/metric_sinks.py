@@ -1,4 +1,5 @@
-"""Built-in metric sinks: ``jsonl`` (always), ``wandb`` and ``tensorboard`` (when installed).
+"""Built-in metric sinks: ``jsonl`` (always), ``wandb`` and ``tensorboard`` (when installed): extra
+destinations of the records the run directory writes to ``metrics.jsonl`` itself.
 
 Each ``build`` returns a factory ``(run_dir) -> MetricSink``; the optional packages are
 imported inside the factory, so listing plugins never imports them. Each continues its own
@@ -7,12 +8,9 @@ record of the run when the run resumes (``resume``; docs/training.md#metric-sink
 
 from __future__ import annotations
 
-import errno
 import importlib
 import importlib.util
 import json
-import math
-import os
 import secrets
 import string
 from collections.abc import Callable, Mapping
@@ -23,48 +21,32 @@ import attrs
 
 from debate_core.component_specs import MetricSinkSpec
 from debate_core.errors import PluginError
-from debate_core.files import atomic_write_json, output_write_errors
+from debate_core.files import JsonLinesAppender, atomic_write_json
 from debate_core.hookspecs import hookimpl
 from debate_core.records import MetricSink, MetricValue
 
 SinkFactory = Callable[[Path], MetricSink]
 
 
-def _json_safe(value: MetricValue) -> MetricValue | None:
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    return value
-
-
 class JsonlSink:
-    """Appends ``{"step": step, ...metrics}`` as one line, written unbuffered and fsynced, so a
-    crash or a full disk loses at most the line being written (resuming drops a torn last line).
-    A write the system refuses raises ``OutputWriteError`` naming the file; nothing is kept
-    buffered to fail again on ``close``."""
+    """Appends ``{"step": step, ...metrics}`` as one line to ``path`` (``files.JsonLinesAppender``:
+    unbuffered and fsynced, non-finite numbers as ``null``): a copy of the run's records in a file
+    of its own. The run directory writes ``metrics.jsonl`` itself whatever the sinks; this sink
+    with that file name (its default) adds nothing (``training.sinks``)."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        with output_write_errors(path):
-            path.parent.mkdir(parents=True, exist_ok=True)
-            self._handle = path.open("ab", buffering=0)
+        self._file = JsonLinesAppender(path)
 
     def write(self, step: int, metrics: Mapping[str, MetricValue]) -> None:
-        record = {"step": step, **{k: _json_safe(v) for k, v in metrics.items()}}
-        data = memoryview((json.dumps(record, sort_keys=False) + "\n").encode("utf-8"))
-        with output_write_errors(self.path):
-            while data:
-                written = self._handle.write(data)
-                if not written:  # a regular file takes at least a byte or raises; never spin
-                    raise OSError(errno.EIO, "the file took no more bytes")
-                data = data[written:]
-            os.fsync(self._handle.fileno())
+        self._file.append({"step": step, **metrics})
 
     def resume(self, step: int) -> str:
-        """The file goes on: resuming kept its records up to ``step`` (training.metrics_file)."""
+        """The file goes on after its record of ``step``."""
         return f"appends to {self.path} after its record of step {step}"
 
     def close(self) -> None:
-        self._handle.close()
+        self._file.close()
 
 
 @attrs.frozen(kw_only=True)
@@ -72,7 +54,8 @@ class JsonlSinkOptions:
     """Options of the ``jsonl`` sink."""
 
     filename: str = "metrics.jsonl"
-    """File name inside the run directory."""
+    """File name inside the run directory; ``metrics.jsonl``, the run directory's own record, adds
+    no second copy."""
 
 
 def build_jsonl(options: JsonlSinkOptions) -> SinkFactory:
@@ -217,7 +200,7 @@ def debate_metric_sinks() -> list[MetricSinkSpec]:
     return [
         MetricSinkSpec(
             name="jsonl",
-            description="one JSON object per step in RUN_DIR/metrics.jsonl",
+            description="one JSON object per step in RUN_DIR/<filename> (a copy of RUN_DIR/metrics.jsonl)",
             build=build_jsonl,
             options=JsonlSinkOptions,
         ),

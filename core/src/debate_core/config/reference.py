@@ -118,7 +118,8 @@ _OVERRIDES_SECTION = (
     "|---|---|",
     '| `debate.coordinator.name=parallel` | the string `"parallel"` (no TOML quotes needed) |',
     '| `training.keep_best_by=direct/correct` | the string `"direct/correct"` (not TOML, so taken as it is) |',
-    '| `logging.sinks=wandb` | `["wandb"]`: one value for a list key is a one-element list |',
+    '| `logging.sinks=wandb` | `["wandb"]`: one value for a list key is a one-element list (the run directory '
+    "still writes `metrics.jsonl`: sinks are extra destinations) |",
     '| `evaluation.modes=debate` | `["debate"]` |',
     '| `\'evaluation.modes=["direct", "debate"]\'` | both modes: a TOML list |',
     '| `\'logging.sinks={ name = "wandb", options = { project = "p" } }\'` | one sink with options: a TOML table |',

@@ -334,7 +334,9 @@ class LoggingSettings:
     """Where metrics and transcripts go."""
 
     sinks: tuple[ComponentChoice, ...] = (ComponentChoice(name="jsonl"),)
-    """Metric sinks: ``jsonl`` writes RUN_DIR/metrics.jsonl; ``wandb`` and ``tensorboard`` when installed."""
+    """Extra destinations of the metrics records (RUN_DIR/metrics.jsonl is written whatever is listed):
+    ``jsonl`` a copy under its ``filename`` (its default is metrics.jsonl itself: nothing more);
+    ``wandb`` and ``tensorboard`` when installed."""
     num_groups_to_log: int = attrs.field(default=2, validator=v.ge(0))
     """Full transcripts of this many debates per iteration go to RUN_DIR/transcripts/."""
     progress: Literal["auto", "bar", "lines", "off"] = "auto"

@@ -14,14 +14,14 @@ import attrs
 
 from debate_core.debate.transcripts import load_transcript
 from debate_core.errors import DebateError
-from debate_core.limits import loads_json, read_limited_bytes, read_limited_text
+from debate_core.limits import loads_json, read_limited_text
 from debate_core.records import DebateRecord
 from debate_core.report.segments import Segment, read_segments
 from debate_core.rundir.directory import RunDirectory
 from debate_core.rundir.environment import entry_facts, read_environment
 from debate_core.rundir.evaluation_records import read_evaluation_file, read_evaluation_records
 from debate_core.rundir.lost_history import lost_history_notes
-from debate_core.rundir.metrics_file import metrics_lines
+from debate_core.rundir.metrics_file import read_metrics_lines
 from debate_core.rundir.reward_sidecars import SIDECAR_SUFFIX, read_sidecar
 from debate_core.runtime.checkpoint_format import Checkpoint
 from debate_core.runtime.manifests import list_checkpoints
@@ -61,11 +61,11 @@ def read_metrics_log(path: Path) -> MetricsLog:
     if not path.exists() and not path.is_symlink():
         return MetricsLog((), ())
     try:
-        data = read_limited_bytes(path, "metrics file", limit="metrics_bytes")
+        lines = list(read_metrics_lines(path))
     except DebateError as exc:
         return MetricsLog((), (f"{path.name}: cannot be read: {_without_root(exc, path)}",))
     seen: set[int] = set()
-    for line in metrics_lines(data):
+    for line in lines:
         if line.blank:
             continue
         if line.record is None:

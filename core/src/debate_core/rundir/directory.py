@@ -6,11 +6,13 @@
       config.toml        the resolved run file (every default filled in)
       plugins.json       the installed plugin distributions with their versions
       environment.json   where it computed, an entry per start and resume (``rundir.environment``)
-      metrics.jsonl      one JSON object per step (warm-start steps, then RL iterations, from 1);
-                         metrics.jsonl.damaged-N: an original that resuming found damaged
+      metrics.jsonl      one JSON object per step (warm-start steps, then RL iterations, from 1),
+                         written here whatever metric sinks are configured (they are extra
+                         destinations); metrics.jsonl.damaged-N: an original that resuming found damaged
       transcripts/       step_NNNNNN/debate_KK.json: num_groups_to_log debates per iteration,
                          each with debate_KK.rewards.json (its rewards and advantages) beside it
-      checkpoints/       step_NNNNNN.json manifests; backend/ holds local backends' states
+      checkpoints/       step_NNNNNN.json manifests; backend/ holds local backends' states;
+                         rl_reference.json: where the KL penalty's reference weights are
       eval/              step_NNNNNN_<label>.json: the evaluations run during training
       summary.json       the last evaluation of each phase and where the run stopped
       report.html        ``debate report RUN_DIR`` (any time, also while the run goes on)
@@ -30,9 +32,21 @@ import attrs
 
 from debate_core.errors import DebateError
 from debate_core.files import atomic_write_json, output_write_errors
+from debate_core.limits import loads_json, read_limited_text
 from debate_core.rundir.environment import ENVIRONMENT_NAME
 from debate_core.rundir.lock import LOCK_NAME, held_message, live_holder
-from debate_core.rundir.metrics_file import MetricsRepair, repair_metrics
+from debate_core.rundir.metrics_file import (
+    METRICS_NAME,
+    MetricsLine,
+    MetricsRecord,
+    MetricsRepair,
+    intact_records,
+    read_metrics_lines,
+    repair_metrics,
+)
+
+RL_REFERENCE_NAME = "rl_reference.json"
+"""The file under ``checkpoints/`` that holds the path of the KL penalty's reference weights."""
 
 
 class RunDirectoryError(DebateError):
@@ -59,7 +73,7 @@ class RunDirectory:
 
     @property
     def metrics_path(self) -> Path:
-        return self.root / "metrics.jsonl"
+        return self.root / METRICS_NAME
 
     @property
     def transcripts(self) -> Path:
@@ -72,6 +86,10 @@ class RunDirectory:
     @property
     def backend_states(self) -> Path:
         return self.checkpoints / "backend"
+
+    @property
+    def rl_reference_path(self) -> Path:
+        return self.checkpoints / RL_REFERENCE_NAME
 
     @property
     def evaluations(self) -> Path:
@@ -134,6 +152,53 @@ class RunDirectory:
 
     def write_summary(self, summary: Mapping[str, Any]) -> None:
         atomic_write_json(self.summary_path, dict(summary))
+
+    def open_metrics(self) -> MetricsRecord:
+        """The run's own record of its steps (``metrics.jsonl``), opened to append."""
+        return MetricsRecord(self.metrics_path)
+
+    def metrics_lines(self) -> list[MetricsLine]:
+        """Every line of ``metrics.jsonl``, classified, read up to its limit (docs/limits.md).
+
+        Raises:
+            DebateError: the file is missing, cannot be read, or is longer than the limit.
+        """
+        return list(read_metrics_lines(self.metrics_path))
+
+    def metric_records(self, up_to_step: int) -> list[dict[str, Any]]:
+        """The intact records of steps ``1..up_to_step`` of ``metrics.jsonl`` in file order (none
+        when it is missing), read up to its limit.
+
+        Raises:
+            DebateError: the file cannot be read, or is longer than the limit.
+        """
+        return intact_records(self.metrics_path, up_to_step)
+
+    def write_rl_reference(self, sampler_path: str, step: int) -> None:
+        """Record where the KL penalty's reference weights were saved, at RL's start (``step``)."""
+        atomic_write_json(self.rl_reference_path, {"sampler_path": sampler_path, "step": step})
+
+    def read_rl_reference(self) -> str | None:
+        """The reference weights' path recorded by :meth:`write_rl_reference` (``None``: none).
+
+        Raises:
+            RunDirectoryError: the record cannot be read or holds no path (the message names it).
+        """
+        path = self.rl_reference_path
+        if not path.is_file():
+            return None
+        try:
+            text = read_limited_text(path, "KL reference record")
+        except DebateError as exc:
+            raise RunDirectoryError(str(exc)) from None
+        try:
+            record = loads_json(text)
+        except ValueError as exc:
+            raise RunDirectoryError(f"{path}: not JSON: {exc}") from None
+        sampler_path = record.get("sampler_path") if isinstance(record, dict) else None
+        if not isinstance(sampler_path, str) or not sampler_path:
+            raise RunDirectoryError(f"{path}: holds no 'sampler_path' (the KL penalty's reference weights)")
+        return sampler_path
 
     def repair_metrics(self, up_to_step: int) -> MetricsRepair:
         """Keep the metric records of steps ``1..up_to_step`` (the checkpoint a resumed run starts

@@ -1,23 +1,29 @@
-"""``metrics.jsonl`` read line by line: which lines are intact records, which are damaged, and
-the clean file a resumed run continues (docs/training.md#the-metrics-file-on-resume).
+"""``metrics.jsonl``, the run directory's own record of its steps: written a record a line
+(:class:`MetricsRecord`, whatever metric sinks are configured), read line by line with a bounded
+read (which lines are intact records, which are damaged), and the clean file a resumed run
+continues (docs/training.md#the-metrics-file-on-resume).
 
 A line is an intact record when it is UTF-8, a JSON object, and has an integer ``step`` of at
-least 1 (``true`` is not an integer). The trainer's sink writes each record as one line ending
-in a newline, so a crash or a full disk can tear only the last line, which then has no newline.
+least 1 (``true`` is not an integer). Each record is written as one line ending in a newline, so
+a crash or a full disk can tear only the last line, which then has no newline.
 """
 
 from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 import attrs
 
-from debate_core.files import atomic_write_text, output_write_errors
+from debate_core.files import JsonLinesAppender, atomic_write_text, output_write_errors
 from debate_core.limits import loads_json, read_limited_bytes
+from debate_core.records.metrics import MetricValue
+
+METRICS_NAME = "metrics.jsonl"
+"""The file of the run directory that holds one record per step."""
 
 MAX_LINES_NAMED = 10
 """Damaged lines named one by one in the messages of a repair; the rest are counted."""
@@ -78,6 +84,50 @@ def _as_json(value: Any, limit: int = 40) -> str:
     """``value`` as it reads in the file (``"x"``, ``true``), cut to ``limit`` characters."""
     text = json.dumps(value)
     return text if len(text) <= limit else text[: limit - 1] + "\u2026"
+
+
+class MetricsRecord:
+    """Appends ``{"step": step, ...metrics}`` to the run's ``metrics.jsonl`` as one line
+    (``files.JsonLinesAppender``: unbuffered, fsynced, non-finite numbers as ``null``)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._file = JsonLinesAppender(path)
+
+    def write(self, step: int, metrics: Mapping[str, MetricValue]) -> None:
+        self._file.append({"step": step, **metrics})
+
+    def resume(self, step: int) -> str:
+        """What the file does on a resume from ``step`` (resuming kept its records up to it)."""
+        return f"appends to {self.path} after its record of step {step}"
+
+    def close(self) -> None:
+        self._file.close()
+
+
+def read_metrics_lines(path: Path) -> Iterator[MetricsLine]:
+    """Every line of the file at ``path``, read up to the ``metrics_bytes`` limit (docs/limits.md).
+
+    Raises:
+        DebateError: the file cannot be read, or is longer than the limit (the message names it).
+    """
+    return metrics_lines(read_limited_bytes(path, "metrics file", limit="metrics_bytes"))
+
+
+def intact_records(path: Path, up_to_step: int) -> list[dict[str, Any]]:
+    """The intact records of steps ``1..up_to_step`` in file order (none when the file is
+    missing); damaged lines are left out, as the resume's repair leaves them.
+
+    Raises:
+        DebateError: the file cannot be read, or is longer than the limit.
+    """
+    if not path.exists():
+        return []
+    return [
+        line.record
+        for line in read_metrics_lines(path)
+        if line.record is not None and int(line.record["step"]) <= up_to_step
+    ]
 
 
 @attrs.frozen

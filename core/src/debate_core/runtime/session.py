@@ -83,7 +83,7 @@ class BackendSession:
     """The model's context in tokens (``SupportsContextLength``; ``None``: unknown, nothing is checked)."""
     _saved: dict[str, SamplingClientLike] = attrs.field(factory=dict)
     tokens: TokenMeter = attrs.field(factory=TokenMeter)
-    """The tokens sampled through :meth:`sampler` and trained (``training.rl.policy_update`` counts those)."""
+    """The tokens sampled through :meth:`sampler` and trained (``training.kernel.policy_update`` counts those)."""
     _stop_listening: Callable[[], None] | None = None
     """Stops the backend's reports of failed requests (``SupportsFailedRequests``) to ``retry.ledger``."""
 

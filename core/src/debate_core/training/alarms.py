@@ -18,10 +18,9 @@ iterations while it keeps tripping.
 
 from __future__ import annotations
 
-import json
 from collections import deque
-from collections.abc import Mapping
-from pathlib import Path
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 import attrs
 
@@ -172,21 +171,16 @@ class AlarmMonitor:
                 lines.append(self._line(alarm, tripped, iteration))
         return out, lines
 
-    def replay(self, metrics_path: Path, up_to_step: int) -> None:
-        """Feed the RL iterations a resumed run already recorded (steps up to ``up_to_step`` of
-        ``metrics.jsonl``) through :meth:`check`, saying nothing, so that the windows and the
-        times each alarm was said are those of a run that never stopped."""
-        if not metrics_path.exists():
-            return
-        for line in metrics_path.read_text(encoding="utf-8").splitlines():
-            try:
-                record = json.loads(line)
-            except ValueError:
+    def replay(self, records: Iterable[Mapping[str, Any]]) -> None:
+        """Feed the RL iterations a resumed run already recorded (its intact ``metrics.jsonl``
+        records up to the checkpoint, ``RunDirectory.metric_records``) through :meth:`check`,
+        saying nothing, so that the windows and the times each alarm was said are those of a run
+        that never stopped."""
+        for record in records:
+            if record.get("phase") != "rl":
                 continue
-            if not isinstance(record, dict) or record.get("phase") != "rl":
-                continue
-            step, iteration = record.get("step"), record.get("iteration")
-            if isinstance(step, int) and isinstance(iteration, int) and step <= up_to_step:
+            iteration = record.get("iteration")
+            if isinstance(iteration, int) and not isinstance(iteration, bool):
                 self.check(iteration, record)
 
     def _mean(self, metric: str) -> float | None:

@@ -7,13 +7,15 @@ One RL iteration (``training.rl.iteration``):
 2. run one self-play debate per problem, at most ``max_debates_in_flight`` at once, every agent
    sampling from the sampling client of the current weights;
 3. score each debate with the reward plugin and turn rewards into per-token advantages
-   (``rewards.advantages``), then trajectories into Datums (``training.rl.datum``); write the
+   (``rewards.advantages``), then trajectories into Datums (``training.kernel.datum``); write the
    logged debates' transcripts (before the update, so that a full disk there stops the run with
    the weights of a finished step, which it checkpoints);
-4. ``forward_backward`` + ``optim_step`` per substep, pipelined (``training.rl.policy_update``), and a
-   fresh sampling client of the new weights;
-5. here: evaluation every ``eval_every`` (``training.evaluation.scheduled``); one metrics record;
-   a checkpoint every ``save_every`` (``training.checkpointing``).
+4. ``forward_backward`` + ``optim_step`` per substep, pipelined (``training.kernel.chunked_update``),
+   under the watchdog and the finiteness check of ``training.kernel.policy_update``, which then takes
+   a fresh sampling client of the new weights;
+5. here: evaluation every ``eval_every`` (``training.evaluation.scheduled``), after which the next
+   iteration samples from a fresh client of the same weights; one metrics record; a checkpoint
+   every ``save_every`` (``training.checkpointing``).
 
 Steps count updates, warm-start steps first, then RL iterations, from 1: step ``s`` is the
 state after ``s`` updates, and everything the run leaves about it carries that number (its
@@ -37,9 +39,10 @@ from debate_core.runtime.checkpoint_format import Checkpoint
 from debate_core.training.checkpointing import Checkpointer, due
 from debate_core.training.costs import CostLedger
 from debate_core.training.evaluation.scheduled import OpponentClient, evaluate_weights
-from debate_core.training.rl.iteration import SamplingAbandoned, rl_iteration
+from debate_core.training.kernel.rollouts import SamplingAbandoned
+from debate_core.training.rl.iteration import rl_iteration
 from debate_core.training.run_context import RunContext, RunPosition
-from debate_core.training.warmstart.reference_debates import WarmstartData
+from debate_core.training.warmstart.data import WarmstartData
 from debate_core.training.warmstart.step import warmstart_step
 
 
@@ -81,6 +84,9 @@ class Trainer:
     """What a resume found gone of the run's records (kept in ``summary.json``)."""
     position: RunPosition = attrs.field(factory=RunPosition)
     checkpoints: Checkpointer = attrs.field(init=False)
+    fresh_sampler_due: bool = attrs.field(init=False, default=False)
+    """An evaluation after step 1 or later sampled from the current sampling client: the next RL
+    iteration samples from a fresh one (see :meth:`_evaluate`)."""
 
     def __attrs_post_init__(self) -> None:
         self.checkpoints = Checkpointer(self.context, self.position)
@@ -96,7 +102,7 @@ class Trainer:
             )
             position.last_checkpoint = start.step
             self.context.costs.resume(CostLedger.from_json(start.costs))
-            self.context.alarms.replay(self.context.run_dir.metrics_path, start.step)
+            self.context.alarms.replay(self.context.run_dir.metric_records(start.step))
         self.context.progress.run_note = self.context.costs.run_note
         pending_eval: dict[str, float] = {}
         if position.step == 0 and self.context.config.evaluation.at_start:
@@ -205,6 +211,9 @@ class Trainer:
         while position.iteration < total:
             if self._halting():
                 raise SamplingAbandoned
+            if self.fresh_sampler_due:
+                await context.session.refresh_sampling_client()
+                self.fresh_sampler_due = False
             metrics = self._take(pending_eval)
             metrics.update(await rl_iteration(context, position, position.iteration))
             position.iteration += 1
@@ -227,7 +236,16 @@ class Trainer:
         return metrics
 
     async def _evaluate(self, label: str, step: int) -> dict[str, float]:
-        return await evaluate_weights(self.context, self.position, self.opponent, label, step)
+        """Evaluate the weights of ``step``. After step 1 or later, RL then samples from a fresh
+        sampling client of the same weights, as a run resumed from the checkpoint of ``step`` does:
+        a backend may keep what a client computed (the local backend's prefix cache), and the
+        logprobs computed through a cached prefix can differ in their last digits from those
+        computed afresh, so RL sampling after the evaluation's debates would read figures that a
+        resumed run cannot reproduce. (Step 0 has no checkpoint: a resume starts over.)"""
+        metrics = await evaluate_weights(self.context, self.position, self.opponent, label, step)
+        if metrics and step > 0:
+            self.fresh_sampler_due = True
+        return metrics
 
     def _write(self, metrics: dict[str, MetricValue]) -> None:
         """The metrics record of the step just done (steps count from 1), with its tokens and cost,

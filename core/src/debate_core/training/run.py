@@ -128,7 +128,7 @@ async def train_on_session(
             restore_rng_state(start.rng)
         components = request.components_factory(config, request.registry, session.tokenizer)
         read_every_split(components, config)
-        sink = open_sinks(config.logging, request.registry, request.run_dir.root)
+        sink = open_sinks(config.logging, request.registry, request.run_dir)
         context = RunContext(config, components, session, request.run_dir, request.progress, request.stop)
         trainer = Trainer(context, sink, opponent=opponent, lost_history=lost)
         try:

@@ -60,10 +60,10 @@ from debate_core.training.grading import (
     problem_means,
     verifiable_metrics,
 )
+from debate_core.training.kernel.debate_metrics import debate_metrics, turn_metrics
+from debate_core.training.kernel.rollouts import DebateJob, run_debates, sampled_tokens
 from debate_core.training.policy_weights import PolicyWeights, opponent_client, resolve_opponent
 from debate_core.training.progress import Progress
-from debate_core.training.rl.debate_metrics import debate_metrics, turn_metrics
-from debate_core.training.rl.rollouts import DebateJob, run_debates, sampled_tokens
 from debate_core.training.run_components import RunComponents, build_run_components
 from debate_core.training.seeding import derive_seed
 

@@ -73,10 +73,10 @@ from debate_core.records import (
 )
 from debate_core.stats import mean, standard_error
 from debate_core.tasks.flaws import FlawedSolution
-from debate_core.training.rl.rollouts import DebateJob
+from debate_core.training.kernel.reference_debates import Lesson, ReferenceAgent, lessons_of
+from debate_core.training.kernel.rollouts import DebateJob
 from debate_core.training.run_components import NamedDataset
 from debate_core.training.seeding import derive_seed
-from debate_core.training.warmstart.reference_debates import Lesson, ReferenceAgent, lessons_of
 
 Verdict = Literal["correct", "wrong", "tie", "none"]
 

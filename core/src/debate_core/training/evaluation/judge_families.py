@@ -28,9 +28,9 @@ from debate_core.training.evaluation.judge_benchmark import (
     benchmark_metrics,
     judgements_of,
 )
-from debate_core.training.rl.rollouts import DebateJob
+from debate_core.training.kernel.reference_debates import Lesson, bare_right, wrong_solution
+from debate_core.training.kernel.rollouts import DebateJob
 from debate_core.training.seeding import derive_seed
-from debate_core.training.warmstart.reference_debates import Lesson, bare_right, wrong_solution
 
 OWN_SAMPLES = 4
 """Blind round-1 answers of the policy sampled per problem for the ``own`` family."""

@@ -1,3 +1,4 @@
-"""One RL iteration: the batch's debates (rollouts), their scores and Datums, the pipelined
-update, the iteration's metrics and the transcripts it logs (docs/training.md#one-iteration).
+"""One RL iteration and what is RL's own: the batch, the advantages' use, the KL penalty, collapse
+monitoring, the iteration's metrics and the transcripts it logs (docs/training.md#one-iteration);
+the rollouts, Datums and the update it runs are the shared kernel's (``training.kernel``).
 """

@@ -7,8 +7,8 @@ import attrs
 
 from debate_core.records import DebateEpisode, DebateRecord, Problem, RewardResult
 from debate_core.rewards.advantages import DebateAdvantages
-from debate_core.training.rl.chunked_update import UpdateResult
-from debate_core.training.rl.datum import AssembledDatum
+from debate_core.training.kernel.chunked_update import UpdateResult
+from debate_core.training.kernel.datum import AssembledDatum
 
 
 @attrs.frozen

@@ -13,21 +13,17 @@ from debate_core.records import DebateEpisode, RewardResult, TrainingRound
 from debate_core.records.metrics import MetricValue
 from debate_core.rewards.advantages import AdvantageOptions, compute_advantages
 from debate_core.runtime.sampling_failures import raise_backend_failure
+from debate_core.training.kernel.datum import AssembledDatum, trajectory_datums
+from debate_core.training.kernel.policy_update import update_step
+from debate_core.training.kernel.rollouts import DebateJob, SamplingAbandoned, run_debates, sampled_tokens
 from debate_core.training.rl.batch import Batch, ScoredDebates, TrainedBatch
-from debate_core.training.rl.datum import AssembledDatum, trajectory_datums
 from debate_core.training.rl.judge_host import BackendJudgeHost
 from debate_core.training.rl.kl_penalty import penalise
 from debate_core.training.rl.metrics import IterationClock, iteration_headline, iteration_metrics
-from debate_core.training.rl.policy_update import update_step
-from debate_core.training.rl.rollouts import DebateJob, run_debates, sampled_tokens
 from debate_core.training.rl.transcript_log import log_transcripts
 from debate_core.training.run_context import RunContext, RunPosition
 from debate_core.training.schedule import learning_rate_at
 from debate_core.training.seeding import batch_indices, derive_seed
-
-
-class SamplingAbandoned(Exception):
-    """Sampling was abandoned because a stop was requested (no weights changed)."""
 
 
 async def rl_iteration(context: RunContext, position: RunPosition, iteration: int) -> dict[str, MetricValue]:

@@ -11,14 +11,14 @@ where ``d̄`` is the mean of ``d`` over every action token of the batch. Tokens 
 likelier than the reference did are pushed back, the others forward; centring on ``d̄`` keeps the
 penalty from shifting the advantages' mean. Observation tokens keep advantage 0.
 
-The reference is saved once, when RL starts (``rl_reference``, its path written beside the
-checkpoints), so that a resumed run penalises against the same weights.
+The reference is saved once, when RL starts (``rl_reference``, its path recorded by the run
+directory in ``checkpoints/rl_reference.json``), so that a resumed run penalises against the same
+weights.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import math
 from collections.abc import Sequence
 
@@ -26,16 +26,12 @@ import attrs
 from tinker import types
 
 from debate_core.errors import ConfigError
-from debate_core.files import atomic_write_json
 from debate_core.runtime.retries import BackendError
-from debate_core.training.rl.datum import AssembledDatum
+from debate_core.training.kernel.datum import AssembledDatum
 from debate_core.training.run_context import RunContext
 
 REFERENCE_NAME = "rl_reference"
 """The backend's name for the reference weights."""
-
-REFERENCE_RECORD = "rl_reference.json"
-"""The file under ``checkpoints/`` that holds the reference weights' path."""
 
 
 @attrs.frozen
@@ -102,24 +98,26 @@ def apply_penalty(
 
 async def reference_path(context: RunContext, iteration: int, step: int) -> str:
     """The reference weights' path: saved now at RL's first iteration, else read back from the
-    record written then (``checkpoints/rl_reference.json``).
+    record the run directory wrote then (``checkpoints/rl_reference.json``).
 
     Raises:
         ConfigError: a resumed run past its first iteration with no reference saved (it
             started RL with ``training.kl_penalty_coef = 0``).
+        RunDirectoryError: the record is damaged.
     """
-    record = context.run_dir.checkpoints / REFERENCE_RECORD
+    run_dir = context.run_dir
     if iteration == 0:
         path = await context.session.save_sampler_weights(REFERENCE_NAME)
-        atomic_write_json(record, {"sampler_path": path, "step": step})
+        run_dir.write_rl_reference(path, step)
         return path
-    if not record.is_file():
+    saved = run_dir.read_rl_reference()
+    if saved is None:
         raise ConfigError(
             f"training.kl_penalty_coef needs the weights RL started from, and this run saved none "
-            f"({record} is missing: it started RL without the penalty); resume with "
+            f"({run_dir.rl_reference_path} is missing: it started RL without the penalty); resume with "
             "training.kl_penalty_coef = 0, or start a new run"
         )
-    return str(json.loads(record.read_text(encoding="utf-8"))["sampler_path"])
+    return saved
 
 
 async def penalise(context: RunContext, datums: Sequence[AssembledDatum], iteration: int, step: int) -> Penalised:

@@ -10,10 +10,8 @@ import numpy as np
 from debate_core.records.metrics import MetricValue
 from debate_core.stats import mean
 from debate_core.training.grading import grade_debate, verifiable_metrics
-from debate_core.training.rl.batch import Batch, ScoredDebates, TrainedBatch
-from debate_core.training.rl.chunked_update import UpdateResult
-from debate_core.training.rl.collapse_monitor import ground_truth_metrics, label_free_metrics
-from debate_core.training.rl.debate_metrics import (
+from debate_core.training.kernel.chunked_update import UpdateResult
+from debate_core.training.kernel.debate_metrics import (
     backend_metrics,
     debate_metrics,
     episode_metrics,
@@ -22,7 +20,9 @@ from debate_core.training.rl.debate_metrics import (
     total_returns,
     turn_metrics,
 )
-from debate_core.training.rl.rollouts import sampled_tokens
+from debate_core.training.kernel.rollouts import sampled_tokens
+from debate_core.training.rl.batch import Batch, ScoredDebates, TrainedBatch
+from debate_core.training.rl.collapse_monitor import ground_truth_metrics, label_free_metrics
 from debate_core.training.run_context import RunContext
 
 

@@ -6,11 +6,11 @@ from __future__ import annotations
 import time
 
 from debate_core.records.metrics import MetricValue
-from debate_core.training.rl.policy_update import update_step
-from debate_core.training.rl.rollouts import run_debates, sampled_tokens
+from debate_core.training.kernel.policy_update import update_step
+from debate_core.training.kernel.rollouts import run_debates, sampled_tokens
 from debate_core.training.run_context import RunContext, RunPosition
 from debate_core.training.schedule import learning_rate_at
-from debate_core.training.warmstart.reference_debates import (
+from debate_core.training.warmstart.data import (
     WarmstartData,
     flawed_first_answers,
     trained_first_answers,

@@ -15,9 +15,9 @@ from debate_core.config.structuring import structure
 from debate_core.errors import ConfigError
 from debate_core.plugins import Registry
 from debate_core.rundir.directory import RunDirectory
+from debate_core.training.kernel.chunked_update import pipelined_update, split_chunks
+from debate_core.training.kernel.datum import AssembledDatum, TokenSequence, shift_to_datum
 from debate_core.training.progress import Progress
-from debate_core.training.rl.chunked_update import pipelined_update, split_chunks
-from debate_core.training.rl.datum import AssembledDatum, TokenSequence, shift_to_datum
 from debate_core.training.run import run_training
 from debate_core.training.schedule import learning_rate_at
 from tests.doubles.scripted_backend import ScriptedServiceClient, base_weights

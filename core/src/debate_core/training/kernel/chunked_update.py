@@ -5,9 +5,10 @@ The batch's Datums are split into ``num_substeps`` chunks. The next chunk's
 awaited; a training client runs requests in submission order, so the objective is unchanged
 and the backend never waits for the trainer (docs/training.md#the-update).
 
-Datums whose advantages are all zero carry no policy gradient and are left out; a batch with
-none left skips the update entirely, because an ``optim_step`` on a zero gradient still moves
-the weights through Adam's momentum (docs/training.md).
+It trains every Datum it is given and submits nothing without Datums. Leaving out the Datums
+whose advantages are all zero (they carry no policy gradient, and an ``optim_step`` on a zero
+gradient still moves the weights through Adam's momentum) is the RL iteration's choice
+(``training.rl.iteration.update_policy``, under ``training.skip_zero_advantage_updates``).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from tinker import types
 from debate_core.backends.contract import TrainingClientLike
 from debate_core.errors import DebateError
 from debate_core.runtime.retries import BackendError
-from debate_core.training.rl.datum import AssembledDatum
+from debate_core.training.kernel.datum import AssembledDatum
 
 
 class NonFiniteUpdateError(DebateError):

@@ -23,7 +23,7 @@ from tinker import types
 
 from debate_core.records import DebateEpisode, DebateRecord, RewardResult
 from debate_core.stats import mean
-from debate_core.training.rl.datum import AssembledDatum
+from debate_core.training.kernel.datum import AssembledDatum
 
 
 def total_returns(record: DebateRecord, result: RewardResult) -> list[float]:

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from tinker import types
 
 from debate_core.records import AgentTrajectory, Transition
-from debate_core.training.rl.datum import build_sequences, supervised_datums, trajectory_datums
+from debate_core.training.kernel.datum import build_sequences, supervised_datums, trajectory_datums
 
 
 class StreamAdvantages:

@@ -19,8 +19,8 @@ from debate_core.rewards.result_checks import REWARD_BOUND, result_problems
 from debate_core.rundir.directory import RunDirectory
 from debate_core.runtime.manifests import latest_checkpoint
 from debate_core.testing.synthetic import TurnSpec, synthetic_debate
+from debate_core.training.kernel.chunked_update import NonFiniteUpdateError
 from debate_core.training.progress import Progress
-from debate_core.training.rl.chunked_update import NonFiniteUpdateError
 from debate_core.training.run import run_training
 from tests.doubles.scripted_backend import ScriptedFuture, ScriptedTrainingClient
 from tests.training.trainer_harness import make_config

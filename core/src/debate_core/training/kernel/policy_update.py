@@ -10,8 +10,8 @@ from tinker import types
 from debate_core.config import TrainingSettings
 from debate_core.runtime.retries import watched
 from debate_core.runtime.token_meter import TokenCount
-from debate_core.training.rl.chunked_update import NonFiniteUpdateError, UpdateResult, pipelined_update
-from debate_core.training.rl.datum import AssembledDatum
+from debate_core.training.kernel.chunked_update import NonFiniteUpdateError, UpdateResult, pipelined_update
+from debate_core.training.kernel.datum import AssembledDatum
 from debate_core.training.run_context import RunContext, RunPosition
 
 

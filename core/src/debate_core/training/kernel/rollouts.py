@@ -1,4 +1,5 @@
-"""Running many debates at once, with a cap on how many are in flight."""
+"""Running many debates at once, with a cap on how many are in flight (RL's self-play, the
+warm-start's reference debates and evaluation's debates alike)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,10 @@ import attrs
 from debate_core.errors import ComponentFailure, DebateError
 from debate_core.records import AgentPolicy, DebateEpisode, Problem
 from debate_core.training.run_components import DebateRunner
+
+
+class SamplingAbandoned(Exception):
+    """Sampling was abandoned because a stop was requested (no weights changed)."""
 
 
 @attrs.frozen
