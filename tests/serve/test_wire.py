@@ -129,3 +129,11 @@ def test_a_completion_reports_its_usage_and_a_debate_its_summary() -> None:
     assert body["choices"][0]["message"] == {"role": "assistant", "content": "5"}
     assert body["usage"] == {"prompt_tokens": 30, "completion_tokens": 12, "total_tokens": 42}
     assert body["debate"] == {"final_answer": "5"}
+    plain = completion_body(request, Completion("5", "stop", 30, 12), created=7)
+    assert "debate" not in plain and "direct" not in plain
+    direct = Completion("\\boxed{5}", "stop", 30, 12, direct={"answer": "5", "format_ok": True, "response": "..."})
+    assert completion_body(request, direct, created=7)["direct"] == {
+        "answer": "5",
+        "format_ok": True,
+        "response": "...",
+    }
