@@ -67,7 +67,7 @@ class TinkerOptions:
     0 keeps them until deleted. The last checkpoint of a run, and those written on a stop signal or
     before a failure exits, never expire."""
     server_error_limit_s: float = attrs.field(default=DEFAULT_SERVER_ERROR_LIMIT_S, validator=v.ge(0))
-    """Give up once every answer from the server has been a server error (HTTP 5xx) for this many
+    """Give up once every answer of the server to a request has been a server error (HTTP 5xx) for this many
     seconds (0: never; a server that is slow, or does not answer, keeps ``training.backend_timeout_s``):
     one line naming the server and its last answer, instead of the SDK's retries for the whole wait."""
     max_context_length: int | None = attrs.field(default=None, validator=v.optional(v.ge(1)))
@@ -144,6 +144,15 @@ class TinkerService:
 
         return OffThread(start, then)
 
+    def _rest_client(self) -> Any:
+        """A ``tinker.RestClient`` of this service's URL and key. The SDK keeps one REST connection
+        per (base URL, key) for the whole process: name the URL this service uses, so a changed
+        TINKER_BASE_URL never reaches an earlier server."""
+        import tinker
+
+        base_url = self.options.base_url or os.environ.get("TINKER_BASE_URL") or None
+        return tinker.RestClient(base_url=base_url, api_key=self._api_key)
+
     def _training(self, client: Any) -> TinkerTrainingClient:
         return TinkerTrainingClient(client, self.service_address()[0])
 
@@ -193,8 +202,8 @@ class TinkerService:
         return sdk_request_watch().listen(listener)
 
     def server_failure(self) -> str | None:
-        """Why to give up now (``SupportsServerFailure``): every answer of the server has been a
-        server error for longer than ``server_error_limit_s``; ``None`` otherwise."""
+        """Why to give up now (``SupportsServerFailure``): every answer of the server to a request
+        has been a server error for longer than ``server_error_limit_s``; ``None`` otherwise."""
         limit = self.options.server_error_limit_s
         if not limit:
             return None
@@ -206,7 +215,7 @@ class TinkerService:
             return None
         seconds, last = failing
         return (
-            f"the server at {url} ({source}) has answered every request with a server error for "
+            f"the server at {url} ({source}) has answered nothing but server errors for "
             f"{seconds:.0f} s (last: {last}); gave up (backend.options.server_error_limit_s = {limit:g}); "
             "see the server's log"
         )
@@ -251,7 +260,7 @@ class TinkerService:
         self, path: str, base_model: str | None = None
     ) -> APIFutureLike[TrainingClientLike]:
         return self._first_checked(
-            lambda: restored_training_client(self.client, path, base_model, False, self.service_address()[0]),
+            lambda: restored_training_client(self.client, self._rest_client, path, base_model, False, self.service_address()[0]),
             self._training,
         )
 
@@ -259,7 +268,7 @@ class TinkerService:
         self, path: str, base_model: str | None = None
     ) -> APIFutureLike[TrainingClientLike]:
         return self._first_checked(
-            lambda: restored_training_client(self.client, path, base_model, True, self.service_address()[0]),
+            lambda: restored_training_client(self.client, self._rest_client, path, base_model, True, self.service_address()[0]),
             self._training,
         )
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import logging
 import warnings
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from typing import Any
 
 from debate_core.backends.tinker_replies import say_once
@@ -48,9 +48,12 @@ class _DropDeprecation(logging.Filter):
         return not str(record.msg).startswith("DEPRECATED: TrainingClient.load_state")
 
 
-def restored_training_client(client: Any, path: str, base_model: str | None, optimizer: bool, server: str) -> Settled:
+def restored_training_client(
+    client: Any, rest: Callable[[], Any], path: str, base_model: str | None, optimizer: bool, server: str
+) -> Settled:
     """The SDK's ``create_training_client_from_state[_with_optimizer]``, resolved; on a server of
-    the older protocol, a LoRA client of the state's base model and rank with the state loaded."""
+    the older protocol, a LoRA client of the state's base model and rank with the state loaded
+    (``rest`` makes the ``tinker.RestClient`` that reads them)."""
     create = (
         client.create_training_client_from_state_with_optimizer
         if optimizer
@@ -66,8 +69,7 @@ def restored_training_client(client: Any, path: str, base_model: str | None, opt
         f"the server at {server} cannot create a training client from a saved state (HTTP 422 on "
         "load_weights without a model); creating a LoRA client and loading the state into it instead",
     )
-    rest = client.create_rest_client()
-    info = rest.get_weights_info_by_tinker_path(path).result()
+    info = rest().get_weights_info_by_tinker_path(path).result()
     if not info.is_lora or not info.lora_rank:
         raise ValueError(f"{path}: the server holds no LoRA rank for it, so it cannot be loaded into a new client")
     training = client.create_lora_training_client(base_model or info.base_model, int(info.lora_rank)).result()
