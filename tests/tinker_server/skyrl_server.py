@@ -14,7 +14,8 @@ papers over and what would make it unnecessary:
 
 Bounded: the server must answer ``/api/v1/healthz`` within :data:`START_LIMIT_S`; stopping it
 sends SIGTERM to its process group (the stand-in ``uv``, the API and the engine), then SIGKILL
-after :data:`STOP_GRACE_S`.
+after :data:`STOP_GRACE_S`, also when the tests themselves get a SIGTERM. Every ``debate``
+command the tests run has its own time limit (``conftest.COMMAND_LIMIT_S``).
 """
 
 from __future__ import annotations
@@ -45,6 +46,9 @@ MAX_LORA_ADAPTERS = 16
 """Adapters the engine holds at once (slot 0 is the base model's): every training client of the
 session, the runs' and their resumptions', stays loaded until the server stops."""
 MAX_LORA_RANK = 8
+SAMPLE_BATCH = 4
+"""Sequences the engine samples at once, the batch padded to it: one shape for JAX to compile per
+length bucket, not one per batch size the debates happen to send (each compile costs 10-20 s here)."""
 
 
 @attrs.frozen
@@ -82,7 +86,11 @@ def write_standin_uv(folder: Path) -> Path:
 
 def server_command(uv: Path, model_dir: Path, work: Path, port: int) -> list[str]:
     """The launch: ``uv run -m skyrl.tinker.api`` as SkyRL documents it, through the stand-in."""
-    backend_config = {"max_lora_adapters": MAX_LORA_ADAPTERS, "max_lora_rank": MAX_LORA_RANK}
+    backend_config = {
+        "max_lora_adapters": MAX_LORA_ADAPTERS,
+        "max_lora_rank": MAX_LORA_RANK,
+        "sample_max_num_sequences": SAMPLE_BATCH,
+    }
     return [
         sys.executable,
         str(uv),
@@ -180,6 +188,7 @@ def skyrl_server(model_dir: Path, work: Path) -> Iterator[RunningServer]:
             cwd=work,
             start_new_session=True,
         )
+    previous = signal.signal(signal.SIGTERM, _terminated) if _on_main_thread() else None
     try:
         skyrl_url = f"http://127.0.0.1:{port}"
         wait_healthy(skyrl_url, child, log)
@@ -187,3 +196,16 @@ def skyrl_server(model_dir: Path, work: Path) -> Iterator[RunningServer]:
             yield RunningServer(url, skyrl_url, log, str(model_dir), time.monotonic() - started)
     finally:
         stop(child)
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _on_main_thread() -> bool:
+    import threading
+
+    return threading.current_thread() is threading.main_thread()
+
+
+def _terminated(signum: int, _frame: object) -> None:
+    """A SIGTERM to the tests (a CI job stopped) still stops the server: the ``finally`` runs."""
+    raise SystemExit(128 + signum)

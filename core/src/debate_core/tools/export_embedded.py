@@ -35,6 +35,9 @@ def export_embedded(name: str, directory: Path) -> Path:
     if directory.exists() and (not directory.is_dir() or any(directory.iterdir())):
         raise ConfigError(f"{directory}: exists and is not an empty folder; name a new one")
     module, tokenizer, _ = load_base(base_model, device=torch.device("cpu"), dtype=torch.float32, init_seed=0)
+    from transformers.utils import logging
+
+    logging.disable_progress_bar()  # the writer's progress bar is noise for one small file
     directory.mkdir(parents=True, exist_ok=True)
     module.save_pretrained(directory)
     tokenizer.save_pretrained(directory)
