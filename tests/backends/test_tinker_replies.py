@@ -53,7 +53,7 @@ def test_summed_loss_is_the_local_backends_loss(loss: str, seed: int, lengths: l
     outputs = [{"logprobs": types.TensorData.from_numpy(lp.astype(np.float32))} for _, lp in made]
     expected = 0.0
     thresholds = check_loss(loss, config)
-    for (datum, lp), output in zip(made, outputs, strict=True):
+    for (datum, _), output in zip(made, outputs, strict=True):
         tensors = {
             k: torch.tensor(v.data, dtype=torch.float64)
             for k, v in datum.loss_fn_inputs.items()

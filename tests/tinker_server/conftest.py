@@ -137,10 +137,12 @@ def spawn(*args: str | Path, cwd: Path) -> subprocess.Popen[str]:
 
 
 @pytest.fixture(scope="session")
-def trained(server: RunningServer, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, subprocess.CompletedProcess[str]]:
-    """One warm-started run (a cross-entropy step, then two importance-sampling iterations) that
+def trained(
+    server: RunningServer, tmp_path_factory: pytest.TempPathFactory
+) -> tuple[Path, subprocess.CompletedProcess[str]]:
+    """One warm-started run (a cross-entropy step, then an importance-sampling iteration) that
     the later tests start from, evaluate and compare with: its directory and its command."""
     where = tmp_path_factory.mktemp("trained")
     config = write_run_file(where / "run.toml", server, warmstart=True)
-    done = debate("train", config, "--run-dir", where / "run", cwd=where)
+    done = debate("train", config, "training.num_iterations=1", "--run-dir", where / "run", cwd=where)
     return where / "run", done

@@ -20,6 +20,7 @@ command the tests run has its own time limit (``conftest.COMMAND_LIMIT_S``).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -164,10 +165,8 @@ def stop(child: subprocess.Popen[bytes]) -> None:
         pass
     except ProcessLookupError:
         return
-    try:
+    with contextlib.suppress(ProcessLookupError):
         os.killpg(child.pid, signal.SIGKILL)  # the engine too, if the API left it behind
-    except ProcessLookupError:
-        pass
     child.wait(timeout=STOP_GRACE_S)
 
 

@@ -260,7 +260,9 @@ class TinkerService:
         self, path: str, base_model: str | None = None
     ) -> APIFutureLike[TrainingClientLike]:
         return self._first_checked(
-            lambda: restored_training_client(self.client, self._rest_client, path, base_model, False, self.service_address()[0]),
+            lambda: restored_training_client(
+                self.client, self._rest_client, path, base_model, False, self.service_address()[0]
+            ),
             self._training,
         )
 
@@ -268,7 +270,9 @@ class TinkerService:
         self, path: str, base_model: str | None = None
     ) -> APIFutureLike[TrainingClientLike]:
         return self._first_checked(
-            lambda: restored_training_client(self.client, self._rest_client, path, base_model, True, self.service_address()[0]),
+            lambda: restored_training_client(
+                self.client, self._rest_client, path, base_model, True, self.service_address()[0]
+            ),
             self._training,
         )
 

@@ -38,7 +38,9 @@ class TinkerSamplingClient:
 
     def compute_logprobs(self, prompt: types.ModelInput) -> Mapped[list[float | None], list[float | None]]:
         length = prompt.length
-        return Mapped(self.client.compute_logprobs(prompt), lambda values: completed_logprobs(values, length, self.server))
+        return Mapped(
+            self.client.compute_logprobs(prompt), lambda values: completed_logprobs(values, length, self.server)
+        )
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.client, name)

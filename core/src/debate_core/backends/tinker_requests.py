@@ -95,8 +95,8 @@ class SdkRequestWatch(logging.Filter):
             method, url, status, reason, headers = record.args
             status = int(status)  # type: ignore[call-overload]
             where = urlsplit(str(url))
-            request = f"{method} {where.path}"
-            self._answered(where.netloc, request, status, f"{request}: {describe_answer(status, str(reason), None)}")
+            asked = f"{method} {where.path}"
+            self._answered(where.netloc, asked, status, f"{asked}: {describe_answer(status, str(reason), None)}")
             if (status < 500 and status not in RETRIED_STATUS) or status == 408:  # 408: the service's "not yet"
                 return None
             retry_after = headers.get("retry-after") if hasattr(headers, "get") else None
