@@ -20,6 +20,7 @@ breaks the contract (and so never sends it first) is waited for.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
 import re
@@ -156,6 +157,9 @@ class FakeTinkerService:
         """Faults at the HTTP level (``inject_http``) and the guard against a request sent twice."""
         self._taken: Injection | None = None
         self._ids = itertools.count(1)
+        self.quirks: set[str] = set()
+        """How this service answers as a Tinker-compatible server of an older protocol does
+        (``QUIRKS``; SkyRL 0.4.0's Tinker API, tests/tinker_wire/test_server_mismatches.py)."""
 
     # ------------------------------------------------------------ test hooks
     def inject(
@@ -409,6 +413,8 @@ class FakeTinkerService:
 
         def result() -> tuple[str, bytes | dict[str, Any]]:
             assert result_output is not None
+            if "no forward_backward metrics" in self.quirks:
+                return "proto", _encode_output(dataclasses.replace(result_output, metrics={}))
             return "proto", _encode_output(result_output)
 
         pending = Pending(
@@ -563,6 +569,8 @@ class FakeTinkerService:
             return "proto", _encode_sample(sampled)
 
         pending = Pending("sample", result, failure=failure)
+        if "no sample_sequence_ids" in self.quirks:
+            return self._json(self._future(pending))
         return self._json(self._future(pending, sample_sequence_ids=ids))
 
     # ------------------------------------------------------------ futures

@@ -179,6 +179,19 @@ class SupportsFailedRequests(Protocol):
 
 
 @runtime_checkable
+class SupportsServerFailure(Protocol):
+    """Optional: a backend that can tell a failing server from a slow one (not part of the SDK).
+
+    ``server_failure()`` returns one line saying why waiting longer will not help (the ``tinker``
+    backend: every answer has been a server error for longer than ``server_error_limit_s``), or
+    ``None``. A watched wait asks it every second and gives up with that line; a slow server, whose
+    answers are not errors, keeps ``training.backend_timeout_s``.
+    """
+
+    def server_failure(self) -> str | None: ...
+
+
+@runtime_checkable
 class SupportsSavedLookup(Protocol):
     """Optional: find a save that may have happened (not part of the SDK).
 

@@ -50,17 +50,18 @@ class OffThread(Generic[T]):
     """An SDK future-returning call, started on a daemon thread when awaited (``result()`` runs it
     where it is called, as the SDK's own futures do)."""
 
-    def __init__(self, start: Callable[[], Any]) -> None:
+    def __init__(self, start: Callable[[], Any], then: Callable[[Any], T] = lambda value: value) -> None:
         self._start = start
+        self._then = then
+        """Applied to the call's value (the backend wraps the SDK's clients)."""
 
     def result(self, timeout: float | None = None) -> T:
-        value: T = self._start().result(timeout)
-        return value
+        return self._then(self._start().result(timeout))
 
     async def _run(self) -> T:
         started = await run_off_thread(self._start, name="tinker-call")
-        value: T = await started if inspect.isawaitable(started) else started
-        return value
+        value = await started if inspect.isawaitable(started) else started
+        return self._then(value)
 
     def __await__(self) -> Generator[Any, Any, T]:
         return self._run().__await__()

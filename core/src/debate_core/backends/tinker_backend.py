@@ -17,12 +17,15 @@ import logging
 import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 import attrs
 from attrs import validators as v
 
 from debate_core.backends.off_thread import OffThread
 from debate_core.backends.reachability import check_reachable
+from debate_core.backends.tinker_clients import TinkerSamplingClient, TinkerTrainingClient
+from debate_core.backends.tinker_restore import restored_training_client
 from debate_core.errors import ConfigError, PluginError
 
 if TYPE_CHECKING:
@@ -36,6 +39,7 @@ MIN_TTL_S = 3600
 """The service keeps a checkpoint at least an hour (``ttl_seconds`` between 1 hour and 10 years)."""
 MAX_TTL_S = 10 * 365 * 24 * 3600
 DEFAULT_CHECKPOINT_TTL_S = 7 * 24 * 3600
+DEFAULT_SERVER_ERROR_LIMIT_S = 120.0
 
 
 def _check_ttl(instance: object, attribute: attrs.Attribute[int], value: int) -> None:
@@ -62,6 +66,10 @@ class TinkerOptions:
     """Seconds the service keeps the periodic checkpoints (training state and sampler weights);
     0 keeps them until deleted. The last checkpoint of a run, and those written on a stop signal or
     before a failure exits, never expire."""
+    server_error_limit_s: float = attrs.field(default=DEFAULT_SERVER_ERROR_LIMIT_S, validator=v.ge(0))
+    """Give up once every answer of the server to a request has been a server error (HTTP 5xx) for this many
+    seconds (0: never; a server that is slow, or does not answer, keeps ``training.backend_timeout_s``):
+    one line naming the server and its last answer, instead of the SDK's retries for the whole wait."""
     max_context_length: int | None = attrs.field(default=None, validator=v.optional(v.ge(1)))
     """The model's context in tokens, for the context guard; unset: the length the service states
     for the model (``RestClient.get_server_capabilities``), or no guard when it states none."""
@@ -124,8 +132,9 @@ class TinkerService:
         default = resolve_base_url(None)
         return default, f"the Tinker SDK's default address {default}"
 
-    def _first_checked(self, call: Callable[[], Any]) -> OffThread[Any]:
-        """``call`` on a daemon thread, the service's address checked first the first time."""
+    def _first_checked(self, call: Callable[[], Any], then: Callable[[Any], Any]) -> OffThread[Any]:
+        """``call`` on a daemon thread, the service's address checked first the first time; its
+        value passes through ``then`` (the client wrappers of :mod:`debate_core.backends.tinker_clients`)."""
 
         def start() -> Any:
             if not self._address_checked:
@@ -133,7 +142,22 @@ class TinkerService:
                 self._address_checked = True
             return call()
 
-        return OffThread(start)
+        return OffThread(start, then)
+
+    def _rest_client(self) -> Any:
+        """A ``tinker.RestClient`` of this service's URL and key. The SDK keeps one REST connection
+        per (base URL, key) for the whole process: name the URL this service uses, so a changed
+        TINKER_BASE_URL never reaches an earlier server."""
+        import tinker
+
+        base_url = self.options.base_url or os.environ.get("TINKER_BASE_URL") or None
+        return tinker.RestClient(base_url=base_url, api_key=self._api_key)
+
+    def _training(self, client: Any) -> TinkerTrainingClient:
+        return TinkerTrainingClient(client, self.service_address()[0])
+
+    def _sampling(self, client: Any) -> TinkerSamplingClient:
+        return TinkerSamplingClient(client, self.service_address()[0])
 
     def __repr__(self) -> str:  # never show the key
         return f"TinkerService(base_url={self.options.base_url!r})"
@@ -177,6 +201,25 @@ class TinkerService:
 
         return sdk_request_watch().listen(listener)
 
+    def server_failure(self) -> str | None:
+        """Why to give up now (``SupportsServerFailure``): every answer of the server to a request
+        has been a server error for longer than ``server_error_limit_s``; ``None`` otherwise."""
+        limit = self.options.server_error_limit_s
+        if not limit:
+            return None
+        from debate_core.backends.tinker_requests import sdk_request_watch
+
+        url, source = self.service_address()
+        failing = sdk_request_watch().server_errors_for(urlsplit(url).netloc)
+        if failing is None or failing[0] < limit:
+            return None
+        seconds, last = failing
+        return (
+            f"the server at {url} ({source}) has answered nothing but server errors for "
+            f"{seconds:.0f} s (last: {last}); gave up (backend.options.server_error_limit_s = {limit:g}); "
+            "see the server's log"
+        )
+
     def saved_path(self, training_client: Any, name: str, kind: str) -> str | None:
         """The service's path of a checkpoint ``name`` of the training client's run, when the
         service lists one (``SupportsSavedLookup``): the state (``kind="state"``,
@@ -209,25 +252,34 @@ class TinkerService:
         return self._first_checked(
             lambda: self.client.create_lora_training_client(
                 base_model, rank, seed, train_mlp, train_attn, train_unembed
-            )
+            ),
+            self._training,
         )
 
     def create_training_client_from_state(
         self, path: str, base_model: str | None = None
     ) -> APIFutureLike[TrainingClientLike]:
-        return self._first_checked(lambda: self.client.create_training_client_from_state(path, base_model))
+        return self._first_checked(
+            lambda: restored_training_client(
+                self.client, self._rest_client, path, base_model, False, self.service_address()[0]
+            ),
+            self._training,
+        )
 
     def create_training_client_from_state_with_optimizer(
         self, path: str, base_model: str | None = None
     ) -> APIFutureLike[TrainingClientLike]:
         return self._first_checked(
-            lambda: self.client.create_training_client_from_state_with_optimizer(path, base_model)
+            lambda: restored_training_client(
+                self.client, self._rest_client, path, base_model, True, self.service_address()[0]
+            ),
+            self._training,
         )
 
     def create_sampling_client(
         self, model_path: str | None = None, base_model: str | None = None
     ) -> APIFutureLike[SamplingClientLike]:
-        return self._first_checked(lambda: self.client.create_sampling_client(model_path, base_model))
+        return self._first_checked(lambda: self.client.create_sampling_client(model_path, base_model), self._sampling)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.client, name)

@@ -8,6 +8,12 @@ only in its ``tinker._base_client`` log at DEBUG level: a caller sees a slow cal
 log is how a run counts the retries (``backend/retries``) and names the service's last answer
 when it gives up (``training.backend_timeout_s``).
 
+It also keeps, per request (``POST /api/v1/asample``), how long every answer to it has been a
+server error (5xx) with no other answer between (:meth:`SdkRequestWatch.server_errors_for`): a
+server that answers a request so past
+``backend.options.server_error_limit_s`` ends the run (``SupportsServerFailure``), while one that is
+slow (no answer, or "not yet") keeps the configured wait.
+
 The watch lowers that one logger to DEBUG and lets through to the handlers only what they would
 have got before (``TINKER_LOG=debug`` still shows everything).
 """
@@ -72,6 +78,8 @@ class SdkRequestWatch(logging.Filter):
         self.listeners: list[Callable[[str], None]] = []
         self._lock = threading.Lock()
         self._logged: dict[str, float] = {}
+        self._server_errors: dict[tuple[str, str], tuple[float, str]] = {}
+        """Per server (``host:port``) and request: when its current run of server errors began, and the last."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         try:
@@ -86,6 +94,9 @@ class SdkRequestWatch(logging.Filter):
         if record.msg == RESPONSE_MESSAGE and isinstance(record.args, tuple) and len(record.args) == 5:
             method, url, status, reason, headers = record.args
             status = int(status)  # type: ignore[call-overload]
+            where = urlsplit(str(url))
+            asked = f"{method} {where.path}"
+            self._answered(where.netloc, asked, status, f"{asked}: {describe_answer(status, str(reason), None)}")
             if (status < 500 and status not in RETRIED_STATUS) or status == 408:  # 408: the service's "not yet"
                 return None
             retry_after = headers.get("retry-after") if hasattr(headers, "get") else None
@@ -97,6 +108,25 @@ class SdkRequestWatch(logging.Filter):
                 return None
             return f"{request[0]} {request[1]}: {describe_exception(error)}"
         return None
+
+    def _answered(self, server: str, request: str, status: int, answer: str) -> None:
+        """Keep when ``server``'s answers to ``request`` (``POST /api/v1/asample``) began to be server
+        errors and the last of them; any other answer to that request ends the run."""
+        key = (server, request)
+        with self._lock:
+            if status < 500:
+                self._server_errors.pop(key, None)
+                return
+            since = self._server_errors.get(key, (time.monotonic(), answer))[0]
+            self._server_errors[key] = (since, answer)
+
+    def server_errors_for(self, server: str) -> tuple[float, str] | None:
+        """The longest current run of server errors of one request to ``server`` (``host:port``):
+        its seconds and last answer; ``None`` when no request's last answer was one."""
+        now = time.monotonic()
+        with self._lock:
+            runs = [(now - since, last) for (where, _), (since, last) in self._server_errors.items() if where == server]
+        return max(runs, default=None)
 
     def _tell(self, failure: str) -> None:
         with self._lock:

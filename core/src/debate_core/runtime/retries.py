@@ -47,6 +47,13 @@ NOTICE_AFTER_S = 10.0
 """A backend wait is announced once it has lasted this long, ..."""
 NOTICE_EVERY_S = 60.0
 """... and again every this many seconds."""
+SERVER_CHECK_EVERY_S = 1.0
+"""How often a wait asks the backend whether its server is failing (``RetryLedger.server_failure``)."""
+
+
+class ServerFailing(BackendTimeout):
+    """The backend's server answers nothing but errors (``SupportsServerFailure``): waiting for the
+    rest of ``training.backend_timeout_s`` would not help."""
 
 
 @attrs.define
@@ -61,6 +68,9 @@ class RetryLedger:
 
     count: int = 0
     last: str | None = None
+    server_failure: Callable[[], str | None] | None = None
+    """The backend's reason to give up at once (``SupportsServerFailure``), asked every
+    :data:`SERVER_CHECK_EVERY_S` while a call is waited on; ``None``: nothing asked."""
     _taken: int = 0
     _lock: threading.Lock = attrs.field(factory=threading.Lock, repr=False)
 
@@ -125,8 +135,10 @@ async def watched(
 
     Raises:
         BackendTimeout: no answer within ``timeout_s``; the call is cancelled.
+        ServerFailing: the ledger's ``server_failure`` gave a reason to stop; the call is cancelled.
     """
     task = asyncio.ensure_future(call)
+    failing = ledger.server_failure if ledger is not None else None
     started = time.monotonic()
     noted = ledger.count if ledger is not None else 0
     notice = NOTICE_AFTER_S
@@ -135,9 +147,14 @@ async def watched(
         while True:
             elapsed = time.monotonic() - started
             until = notice if timeout_s is None else min(notice, timeout_s)
+            if failing is not None:
+                until = min(until, elapsed + SERVER_CHECK_EVERY_S)
             done, _ = await asyncio.wait({task}, timeout=max(until - elapsed, 0.0))
             if done:
                 return task.result()
+            reason = failing() if failing is not None else None
+            if reason is not None:
+                raise ServerFailing(f"backend '{backend_name}': {what}: {reason}")
             elapsed = time.monotonic() - started
             if timeout_s is not None and elapsed >= timeout_s:
                 raise BackendTimeout(_gave_up(what, elapsed, timeout_s, backend_name, ledger, noted))

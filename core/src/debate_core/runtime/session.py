@@ -24,6 +24,7 @@ from debate_core.backends.contract import (
     SupportsContextLength,
     SupportsFailedRequests,
     SupportsSavedLookup,
+    SupportsServerFailure,
     SupportsStateDirectory,
     TrainingClientLike,
 )
@@ -283,6 +284,8 @@ async def open_session_async(
     if isinstance(service, RunsInProcess) and service.runs_in_process:
         policy = attrs.evolve(policy, timeout_s=None, watched=False)  # its own work, not a wait
     stop_listening = service.on_failed_request(ledger.note) if isinstance(service, SupportsFailedRequests) else None
+    if isinstance(service, SupportsServerFailure):
+        ledger.server_failure = service.server_failure
     try:
         session = await _open_on(service, config, policy, training, state_path, sampler_path, with_optimizer)
     except BaseException:
