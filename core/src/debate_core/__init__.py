@@ -71,6 +71,7 @@ from debate_core.records import (
     Turn,
     Verdict,
     VoteTally,
+    answer_of,
     tally_votes,
 )
 from debate_core.tasks.answers import answers_match, extract_last_boxed, normalise_answer
@@ -140,6 +141,7 @@ __all__ = [
     "Verdict",
     "VoteTally",
     "__version__",
+    "answer_of",
     "answers_match",
     "extract_last_boxed",
     "hookimpl",

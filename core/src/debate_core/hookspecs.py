@@ -280,16 +280,16 @@ def debate_answer_rules() -> Iterable[AnswerRuleSpec]:
 
         class LastWord:
             def __call__(self, debate, read_answer):
-                turn = debate.final_turn(debate.num_agents - 1)
+                turn = next((t for t in reversed(debate.turns) if not t.failed), None)
                 if turn is None:
                     return DebateAnswer("last_word", None, None, ())
-                answer = read_answer(turn.response.solution) or turn.response.solution
-                candidate = Candidate(answer, (turn.agent,), 1.0, turn.response.solution)
-                return DebateAnswer("last_word", answer, candidate.solution, (candidate,))
+                solution = turn.response.solution
+                answer = answer_of(solution, read_answer)[0]
+                return DebateAnswer("last_word", answer, solution, (Candidate(answer, (turn.agent,), 1.0, solution),))
 
         @hookimpl
         def debate_answer_rules():
-            return [AnswerRuleSpec(name="last_word", description="the last agent's answer", build=lambda _: LastWord())]
+            return [AnswerRuleSpec(name="last_word", description="the latest valid answer", build=lambda _: LastWord())]
     """
     return ()
 

@@ -82,11 +82,11 @@ class AnswerRule(Protocol):
 
         class LastAgent:
             def __call__(self, debate, read_answer):
-                turn = debate.final_turn(debate.num_agents - 1)
+                turn = next((t for t in reversed(debate.turns) if not t.failed), None)
                 if turn is None:
                     return DebateAnswer("last_agent", None, None, ())
                 solution = turn.response.solution
-                candidate = Candidate(read_answer(solution) or solution, (turn.agent,), 1.0, solution)
+                candidate = Candidate(answer_of(solution, read_answer)[0], (turn.agent,), 1.0, solution)
                 return DebateAnswer("last_agent", candidate.answer, solution, (candidate,))
     """
 
