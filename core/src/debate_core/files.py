@@ -22,7 +22,7 @@ import os
 import shutil
 import stat
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any, Literal
@@ -193,3 +193,23 @@ class JsonLinesAppender:
 
     def close(self) -> None:
         self._handle.close()
+
+
+class StepRecords:
+    """A metric sink's file of ``{"step": step, ...metrics}`` lines (:class:`JsonLinesAppender`:
+    unbuffered, fsynced, non-finite numbers as ``null``): the run's ``metrics.jsonl`` and the
+    ``jsonl`` sink's copies."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._file = JsonLinesAppender(path)
+
+    def write(self, step: int, metrics: Mapping[str, Any]) -> None:
+        self._file.append({"step": step, **metrics})
+
+    def resume(self, step: int) -> str:
+        """What the file does on a resume from ``step`` (resuming kept its records up to it)."""
+        return f"appends to {self.path} after its record of step {step}"
+
+    def close(self) -> None:
+        self._file.close()

@@ -21,32 +21,18 @@ import attrs
 
 from debate_core.component_specs import MetricSinkSpec
 from debate_core.errors import PluginError
-from debate_core.files import JsonLinesAppender, atomic_write_json
+from debate_core.files import StepRecords, atomic_write_json
 from debate_core.hookspecs import hookimpl
 from debate_core.records import MetricSink, MetricValue
 
 SinkFactory = Callable[[Path], MetricSink]
 
 
-class JsonlSink:
-    """Appends ``{"step": step, ...metrics}`` as one line to ``path`` (``files.JsonLinesAppender``:
+class JsonlSink(StepRecords):
+    """Appends ``{"step": step, ...metrics}`` as one line to ``path`` (``files.StepRecords``:
     unbuffered and fsynced, non-finite numbers as ``null``): a copy of the run's records in a file
     of its own. The run directory writes ``metrics.jsonl`` itself whatever the sinks; this sink
     with that file name (its default) adds nothing (``training.sinks``)."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self._file = JsonLinesAppender(path)
-
-    def write(self, step: int, metrics: Mapping[str, MetricValue]) -> None:
-        self._file.append({"step": step, **metrics})
-
-    def resume(self, step: int) -> str:
-        """The file goes on after its record of ``step``."""
-        return f"appends to {self.path} after its record of step {step}"
-
-    def close(self) -> None:
-        self._file.close()
 
 
 @attrs.frozen(kw_only=True)

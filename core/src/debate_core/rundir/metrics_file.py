@@ -12,15 +12,14 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import attrs
 
-from debate_core.files import JsonLinesAppender, atomic_write_text, output_write_errors
+from debate_core.files import StepRecords, atomic_write_text, output_write_errors
 from debate_core.limits import loads_json, read_limited_bytes
-from debate_core.records.metrics import MetricValue
 
 METRICS_NAME = "metrics.jsonl"
 """The file of the run directory that holds one record per step."""
@@ -86,23 +85,9 @@ def _as_json(value: Any, limit: int = 40) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "\u2026"
 
 
-class MetricsRecord:
+class MetricsRecord(StepRecords):
     """Appends ``{"step": step, ...metrics}`` to the run's ``metrics.jsonl`` as one line
-    (``files.JsonLinesAppender``: unbuffered, fsynced, non-finite numbers as ``null``)."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self._file = JsonLinesAppender(path)
-
-    def write(self, step: int, metrics: Mapping[str, MetricValue]) -> None:
-        self._file.append({"step": step, **metrics})
-
-    def resume(self, step: int) -> str:
-        """What the file does on a resume from ``step`` (resuming kept its records up to it)."""
-        return f"appends to {self.path} after its record of step {step}"
-
-    def close(self) -> None:
-        self._file.close()
+    (``files.StepRecords``: unbuffered, fsynced, non-finite numbers as ``null``)."""
 
 
 def read_metrics_lines(path: Path) -> Iterator[MetricsLine]:
