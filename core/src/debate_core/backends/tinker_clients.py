@@ -5,9 +5,7 @@ differently from the Tinker service); every other attribute is the SDK client's.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
-
-from tinker import types
+from typing import TYPE_CHECKING, Any
 
 from debate_core.backends.tinker_replies import (
     Mapped,
@@ -15,6 +13,9 @@ from debate_core.backends.tinker_replies import (
     completed_logprobs,
     missing_reply_field,
 )
+
+if TYPE_CHECKING:  # the SDK imports torch when it is installed: not at the CLI's start
+    from tinker import types
 
 
 class TinkerSamplingClient:
