@@ -145,6 +145,16 @@ def _borda(votes: Iterable[JudgedVote]) -> dict[int, float]:
     return scores
 
 
+def _held(debate: DebateRecord, read_answer: AnswerReader) -> Counter[str]:
+    """How many agents hold each answer in their final solutions (the vote rules' tie-break)."""
+    return Counter(answer_of(s, read_answer)[0] for s in final_solutions(debate).values())
+
+
+def _majority_instead(rule: str, debate: DebateRecord, read_answer: AnswerReader) -> DebateAnswer:
+    """A vote rule's answer to a debate with no usable vote: the ``majority`` answer, saying so."""
+    return attrs.evolve(MajorityRule()(debate, read_answer), rule=rule, fallback=MAJORITY)
+
+
 class VoteWinnerRule:
     """``vote_winner``: the answer of the solution the comparisons score highest
     (docs/answer-rules.md#vote_winner)."""
@@ -154,9 +164,9 @@ class VoteWinnerRule:
     def __call__(self, debate: DebateRecord, read_answer: AnswerReader) -> DebateAnswer:
         scores = _borda(judged_votes(debate))
         if not scores:
-            return attrs.evolve(MajorityRule()(debate, read_answer), rule=self.name, fallback=MAJORITY)
+            return _majority_instead(self.name, debate, read_answer)
         answers = {p: answer_of(debate.turns[p].response.solution, read_answer)[0] for p in scores}
-        held = Counter(answer_of(s, read_answer)[0] for s in final_solutions(debate).values())
+        held = _held(debate, read_answer)
         order = sorted(scores, key=lambda p: (-scores[p], -held[answers[p]], p))
         return _answer(self.name, _candidates(debate, order, answers, scores))
 
@@ -177,12 +187,12 @@ class AnswerVotesRule:
         votes = [v for v in judged_votes(debate) if answer(v.first) != answer(v.second)]
         scores = _borda(votes)
         if not scores:
-            return attrs.evolve(MajorityRule()(debate, read_answer), rule=self.name, fallback=MAJORITY)
+            return _majority_instead(self.name, debate, read_answer)
         answers = {p: answer(p) for p in scores}
         totals: dict[str, float] = {}
         for position, score in scores.items():
             totals[answers[position]] = totals.get(answers[position], 0.0) + score
-        held = Counter(answer_of(s, read_answer)[0] for s in final_solutions(debate).values())
+        held = _held(debate, read_answer)
         order = sorted(scores, key=lambda p: (-totals[answers[p]], -held[answers[p]], -scores[p], p))
         grouped = {p: totals[answers[p]] for p in scores}
         return _answer(self.name, _candidates(debate, order, answers, grouped))

@@ -217,7 +217,9 @@ def grade_debate(
     total = JudgeTally()
     for tally in by_agent.values():
         total = total + tally
-    correct = bool(final_answer(record, grader, truth, MajorityRule()).correct)
+    by_rule = tuple((name, bool(final_answer(record, grader, truth, rule).correct)) for name, rule in rules)
+    majority = dict(by_rule).get("majority")
+    correct = majority if majority is not None else bool(final_answer(record, grader, truth, MajorityRule()).correct)
     first_round = [
         g.extracted if g.formatted else None for g, t in zip(turn_grades, record.turns, strict=True) if t.round == 1
     ]
@@ -232,7 +234,7 @@ def grade_debate(
         round1_disagreement=len(first_round) > 1 and (None in first_round or len(set(first_round)) > 1),
         continued=record.rounds_played >= 2,
         consensus=consensus_tally(record, turn_grades),
-        rules=tuple((name, bool(final_answer(record, grader, truth, rule).correct)) for name, rule in rules),
+        rules=by_rule,
         round1_majority_correct=bool(choose_answer(round1, grader, truth).correct),
         round1_any_correct=any(g.correct for g, t in zip(turn_grades, record.turns, strict=True) if t.round == 1),
     )
