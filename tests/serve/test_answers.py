@@ -134,3 +134,10 @@ def test_a_conversation_is_rendered_as_it_is(tmp_path: Path) -> None:
     )
     answer = asyncio.run(policy.answer(request))
     assert answer.direct is None and "Say 42." in session.prompts[0] and "Round 1 of" not in session.prompts[0]
+
+
+def test_a_question_s_reply_is_cut_at_the_request_s_stop(tmp_path: Path) -> None:
+    policy, _ = served(tmp_path)
+    request = ChatRequest(model="policy", messages=(_user("What is 40+2?"),), stop=("{",))  # type: ignore[call-arg]
+    answer = asyncio.run(policy.answer(request))
+    assert answer.text == "\\boxed" and answer.direct["answer"] == "41"  # the answer is read before the cut

@@ -121,8 +121,9 @@ class ServedPolicy:
 
     async def _direct(self, request: ChatRequest) -> Completion:
         """One answer to the question in the prompt evaluation's direct answers use: the reply is
-        the response's solution (the whole response when it broke the output contract), with the
-        response and the answer the grader reads in the ``direct`` object."""
+        the response's solution (the whole response when it broke the output contract), cut at the
+        request's first ``stop`` string, with the response and the answer the grader reads in the
+        ``direct`` object."""
         setup = self.setup if request.max_tokens is None else attrs.evolve(self.setup, max_tokens=request.max_tokens)
         first = first_turn_prompt(Problem(id="request", question=request.question), setup)
         check_context(len(first.tokens), setup.max_tokens, self.session.context_length)
@@ -133,7 +134,7 @@ class ServedPolicy:
         )
         text = action.text
         response = setup.parser.parse(text)
-        reply = response.solution if response.ok else text
+        reply, _ = cut_at_stop(response.solution if response.ok else text, list(request.stop))
         summary = {
             "response": text,
             "format_ok": response.ok,
