@@ -184,6 +184,19 @@ def test_evaluate_every_mode_against_the_base_model(registry: Registry) -> None:
         assert metrics[f"{prefix}/{mode}/sampled_tokens_per_answer"] > 0
 
 
+def test_tokens_per_answer_count_one_answer_per_debate_and_one_per_direct_problem() -> None:
+    from types import SimpleNamespace
+
+    from debate_core.training.evaluation.evaluator import answer_costs
+
+    turn = SimpleNamespace(action=(1, 2, 3), observation=(1,) * 10)
+    episode = SimpleNamespace(trajectories=[SimpleNamespace(transitions=[turn, turn])])  # 6 sampled, 20 prompt
+    four_debates = answer_costs([episode] * 4, 4, "e")  # type: ignore[list-item]
+    assert four_debates == {"e/sampled_tokens_per_answer": 6.0, "e/prompt_tokens_per_answer": 20.0}
+    two_problems = answer_costs([episode] * 4, 2, "e")  # type: ignore[list-item]  # cons@k over two rounds each
+    assert two_problems["e/sampled_tokens_per_answer"] == 12.0
+
+
 def test_direct_answers_are_the_blind_first_round_of_the_same_debate() -> None:
     from debate_core.debate.episode import run_debate
     from debate_core.records import Problem

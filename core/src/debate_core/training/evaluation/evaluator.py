@@ -238,7 +238,7 @@ class Evaluator:
             f"{prefix}/{name.removeprefix('debate/')}": v
             for name, v in {**turn_metrics(records), **debate_metrics(records)}.items()
         }
-        out.update(answer_costs(episodes, len(problems), prefix))
+        out.update(answer_costs(episodes, len(episodes), prefix))
         if self.parts.grader is not None:
             rules = rules_side_by_side(setup.answer_rule)
             graded = [
@@ -332,15 +332,15 @@ class Evaluator:
         return out
 
 
-def answer_costs(episodes: Sequence[DebateEpisode], num_problems: int, prefix: str) -> dict[str, float]:
-    """Sampled and prompt tokens per answer: what one answer of this mode costs (a debate's answer,
-    or direct evaluation's ``cons@k`` over its ``k`` samples), averaged over problems."""
-    if not num_problems:
+def answer_costs(episodes: Sequence[DebateEpisode], num_answers: int, prefix: str) -> dict[str, float]:
+    """Sampled and prompt tokens per answer: what one answer of this mode costs (a debate's answer:
+    one per debate; direct evaluation's ``cons@k``: one per problem, over its ``k`` samples)."""
+    if not num_answers:
         return {}
     transitions = [t for e in episodes for trajectory in e.trajectories for t in trajectory.transitions]
     return {
-        f"{prefix}/sampled_tokens_per_answer": sum(len(t.action) for t in transitions) / num_problems,
-        f"{prefix}/prompt_tokens_per_answer": sum(len(t.observation) for t in transitions) / num_problems,
+        f"{prefix}/sampled_tokens_per_answer": sum(len(t.action) for t in transitions) / num_answers,
+        f"{prefix}/prompt_tokens_per_answer": sum(len(t.observation) for t in transitions) / num_answers,
     }
 
 
