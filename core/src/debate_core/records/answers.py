@@ -76,18 +76,8 @@ def answer_of(solution: str, read_answer: AnswerReader) -> tuple[str, bool]:
 class AnswerRule(Protocol):
     """Turns a finished debate into its answer. Must be deterministic, must not read the ground
     truth, and must not raise on any debate the coordinators can produce (no comparisons, every
-    turn failing to parse: the answer is then ``None``).
-
-    Example::
-
-        class LastAgent:
-            def __call__(self, debate, read_answer):
-                turn = next((t for t in reversed(debate.turns) if not t.failed), None)
-                if turn is None:
-                    return DebateAnswer("last_agent", None, None, ())
-                solution = turn.response.solution
-                candidate = Candidate(answer_of(solution, read_answer)[0], (turn.agent,), 1.0, solution)
-                return DebateAnswer("last_agent", candidate.answer, solution, (candidate,))
+    turn failing to parse: the answer is then ``None``). A complete rule plugin is the example of
+    the ``debate_answer_rules`` hook (``debate_core.hookspecs``).
     """
 
     def __call__(self, debate: DebateRecord, read_answer: AnswerReader) -> DebateAnswer: ...
