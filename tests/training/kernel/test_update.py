@@ -15,7 +15,7 @@ from debate_core.config.structuring import structure
 from debate_core.errors import ConfigError
 from debate_core.plugins import Registry
 from debate_core.rundir.directory import RunDirectory
-from debate_core.training.kernel.chunked_update import pipelined_update, split_chunks
+from debate_core.training.kernel.chunked_update import split_chunks, train_chunks
 from debate_core.training.kernel.datum import AssembledDatum, TokenSequence, shift_to_datum
 from debate_core.training.progress import Progress
 from debate_core.training.run import run_training
@@ -39,7 +39,7 @@ def test_the_next_chunk_is_submitted_before_the_current_result_is_awaited() -> N
     service.log.clear()
     datums = [datum(1.0), datum(-1.0), datum(0.5), datum(2.0), datum(-0.5)]
     update = asyncio.run(
-        pipelined_update(
+        train_chunks(
             client,
             datums,
             loss_fn="importance_sampling",

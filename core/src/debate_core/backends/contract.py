@@ -19,6 +19,8 @@ from collections.abc import Callable, Generator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 
+from debate_core.records.prompts import Tokenizer
+
 if TYPE_CHECKING:  # ``tinker.types`` imports torch when it is installed: keep it off the start-up path
     from tinker import types
 
@@ -49,7 +51,7 @@ class SamplingClientLike(Protocol):
 
     def compute_logprobs(self, prompt: types.ModelInput) -> APIFutureLike[Sequence[float | None]]: ...
 
-    def get_tokenizer(self) -> Any: ...
+    def get_tokenizer(self) -> Tokenizer: ...
 
 
 @runtime_checkable
@@ -82,7 +84,7 @@ class TrainingClientLike(Protocol):
 
     def save_weights_and_get_sampling_client(self, name: str | None = None) -> APIFutureLike[SamplingClientLike]: ...
 
-    def get_tokenizer(self) -> Any: ...
+    def get_tokenizer(self) -> Tokenizer: ...
 
 
 @runtime_checkable

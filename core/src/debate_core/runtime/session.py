@@ -12,7 +12,7 @@ import inspect
 import logging
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TypeVar
 
 import attrs
 
@@ -33,6 +33,7 @@ from debate_core.component_specs import ComponentBuilder
 from debate_core.config.choices import ComponentChoice
 from debate_core.config.sections import RunConfig
 from debate_core.errors import DebateError, PluginError
+from debate_core.records import Tokenizer
 from debate_core.runtime.interrupts import run_interruptibly
 from debate_core.runtime.manifests import resolve_state_path
 from debate_core.runtime.retries import (
@@ -74,7 +75,7 @@ class BackendSession:
     base_model: str
     service_client: ServiceClientLike
     training_client: TrainingClientLike | None
-    tokenizer: Any
+    tokenizer: Tokenizer
     retry: RetryPolicy
     _current: SamplingClientLike
     _base: SamplingClientLike | None = None

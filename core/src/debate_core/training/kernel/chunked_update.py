@@ -1,4 +1,5 @@
-"""One policy update: ``forward_backward`` then ``optim_step`` per chunk, pipelined.
+"""The backend calls of one policy update (``kernel.policy_update.update_policy``): ``forward_backward``
+then ``optim_step`` per chunk, pipelined.
 
 The batch's Datums are split into ``num_substeps`` chunks. The next chunk's
 ``forward_backward`` and ``optim_step`` are submitted before the current chunk's results are
@@ -8,19 +9,18 @@ and the backend never waits for the trainer (docs/training.md#the-update).
 It trains every Datum it is given and submits nothing without Datums. Leaving out the Datums
 whose advantages are all zero (they carry no policy gradient, and an ``optim_step`` on a zero
 gradient still moves the weights through Adam's momentum) is the RL iteration's choice
-(``training.rl.iteration.update_policy``, under ``training.skip_zero_advantage_updates``).
+(``training.rl.iteration.train_batch``, under ``training.skip_zero_advantage_updates``).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 import attrs
 from tinker import types
 
-from debate_core.backends.contract import TrainingClientLike
+from debate_core.backends.contract import APIFutureLike, TrainingClientLike
 from debate_core.errors import DebateError
 from debate_core.runtime.retries import BackendError
 from debate_core.training.kernel.datum import AssembledDatum
@@ -37,19 +37,18 @@ class UpdateResult:
 
     chunks: tuple[tuple[AssembledDatum, ...], ...]
     outputs: tuple[types.ForwardBackwardOutput, ...]
-    steps: tuple[Any, ...] = ()
-    """What each ``optim_step`` returned (``OptimStepResponse`` with its metrics, where the
-    backend reports any)."""
+    steps: tuple[types.OptimStepResponse, ...] = ()
+    """What each ``optim_step`` returned, with its metrics where the backend reports any."""
 
     def non_finite(self) -> list[str]:
         """Every loss or gradient-norm metric of the update that is not a finite number."""
         found: list[str] = []
         for index, output in enumerate(self.outputs):
-            for name, value in (getattr(output, "metrics", None) or {}).items():
+            for name, value in output.metrics.items():
                 if name.startswith("loss") and not _finite(value):
                     found.append(f"forward_backward {index + 1}: {name} = {value}")
         for index, step in enumerate(self.steps):
-            for name, value in (getattr(step, "metrics", None) or {}).items():
+            for name, value in (step.metrics or {}).items():
                 if name.startswith("grad_norm") and not _finite(value):
                     found.append(f"optim_step {index + 1}: {name} = {value}")
         return found
@@ -63,7 +62,7 @@ class UpdateResult:
         return [d for chunk in self.chunks for d in chunk]
 
 
-def _finite(value: Any) -> bool:
+def _finite(value: float) -> bool:
     return isinstance(value, int | float) and math.isfinite(value)
 
 
@@ -82,7 +81,7 @@ def split_chunks(datums: Sequence[AssembledDatum], num_chunks: int) -> list[list
     return chunks
 
 
-async def pipelined_update(
+async def train_chunks(
     client: TrainingClientLike,
     datums: Sequence[AssembledDatum],
     *,
@@ -101,13 +100,15 @@ async def pipelined_update(
     chunks = split_chunks(datums, num_substeps)
     config = dict(loss_fn_config) if loss_fn_config else None
 
-    def submit(chunk: list[AssembledDatum]) -> tuple[Any, Any]:
+    def submit(
+        chunk: list[AssembledDatum],
+    ) -> tuple[APIFutureLike[types.ForwardBackwardOutput], APIFutureLike[types.OptimStepResponse]]:
         forward = client.forward_backward([d.datum for d in chunk], loss_fn, config)
         step = client.optim_step(adam_params)
         return forward, step
 
     outputs: list[types.ForwardBackwardOutput] = []
-    steps: list[Any] = []
+    steps: list[types.OptimStepResponse] = []
     if not chunks:
         return UpdateResult((), ())
     try:

@@ -10,7 +10,7 @@ from tinker import types
 from debate_core.config import TrainingSettings
 from debate_core.runtime.retries import watched
 from debate_core.runtime.token_meter import TokenCount
-from debate_core.training.kernel.chunked_update import NonFiniteUpdateError, UpdateResult, pipelined_update
+from debate_core.training.kernel.chunked_update import NonFiniteUpdateError, UpdateResult, train_chunks
 from debate_core.training.kernel.datum import AssembledDatum
 from debate_core.training.run_context import RunContext, RunPosition
 
@@ -27,7 +27,7 @@ def adam_params(training: TrainingSettings, lr: float) -> types.AdamParams:
     )
 
 
-async def update_step(
+async def update_policy(
     context: RunContext,
     position: RunPosition,
     datums: Sequence[AssembledDatum],
@@ -51,7 +51,7 @@ async def update_step(
         return UpdateResult((), ())
     position.uncommitted = True
     session = context.session
-    update_call = pipelined_update(
+    update_call = train_chunks(
         session.require_training_client(),
         datums,
         loss_fn=loss_fn,

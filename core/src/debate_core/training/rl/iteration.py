@@ -14,7 +14,7 @@ from debate_core.records.metrics import MetricValue
 from debate_core.rewards.advantages import AdvantageOptions, compute_advantages
 from debate_core.runtime.sampling_failures import raise_backend_failure
 from debate_core.training.kernel.datum import AssembledDatum, trajectory_datums
-from debate_core.training.kernel.policy_update import update_step
+from debate_core.training.kernel.policy_update import update_policy
 from debate_core.training.kernel.rollouts import DebateJob, SamplingAbandoned, run_debates, sampled_tokens
 from debate_core.training.rl.batch import Batch, ScoredDebates, TrainedBatch
 from debate_core.training.rl.judge_host import BackendJudgeHost
@@ -41,7 +41,7 @@ async def rl_iteration(context: RunContext, position: RunPosition, iteration: in
     # before the update: a transcript that cannot be written leaves the weights of a finished step
     log_transcripts(context, step, scored.records, scored.results, scored.advantages)
     clock.scored = time.perf_counter()
-    trained = await update_policy(context, position, datums, iteration)
+    trained = await train_batch(context, position, datums, iteration)
     clock.trained = time.perf_counter()
     metrics = iteration_metrics(context, iteration, batch, scored, trained, clock)
     if penalty is not None:
@@ -174,7 +174,7 @@ def policy_datums(scored: ScoredDebates) -> list[AssembledDatum]:
     ]
 
 
-async def update_policy(
+async def train_batch(
     context: RunContext, position: RunPosition, datums: list[AssembledDatum], iteration: int
 ) -> TrainedBatch:
     """The iteration's update at its learning rate, on the Datums that carry a signal (all of them
@@ -182,7 +182,7 @@ async def update_policy(
     training = context.config.training
     trainable = [d for d in datums if d.has_signal()] if training.skip_zero_advantage_updates else datums
     lr = learning_rate_at(training.learning_rate, training.lr_schedule, iteration, context.components.total_iterations)
-    update = await update_step(
+    update = await update_policy(
         context, position, trainable, training.loss_fn, training.loss_fn_config, lr, training.num_substeps
     )
     return TrainedBatch(datums, trainable, update, lr)
