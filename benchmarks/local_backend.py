@@ -334,8 +334,8 @@ def _debate_setup(
     """A debate at temperature 0 (the same sampled tokens under either protocol), the other
     components as a run file's defaults."""
     from debate_core.config import load_run_config
-    from debate_core.debate.episode import build_debate_setup
-    from debate_core.plugins import get_registry
+    from debate_core.debate.setup import build_debate_setup
+    from debate_core.plugin import get_registry
 
     overrides = [*_debate_config(model, coordinator, max_tokens, personas, rounds, agents), "debate.temperature=0.0"]
     if personas == "default":
@@ -345,7 +345,7 @@ def _debate_setup(
 
 
 def _run_debate(client: Any, setup: Any, seed: int, question: str = "What is 57 + 8?", answer: str = "65") -> Any:
-    from debate_core.debate.episode import run_debate
+    from debate_core.debate.running import run_debate
     from debate_core.debate.sampling_policy import SamplingClientPolicy
     from debate_core.records import Problem
 
@@ -440,7 +440,7 @@ def _train_responder(model: str, recipe: ResponderRecipe) -> str:
     import numpy as np
     from tinker import types
 
-    from debate_core.debate.episode import run_debate
+    from debate_core.debate.running import run_debate
     from debate_core.records import Problem
 
     started = time.perf_counter()
@@ -588,7 +588,7 @@ def bench_overhead(model: str, setting: Setting, iterations: int) -> None:
     import debate_core.training.loop as loop
     from debate_core.backends.local.sampling.futures import OrderedWorker
     from debate_core.config import load_run_config
-    from debate_core.plugins import get_registry
+    from debate_core.plugin import get_registry
     from debate_core.rundir.directory import fresh_run_directory
     from debate_core.training.progress import Progress
     from debate_core.training.run import run_training

@@ -87,7 +87,7 @@ def main_job_datums(run_file: str, model: str, tokenizer: Any, batch: str) -> tu
     from tinker import types
 
     from debate_core.config import load_run_config
-    from debate_core.plugins import get_registry
+    from debate_core.plugin import get_registry
     from debate_core.training.kernel.rollouts import run_debates
     from debate_core.training.run_components import build_run_components
     from debate_core.training.warmstart.data import WarmstartData, warmstart_datums

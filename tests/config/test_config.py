@@ -19,7 +19,7 @@ from debate_core.config import (
     write_resolved_config,
 )
 from debate_core.errors import ConfigError
-from debate_core.plugins import get_registry
+from debate_core.plugin import get_registry
 
 
 def write(tmp_path: Path, text: str) -> Path:
@@ -158,25 +158,15 @@ def test_resolved_config_fills_component_defaults_and_reloads(tmp_path: Path) ->
     assert again.training == config.training
 
 
-def test_renamed_keys_still_load_with_a_warning_naming_the_new_key(tmp_path: Path) -> None:
-    """docs/config-reference.md#renamed-keys: debate.personas and debate.history are read as
-    debate.persona_set and debate.history_policy; giving both names is one clear error."""
-    from debate_core.config.loading import RenamedKeyWarning
-
-    path = write(tmp_path, '[debate]\npersonas = "plain"\nhistory = { name = "last_k", options = { rounds = 2 } }\n')
-    with pytest.warns(RenamedKeyWarning) as caught:
-        config = load_run_config(path, registry=get_registry())
-    messages = [str(w.message) for w in caught]
-    assert any("debate.personas is deprecated: rename it debate.persona_set" in m for m in messages)
-    assert any("debate.history is deprecated: rename it debate.history_policy" in m for m in messages)
-    assert config.debate.persona_set.name == "plain"
-    assert config.debate.history_policy == ComponentChoice(name="last_k", options={"rounds": 2})
-    with pytest.warns(RenamedKeyWarning):
-        overridden = load_run_config(None, ["debate.personas.name=plain"], registry=None)
-    assert overridden.debate.persona_set.name == "plain"
-    both = write(tmp_path, '[debate]\npersonas = "plain"\npersona_set = "default"\n')
-    with pytest.raises(ConfigError, match=r"debate\.personas: is the old name of debate\.persona_set"):
-        load_run_config(both, registry=None)
+def test_keys_of_no_release_are_unknown_keys(tmp_path: Path) -> None:
+    """debate-core 0.1 reads no older spelling: ``debate.personas`` and a ``[judge]`` section are
+    unknown keys, each named with its key path."""
+    path = write(tmp_path, '[debate]\npersonas = "plain"\n')
+    with pytest.raises(ConfigError, match=r"debate\.personas"):
+        load_run_config(path, registry=None)
+    judge = write(tmp_path, '[judge]\nname = "oracle"\n')
+    with pytest.raises(ConfigError, match=r"judge"):
+        load_run_config(judge, registry=None)
 
 
 @pytest.mark.parametrize(

@@ -8,7 +8,7 @@ keeps its spans inside the text, explains its errors, and accepts the canonical 
 
 from __future__ import annotations
 
-from debate_core.plugins import get_registry
+from debate_core.plugin import get_registry
 from debate_core.testing import InstalledParserContract
 
 

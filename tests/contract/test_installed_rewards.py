@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 
-from debate_core.plugins import get_registry
+from debate_core.plugin import get_registry
 from debate_core.testing import InstalledRewardContract
 
 

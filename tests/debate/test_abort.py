@@ -8,10 +8,10 @@ from typing import Any, TypeVar
 
 import pytest
 
-from debate_core.debate.episode import DebateEpisode, run_debate
 from debate_core.debate.history_policies import AllRounds
+from debate_core.debate.running import run_debate
 from debate_core.errors import ComponentFailure
-from debate_core.records import HistoryEntry, Problem, Turn
+from debate_core.records import DebateEpisode, HistoryEntry, Problem, Turn
 from debate_core.testing.scripted_debate import scripted_setup
 
 from .helpers import RecordingPolicy, response

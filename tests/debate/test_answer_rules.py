@@ -111,7 +111,7 @@ def test_final_answer_grades_the_chosen_solution() -> None:
     record = parallel(
         boxed("5"), boxed("7"), boxed("7"), boxed("5", "1=2"), boxed("7", "0>2"), boxed("7", "0>1"), agents=3
     )
-    from debate_core.plugins import get_registry
+    from debate_core.plugin import get_registry
 
     grader = get_registry().build("grader", "boxed")
     assert final_answer(record, grader, "5", VOTE_WINNER).correct is True

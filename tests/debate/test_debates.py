@@ -8,10 +8,11 @@ from collections.abc import Sequence
 import attrs
 import pytest
 
-from debate_core.debate.episode import run_debate, sampling_temperature, turn_seed
 from debate_core.debate.history_policies import AllRounds, HistoryOptions
 from debate_core.debate.personas import PlainPersonas
 from debate_core.debate.rendering import sampling_stop
+from debate_core.debate.running import run_debate
+from debate_core.debate.setup import sampling_temperature, turn_seed
 from debate_core.debate.xml_parser import SECTION_NAMES
 from debate_core.records import DebateRecord, Grade, Persona, Problem
 from debate_core.testing.scripted_debate import ScriptedPolicy, run_scripted_debate, run_sync, scripted_setup

@@ -87,7 +87,7 @@ def test_a_single_agent_is_informed() -> None:
 def test_the_instructions_say_when_a_yes_counts() -> None:
     policy = RecordingPolicy(lambda _: YES)
     setup = scripted_setup(3, 2, protocol="parallel")
-    from debate_core.debate.episode import run_debate
+    from debate_core.debate.running import run_debate
     from debate_core.records import Problem
 
     run_sync(run_debate(Problem("p", "What is 6 * 7?"), setup, [policy] * 3, seed=0))

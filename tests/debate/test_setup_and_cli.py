@@ -13,14 +13,14 @@ import pytest
 from debate_core.cli import main
 from debate_core.config import load_run_config
 from debate_core.debate.coordinators import ParallelCoordinator
-from debate_core.debate.episode import build_debate_setup
 from debate_core.debate.history_policies import LastRounds
 from debate_core.debate.personas import PlainPersonas
 from debate_core.debate.rendering import RoleColonRenderer
+from debate_core.debate.setup import build_debate_setup
 from debate_core.debate.transcripts import load_transcript
 from debate_core.debate.xml_parser import XmlParser
 from debate_core.errors import ConfigError
-from debate_core.plugins import get_registry
+from debate_core.plugin import get_registry
 from debate_core.runtime.session import BackendSession
 from debate_core.testing.tokenizer import ByteTokenizer
 

@@ -8,7 +8,7 @@ import attrs
 from hypothesis import given
 from hypothesis import strategies as st
 
-from debate_core.debate.episode import run_debate
+from debate_core.debate.running import run_debate
 from debate_core.debate.three_sections import THREE_SECTION_CONTRACT, ThreeSectionParser, parse_three_sections
 from debate_core.records import JUDGE_STREAM, Comparison, Problem, ResponseContent
 from debate_core.rewards.v2 import V2Reward

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import attrs
 
-from debate_core.debate.episode import run_debate
 from debate_core.debate.history_policies import AllRounds, HistoryOptions
 from debate_core.debate.personas import DefaultPersonas, DefaultPersonasOptions
+from debate_core.debate.running import run_debate
 from debate_core.debate.xml_parser import XmlParser, XmlParserOptions
 from debate_core.records import Problem
 from debate_core.tasks.graders import build_boxed

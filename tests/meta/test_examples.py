@@ -15,7 +15,7 @@ import pytest
 
 from debate_core.cli import main
 from debate_core.config import RunConfig, load_run_config
-from debate_core.plugins import get_registry
+from debate_core.plugin import get_registry
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 RUN_FILES = sorted(EXAMPLES.glob("*.toml"))

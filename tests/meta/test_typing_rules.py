@@ -61,7 +61,7 @@ ANY_SPECS = {"backend": "the service client's type is in backends/", "coordinato
 def test_each_kinds_spec_says_what_its_build_returns() -> None:
     from typing import Any
 
-    from debate_core.component_specs import SPEC_TYPES
+    from debate_core.plugin import SPEC_TYPES
 
     built = {spec.kind: spec.__orig_bases__[0].__args__[0] for spec in SPEC_TYPES}  # type: ignore[attr-defined]
     assert {kind for kind, returns in built.items() if returns is Any} == set(ANY_SPECS)

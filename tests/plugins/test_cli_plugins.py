@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from debate_core.component_specs import KINDS
+from debate_core.plugin import KINDS
 
 from .fake_dists import make_distribution, reward_plugin
 

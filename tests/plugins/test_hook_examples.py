@@ -15,8 +15,8 @@ from xml.etree import ElementTree
 import pytest
 
 import debate_core.testing
-from debate_core import hookspecs
-from debate_core.plugins import kind_label
+from debate_core.plugin import _hookspecs as hookspecs
+from debate_core.plugin import kind_label
 
 from .fake_dists import make_distribution
 
@@ -91,7 +91,7 @@ def test_every_hook_function_is_in_all_and_has_a_kind() -> None:
 ENTRY_POINT_TESTED = sorted(EXAMPLES)
 
 INNER_TEST = """
-from debate_core.plugins import get_registry
+from debate_core.plugin import get_registry
 from debate_core.testing import {contract}
 
 

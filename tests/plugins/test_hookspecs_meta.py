@@ -8,7 +8,7 @@ import inspect
 
 import pytest
 
-from debate_core import hookspecs
+from debate_core.plugin import _hookspecs as hookspecs
 
 
 @pytest.mark.parametrize("hook_name", sorted(hookspecs.HOOK_KINDS))
@@ -19,7 +19,7 @@ def test_hook_is_documented_with_return_value_and_example(hook_name: str) -> Non
 
 @pytest.mark.parametrize("hook_name", sorted(hookspecs.HOOK_KINDS))
 def test_hook_has_a_builtin_implementation(hook_name: str) -> None:
-    from debate_core.plugins import get_registry
+    from debate_core.plugin import get_registry
 
     registry = get_registry()
     registry.listing()
@@ -34,9 +34,8 @@ def test_one_spelling_per_kind_across_kind_spec_hook_and_config_key() -> None:
     ``debate.final_answer`` picks the answer rule that gives the debate's final answer."""
     import re
 
-    from debate_core.component_specs import SPEC_TYPES
     from debate_core.config import RunConfig, component_choices
-    from debate_core.plugins import kind_label
+    from debate_core.plugin import SPEC_TYPES, kind_label
 
     for spec_type in SPEC_TYPES:
         prefix = spec_type.__name__.removesuffix("Spec")

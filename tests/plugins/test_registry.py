@@ -10,10 +10,10 @@ from pathlib import Path
 import attrs
 import pytest
 
-from debate_core import BuildContext, ComponentChoice, component_specs, hookimpl
+from debate_core import BuildContext, ComponentChoice, hookimpl
 from debate_core.errors import ConfigError, ConflictingPluginsError, PluginError, UnknownComponentError
-from debate_core.hookspecs import HOOK_KINDS
-from debate_core.plugins import PluginLoadWarning, get_registry, load_registry, reset_registry
+from debate_core.plugin import HOOK_KINDS, PluginLoadWarning, get_registry, load_registry, reset_registry
+from debate_core.plugin import _specs as component_specs
 
 from .fake_dists import make_distribution, reward_plugin
 
@@ -268,7 +268,7 @@ def test_a_deprecated_hook_warns_its_implementer() -> None:
     """A hook spec marked with pluggy's ``warn_on_impl`` warns when a plugin implements it."""
     import pluggy
 
-    from debate_core import hookspecs
+    from debate_core.plugin import _hookspecs as hookspecs
 
     class Specs:
         @hookspecs.hookspec(warn_on_impl=DeprecationWarning("debate_old_rewards is going; use debate_rewards"))

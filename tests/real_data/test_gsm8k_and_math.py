@@ -11,9 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from debate_core.component_specs import build_choice
 from debate_core.config import load_run_config
-from debate_core.plugins import get_registry
+from debate_core.plugin import build_choice, get_registry
 from debate_core.records import Problem
 from debate_core.tasks import (
     Gsm8kDataset,

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from debate_core.plugins import Registry
+from debate_core.plugin import Registry
 from tests.training.trainer_harness import harness_registry
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "smollm2.toml"

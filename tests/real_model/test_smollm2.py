@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from debate_core.cli import main
-from debate_core.plugins import Registry
+from debate_core.plugin import Registry
 
 from .conftest import EXAMPLE, MODEL
 

@@ -5,10 +5,9 @@ from __future__ import annotations
 import pytest
 from hypothesis import given
 
-from debate_core.component_specs import BuildContext
 from debate_core.config.structuring import structure
 from debate_core.errors import ComponentFailure, ConfigError
-from debate_core.plugins import get_registry
+from debate_core.plugin import BuildContext, get_registry
 from debate_core.records import GENERATOR_STREAM, JUDGE_STREAM, DebateRecord, RewardResult
 from debate_core.rewards.gt_mix import GtMixOptions, GtMixReward, build_gt_mix
 from debate_core.rewards.peer import PairwiseReward

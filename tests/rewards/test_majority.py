@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from debate_core.plugins import get_registry
+from debate_core.plugin import get_registry
 from debate_core.records import DebateRecord, RewardFunction
 from debate_core.testing import RewardContract
 from debate_core.testing.synthetic import TurnSpec, synthetic_debate

@@ -9,7 +9,7 @@ import pytest
 
 from debate_core.cli import main
 from debate_core.debate.transcripts import load_transcript
-from debate_core.plugins import get_registry
+from debate_core.plugin import get_registry
 from debate_core.rewards.v2 import V2Options, V2Reward
 
 TRANSCRIPTS = sorted((Path(__file__).parents[2] / "examples" / "transcripts").glob("*.json"))

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from debate_core.debate.final_answer import MajorityRule, VoteWinnerRule
-from debate_core.plugins import get_registry
+from debate_core.plugin import get_registry
 from debate_core.records import DebateRecord, RewardFunction, answer_of
 from debate_core.tasks import extract_last_boxed, normalise_answer
 from debate_core.testing import RewardContract

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given
 
 from debate_core.errors import ConfigError
-from debate_core.plugins import get_registry
+from debate_core.plugin import get_registry
 from debate_core.records import DebateRecord, RewardFunction
 from debate_core.rewards import PairwiseReward, ShuffledOptions, ShuffledReward, V2Reward, agent_permutation
 from debate_core.testing import RewardContract

@@ -8,10 +8,8 @@ from typing import Any
 
 import pytest
 
-from debate_core.component_specs import RewardSpec
 from debate_core.debate.xml_parser import XML_CONTRACT
-from debate_core.hookspecs import hookimpl
-from debate_core.plugins import get_registry
+from debate_core.plugin import RewardSpec, get_registry, hookimpl
 from debate_core.records import DebateRecord, ParsedResponse, RewardResult, SectionSpan
 from debate_core.testing import CONTRACT_DEBATES, CONTRACT_RESPONSES, ParserContract, RewardContract, TurnSpec
 
@@ -97,7 +95,7 @@ def test_contract_catches_bad_rewards(pytester: pytest.Pytester, name: str) -> N
     pytester.makeconftest(f"from tests.rewards.test_testing_plugin import BAD_REWARDS\nBAD = BAD_REWARDS[{name!r}]")
     pytester.makepyfile(
         """
-        from debate_core.component_specs import RewardSpec
+        from debate_core.plugin import RewardSpec
         from debate_core.testing import RewardContract
         from conftest import BAD
 
@@ -120,7 +118,7 @@ def test_parser_contract_catches_bad_spans(pytester: pytest.Pytester) -> None:
     pytester.makeconftest("from tests.rewards.test_testing_plugin import _SpanOutOfText as PARSER")
     pytester.makepyfile(
         """
-        from debate_core.component_specs import ParserSpec
+        from debate_core.plugin import ParserSpec
         from debate_core.testing import ParserContract
         from conftest import PARSER
 

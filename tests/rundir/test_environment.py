@@ -7,7 +7,7 @@ import json
 import platform
 from pathlib import Path
 
-from debate_core.plugins import Registry
+from debate_core.plugin import Registry
 from debate_core.report.segments import flatten
 from debate_core.rundir.environment import latest_facts, read_environment, record_environment
 from tests.training.fault_runs import train

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from debate_core.plugins import Registry
+from debate_core.plugin import Registry
 from debate_core.rundir.lock import LOCK_NAME, LockHolder, RunLockedError, run_directory_lock
 from tests.training.fault_runs import stable, train
 

@@ -9,7 +9,7 @@ import json
 import shutil
 from pathlib import Path
 
-from debate_core.plugins import Registry
+from debate_core.plugin import Registry
 from debate_core.report.run_data import read_run
 from debate_core.rundir.directory import RunDirectory
 from debate_core.training.progress import Progress

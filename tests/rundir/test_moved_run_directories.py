@@ -9,7 +9,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from debate_core.plugins import Registry
+from debate_core.plugin import Registry
 from debate_core.rundir.directory import RunDirectory
 from debate_core.runtime.manifests import latest_checkpoint, manifest_path, read_checkpoint
 from debate_core.training.loop import RunOutcome

@@ -48,7 +48,7 @@ def tiny_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def server(tiny_run: Path) -> Iterator[PolicyServer]:
     """``debate serve`` of the tiny run, as the command would start it, on a free port."""
     from debate_core.config import load_run_config
-    from debate_core.plugins import get_registry
+    from debate_core.plugin import get_registry
     from debate_core.serve import serving
 
     registry = get_registry()

@@ -13,9 +13,10 @@ from typing import Any
 import pytest
 
 from debate_core.config import load_run_config
-from debate_core.debate.episode import build_debate_setup, first_turn_prompt, run_debate
+from debate_core.debate.running import first_turn_prompt, run_debate
 from debate_core.debate.sampling_policy import SamplingClientPolicy
-from debate_core.plugins import get_registry
+from debate_core.debate.setup import build_debate_setup
+from debate_core.plugin import get_registry
 from debate_core.records import Problem
 from debate_core.runtime.retries import RetryPolicy
 from debate_core.runtime.session import BackendSession

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from debate_core.cli import main
-from debate_core.plugins import get_registry
+from debate_core.plugin import get_registry
 from debate_core.tasks import Aime2025Dataset, Aime2025Options
 
 

@@ -10,11 +10,9 @@ from pathlib import Path
 import attrs
 import pytest
 
-from debate_core.component_specs import DatasetSpec
 from debate_core.config import load_run_config, validate_components
 from debate_core.errors import ConfigError, ConflictingPluginsError, UnknownComponentError
-from debate_core.hookspecs import hookimpl
-from debate_core.plugins import get_registry
+from debate_core.plugin import DatasetSpec, get_registry, hookimpl
 from debate_core.records import Dataset, Problem
 from debate_core.tasks.arithmetic import ArithmeticDataset, ArithmeticOptions
 

@@ -169,7 +169,7 @@ class TestJsonlWithOptions(DatasetContract):
 
     @pytest.fixture
     def contract_component(self, tmp_path: Path) -> Any:
-        from debate_core.plugins import get_registry
+        from debate_core.plugin import get_registry
 
         path = tmp_path / "q.jsonl"
         path.write_text('{"question": "1+1?", "answer": "2"}\n{"question": "2+2?", "answer": 4}\n')

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from debate_core.plugins import Registry
+from debate_core.plugin import Registry
 from debate_core.testing.tokenizer import EOS_TOKEN_ID
 from tests.tinker_wire.fake_service import FakeTinkerService, LoopbackServer
 from tests.tinker_wire.midrun import reference_run

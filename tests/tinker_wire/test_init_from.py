@@ -7,7 +7,7 @@ import tomllib
 from pathlib import Path
 
 from debate_core.cli import main
-from debate_core.plugins import Registry
+from debate_core.plugin import Registry
 from debate_core.runtime.manifests import read_checkpoint
 from tests.tinker_wire.fake_service import FakeTinkerService
 from tests.tinker_wire.test_wire_contract import run_file

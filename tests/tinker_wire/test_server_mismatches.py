@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from debate_core.cli import main
-from debate_core.plugins import Registry
+from debate_core.plugin import Registry
 from tests.tinker_wire.fake_service import FakeTinkerService
 from tests.tinker_wire.test_backend_down import HANG_S, command, environment, failing_server, silent_server
 from tests.tinker_wire.test_wire_contract import run_file, stable_metrics

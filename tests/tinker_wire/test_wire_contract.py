@@ -16,7 +16,7 @@ import pytest
 from tinker import types
 
 from debate_core.cli import main
-from debate_core.plugins import Registry
+from debate_core.plugin import Registry
 from debate_core.runtime.manifests import read_checkpoint
 from tests.tinker_wire.conftest import CONTEXT_LENGTH, SENTINEL_KEY
 from tests.tinker_wire.fake_service import Event, FakeTinkerService

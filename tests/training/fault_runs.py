@@ -7,7 +7,7 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from debate_core.plugins import Registry
+from debate_core.plugin import Registry
 from debate_core.rundir.directory import RunDirectory
 from debate_core.training.loop import RunOutcome
 from debate_core.training.progress import Progress

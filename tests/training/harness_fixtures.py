@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from debate_core.plugins import Registry
+from debate_core.plugin import Registry
 from tests.training.trainer_harness import harness_registry
 
 

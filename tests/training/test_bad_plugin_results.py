@@ -16,8 +16,7 @@ import attrs
 import pytest
 
 from debate_core.errors import ComponentFailure
-from debate_core.plugin_results import PluginCall, call_async_plugin, check_judge_verdicts
-from debate_core.plugins import Registry
+from debate_core.plugin import PluginCall, Registry, call_async_plugin, check_judge_verdicts
 from debate_core.records import Grade, HistoryEntry, ParsedResponse, Persona, Problem, RewardResult, StopCondition
 from debate_core.rundir.directory import RunDirectory
 from debate_core.testing.scripted_debate import run_scripted_debate, scripted_setup

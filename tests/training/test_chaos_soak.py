@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from debate_core.plugins import Registry
+from debate_core.plugin import Registry
 from debate_core.rundir.lock import LOCK_NAME, LockHolder
 from tests.training.trainer_harness import BASE_OVERRIDES, make_config, read_metrics, train_quietly, without_timings
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from debate_core.cli import main
-from debate_core.plugins import Registry
+from debate_core.plugin import Registry
 from tests.training.trainer_harness import BASE_OVERRIDES, make_config, train_quietly
 
 SUMS = [{"question": f"What is {a} + {a + 1}?", "answer": str(2 * a + 1)} for a in range(6)]

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from debate_core.cli import main
-from debate_core.plugins import Registry
+from debate_core.plugin import Registry
 from debate_core.runtime.checkpoint_format import CheckpointError, manifest_checksum
 from debate_core.runtime.manifests import load_checkpoint_argument, manifest_path, read_checkpoint
 from tests.training.fault_runs import RUN, stable, train

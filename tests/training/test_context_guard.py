@@ -12,7 +12,7 @@ import pytest
 
 from debate_core.cli import main
 from debate_core.config import load_run_config
-from debate_core.plugins import Registry, get_registry
+from debate_core.plugin import Registry, get_registry
 from debate_core.rundir.directory import RunDirectory
 from debate_core.runtime.context_guard import (
     ContextGuardStop,

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from debate_core.cli import main
 from debate_core.config import PricingSettings
-from debate_core.plugins import Registry
+from debate_core.plugin import Registry
 from debate_core.rundir.directory import RunDirectory
 from debate_core.runtime.manifests import read_checkpoint
 from debate_core.runtime.token_meter import TokenCount

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from debate_core.errors import ComponentFailure
-from debate_core.plugins import Registry
+from debate_core.plugin import Registry
 from debate_core.rundir.directory import RunDirectory
 from debate_core.runtime.manifests import latest_checkpoint
 from debate_core.runtime.retries import BackendError

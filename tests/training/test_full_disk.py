@@ -17,7 +17,7 @@ import pytest
 from debate_core.cli import main
 from debate_core.errors import OutputWriteError
 from debate_core.files import atomic_write_text
-from debate_core.plugins import Registry
+from debate_core.plugin import Registry
 from debate_core.runtime.manifests import latest_checkpoint
 from debate_core.training.sinks import MultiSink
 from tests.training.full_disk import ENOSPC, FullDisk, full_disk

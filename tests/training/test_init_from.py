@@ -13,7 +13,7 @@ import pytest
 
 from debate_core.cli import main
 from debate_core.config import load_run_config
-from debate_core.plugins import get_registry
+from debate_core.plugin import get_registry
 from debate_core.runtime.manifests import read_checkpoint
 from debate_core.runtime.session import open_session_async
 from debate_core.training.policy_weights import resolve_init_from

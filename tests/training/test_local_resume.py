@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from debate_core.plugins import Registry
+from debate_core.plugin import Registry
 from debate_core.rundir.directory import RunDirectory
 from debate_core.training.progress import Progress
 from debate_core.training.run import run_training

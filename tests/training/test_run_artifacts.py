@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from debate_core.debate.transcripts import load_transcript
-from debate_core.plugins import Registry, get_registry
+from debate_core.plugin import Registry, get_registry
 from debate_core.rewards.advantages import compute_advantages
 from debate_core.rundir.directory import RunDirectory
 from debate_core.rundir.evaluation_records import best_steps

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from debate_core.cli import main
-from debate_core.plugins import Registry
+from debate_core.plugin import Registry
 from debate_core.rundir.directory import RunDirectory
 from debate_core.runtime.checkpoint_format import Checkpoint, CheckpointError, DataPosition, manifest_checksum
 from debate_core.runtime.manifests import read_checkpoint, write_checkpoint

@@ -15,7 +15,7 @@ from typing import Any, ClassVar
 import pytest
 
 from debate_core.builtin.metric_sinks import WANDB_RUN_FILE
-from debate_core.plugins import Registry
+from debate_core.plugin import Registry
 from tests.training.trainer_harness import make_config, read_metrics, train_quietly
 
 WANDB = "logging.sinks=[{name = 'jsonl'}, {name = 'wandb', options = {mode = 'offline', project = 'p'}}]"

@@ -44,7 +44,7 @@ def test_tensorboard_without_the_package_says_how_to_install_it() -> None:
 
 
 def test_the_builtin_sinks_are_registered_plugins(tmp_path: Path) -> None:
-    from debate_core.plugins import get_registry
+    from debate_core.plugin import get_registry
 
     registry = get_registry()
     assert {"jsonl", "wandb", "tensorboard"} <= set(registry.names("metric_sink"))

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from debate_core.plugins import Registry
+from debate_core.plugin import Registry
 from tests.training.trainer_harness import make_config, train_quietly
 
 pytestmark = pytest.mark.slow  # starts subprocesses or runs end to end: not in the quick loop

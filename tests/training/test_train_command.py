@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from debate_core.cli import main
-from debate_core.plugins import Registry
+from debate_core.plugin import Registry
 from debate_core.training.progress import Progress
 from tests.training.trainer_harness import BASE_OVERRIDES, SERVICES, read_metrics
 

@@ -14,16 +14,17 @@ from typing import Any
 import attrs
 import numpy as np
 
-from debate_core.component_specs import (
+from debate_core.config import RunConfig, load_run_config
+from debate_core.plugin import (
     BackendSpec,
     DatasetSpec,
     GraderSpec,
     MetricSinkSpec,
+    Registry,
     RewardSpec,
+    get_registry,
+    hookimpl,
 )
-from debate_core.config import RunConfig, load_run_config
-from debate_core.hookspecs import hookimpl
-from debate_core.plugins import Registry, get_registry
 from debate_core.records import Problem
 from debate_core.runtime.manifests import latest_checkpoint
 from tests.doubles.scripted_backend import ScriptedServiceClient

@@ -9,7 +9,9 @@ raise. Importing it is cheap: it never imports torch, transformers or datasets.
 
 from __future__ import annotations
 
-from debate_core.component_specs import (
+from debate_core.config.choices import ComponentChoice, nested_component
+from debate_core.errors import ComponentFailure, ConfigError, DebateError, PluginError
+from debate_core.plugin import (
     AnswerRuleSpec,
     BackendSpec,
     BuildContext,
@@ -24,10 +26,8 @@ from debate_core.component_specs import (
     PersonaSetSpec,
     RendererSpec,
     RewardSpec,
+    hookimpl,
 )
-from debate_core.config.choices import ComponentChoice, nested_component
-from debate_core.errors import ComponentFailure, ConfigError, DebateError, PluginError
-from debate_core.hookspecs import hookimpl
 from debate_core.records import (
     GENERATOR_STREAM,
     JUDGE_STREAM,

@@ -7,7 +7,7 @@ from importlib.metadata import entry_points
 import pytest
 
 from debate_core.errors import ConfigError
-from debate_core.plugins import get_registry
+from debate_core.plugin import get_registry
 from debate_core.testing import RewardContract, TurnSpec
 
 

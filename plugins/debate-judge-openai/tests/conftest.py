@@ -47,7 +47,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     pytest.importorskip("torch", reason="debate serve of a local checkpoint needs debate-core[local]")
     from debate_core.cli import main
     from debate_core.config import load_run_config
-    from debate_core.plugins import get_registry
+    from debate_core.plugin import get_registry
     from debate_core.serve import serving
 
     directory = tmp_path_factory.mktemp("served")

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from debate_core import JudgePair
-from debate_core.plugins import get_registry
+from debate_core.plugin import get_registry
 from debate_core.testing.synthetic import TurnSpec, synthetic_debate
 
 QUICK = {"backoff_s": 0.0, "max_backoff_s": 0.0, "failure_pause_s": 0.0, "timeout_s": 30.0, "max_retries": 3}

@@ -130,7 +130,7 @@ def test_a_named_key_variable_that_is_not_set_stops_the_build(monkeypatch: pytes
     ],
 )
 def test_bad_options_are_named(options: dict[str, object], named: str) -> None:
-    from debate_core.plugins import get_registry
+    from debate_core.plugin import get_registry
 
     full = {"base_url": "http://127.0.0.1:9/v1", "model": "judge", **options}
     with pytest.raises(ConfigError, match=named):

@@ -8,7 +8,7 @@ import attrs
 import pytest
 
 from debate_core.debate.final_answer import choose_answer
-from debate_core.plugins import Registry
+from debate_core.plugin import Registry
 from debate_core.tasks.graders import build_boxed
 from debate_core.testing import build_debate
 from debate_core.training.evaluation.evaluator import evaluate_policy
@@ -198,7 +198,7 @@ def test_tokens_per_answer_count_one_answer_per_debate_and_one_per_direct_proble
 
 
 def test_direct_answers_are_the_blind_first_round_of_the_same_debate() -> None:
-    from debate_core.debate.episode import run_debate
+    from debate_core.debate.running import run_debate
     from debate_core.records import Problem
     from debate_core.testing.scripted_debate import ScriptedPolicy, run_sync, scripted_setup
     from debate_core.training.evaluation.evaluator import direct_setup

@@ -13,9 +13,9 @@ from tinker import types
 
 from debate_core.config import load_run_config
 from debate_core.errors import ConfigError
-from debate_core.plugins import Registry, get_registry
+from debate_core.plugin import REWARD_BOUND, Registry, get_registry
+from debate_core.plugin import reward_result_problems as result_problems
 from debate_core.records import RewardResult
-from debate_core.rewards.result_checks import REWARD_BOUND, result_problems
 from debate_core.rundir.directory import RunDirectory
 from debate_core.runtime.manifests import latest_checkpoint
 from debate_core.testing.synthetic import TurnSpec, synthetic_debate

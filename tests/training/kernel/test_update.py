@@ -13,7 +13,7 @@ from tinker import types
 from debate_core.config.sections import TrainingSettings
 from debate_core.config.structuring import structure
 from debate_core.errors import ConfigError
-from debate_core.plugins import Registry
+from debate_core.plugin import Registry
 from debate_core.rundir.directory import RunDirectory
 from debate_core.training.kernel.chunked_update import split_chunks, train_chunks
 from debate_core.training.kernel.datum import AssembledDatum, TokenSequence, shift_to_datum

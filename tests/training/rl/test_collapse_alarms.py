@@ -16,7 +16,7 @@ import tomli_w
 
 from debate_core.config import resolved_config_dict, write_resolved_config
 from debate_core.config.sections import AlarmSettings
-from debate_core.plugins import Registry, get_registry
+from debate_core.plugin import Registry, get_registry
 from debate_core.records import DebateRecord, Problem, RewardFunction
 from debate_core.rewards.advantages import compute_advantages
 from debate_core.rundir.directory import RunDirectory

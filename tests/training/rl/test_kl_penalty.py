@@ -14,7 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from debate_core.errors import ConfigError
-from debate_core.plugins import Registry
+from debate_core.plugin import Registry
 from debate_core.report import read_run, report_html
 from debate_core.rundir.directory import RunDirectory, RunDirectoryError
 from debate_core.runtime.retries import BackendError

@@ -12,9 +12,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from debate_core.config.sections import WarmstartFlaw, WarmstartSettings
-from debate_core.debate.episode import run_debate
+from debate_core.debate.running import run_debate
 from debate_core.debate.xml_parser import XML_CONTRACT
-from debate_core.plugins import Registry, get_registry
+from debate_core.plugin import Registry
 from debate_core.records import Problem
 from debate_core.rundir.directory import RunDirectory
 from debate_core.tasks.arithmetic import ArithmeticDataset, ArithmeticOptions
@@ -35,14 +35,12 @@ from debate_core.training.warmstart.data import (
     warmstart_datums,
 )
 from tests.training.trainer_harness import (
-    BASE_OVERRIDES,
     SERVICES,
     TinySums,
     TinySumsOptions,
     make_config,
     read_metrics,
     train_quietly,
-    without_timings,
 )
 
 
@@ -365,41 +363,6 @@ def test_the_judge_mix_reward_mixes_the_judge_in_and_phases_it_out(registry: Reg
     records = read_metrics(tmp_path / "run" / "metrics.jsonl")
     assert [r.get("judge/weight") for r in records] == [pytest.approx(0.8), pytest.approx(0.4), None]
     assert all("judge/pairs" in r for r in records[:2])
-
-
-def test_an_old_judge_section_is_read_as_the_judge_mix_reward_with_one_notice(
-    registry: Registry, tmp_path: Path
-) -> None:
-    """A run file from before the judge became a reward trains exactly as the new spelling."""
-    from debate_core.config import load_run_config
-    from debate_core.config.loading import RenamedKeyWarning
-
-    run_file = tmp_path / "old.toml"
-    run_file.write_text('[judge]\nname = "oracle"\nweight = 0.8\ndecay_iterations = 2\n', encoding="utf-8")
-    with pytest.warns(RenamedKeyWarning) as caught:  # the reward it wraps: v2, as the overrides say
-        old = load_run_config(run_file, [*BASE_OVERRIDES, "reward.name=v2", *JUDGED_RUN], registry=get_registry())
-    assert len(caught) == 1 and "[judge] is deprecated: it is the judge_mix reward now" in str(caught[0].message)
-    assert str(run_file) in str(caught[0].message)
-    new = make_config(*JUDGE_MIX, *JUDGED_RUN)
-    assert old.reward == new.reward
-    train_quietly(old, registry, tmp_path / "old")
-    train_quietly(new, registry, tmp_path / "new")
-    metrics = [without_timings(read_metrics(tmp_path / name / "metrics.jsonl")) for name in ("old", "new")]
-    assert metrics[0] == metrics[1]
-
-
-def test_a_judge_section_naming_no_judge_is_dropped_without_a_word(tmp_path: Path) -> None:
-    """Every resolved config.toml before the change had an empty ``[judge]``; resuming such a run says nothing."""
-    import warnings
-
-    from debate_core.config import load_run_config
-
-    run_file = tmp_path / "resolved.toml"
-    run_file.write_text('[reward]\nname = "v2"\n\n[judge]\nname = ""\noptions = {}\nweight = 1.0\n', encoding="utf-8")
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        config = load_run_config(run_file, registry=get_registry())
-    assert config.reward.name == "v2"
 
 
 def test_an_unknown_judge_is_a_config_error(registry: Registry) -> None:

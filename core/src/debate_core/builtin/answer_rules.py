@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from debate_core.component_specs import AnswerRuleSpec
 from debate_core.debate import AnswerVotesRule, MajorityRule, VoteWinnerRule
-from debate_core.hookspecs import hookimpl
+from debate_core.plugin import AnswerRuleSpec, hookimpl
 
 
 @hookimpl

@@ -10,8 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from debate_core.backends import LocalBackendOptions, local_service
-from debate_core.component_specs import BackendSpec
-from debate_core.hookspecs import hookimpl
+from debate_core.plugin import BackendSpec, hookimpl
 
 
 def build_local_backend(options: LocalBackendOptions | None) -> Any:

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from debate_core.backends import TinkerOptions, connect
-from debate_core.component_specs import BackendSpec
-from debate_core.hookspecs import hookimpl
+from debate_core.plugin import BackendSpec, hookimpl
 
 
 @hookimpl

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from debate_core.component_specs import CoordinatorSpec
 from debate_core.debate import ParallelCoordinator, ParallelOptions, SequentialCoordinator
-from debate_core.hookspecs import hookimpl
+from debate_core.plugin import CoordinatorSpec, hookimpl
 
 
 def _build_sequential(_: None) -> SequentialCoordinator:

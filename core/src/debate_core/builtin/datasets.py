@@ -5,8 +5,7 @@ maths presets ``gsm8k`` and ``math`` (the hub, a local directory or an installed
 
 from __future__ import annotations
 
-from debate_core.component_specs import DatasetSpec
-from debate_core.hookspecs import hookimpl
+from debate_core.plugin import DatasetSpec, hookimpl
 from debate_core.tasks import (
     Aime2025Dataset,
     Aime2025Options,

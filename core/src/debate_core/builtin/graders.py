@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from debate_core.component_specs import GraderSpec
-from debate_core.hookspecs import hookimpl
+from debate_core.plugin import GraderSpec, hookimpl
 from debate_core.tasks import build_boxed, build_math_verify, build_none
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from debate_core.component_specs import HistoryPolicySpec
 from debate_core.debate import (
     AllRounds,
     HistoryOptions,
@@ -10,7 +9,7 @@ from debate_core.debate import (
     LastRoundsOptions,
     NoHistory,
 )
-from debate_core.hookspecs import hookimpl
+from debate_core.plugin import HistoryPolicySpec, hookimpl
 
 
 @hookimpl

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from debate_core.component_specs import JudgeSpec
-from debate_core.hookspecs import hookimpl
+from debate_core.plugin import JudgeSpec, hookimpl
 from debate_core.rewards import ModelJudge, ModelJudgeOptions, OracleJudge
 
 

@@ -19,10 +19,9 @@ from typing import Any
 
 import attrs
 
-from debate_core.component_specs import MetricSinkSpec
 from debate_core.errors import PluginError
 from debate_core.files import StepRecords, atomic_write_json
-from debate_core.hookspecs import hookimpl
+from debate_core.plugin import MetricSinkSpec, hookimpl
 from debate_core.records import MetricSink, MetricValue
 
 SinkFactory = Callable[[Path], MetricSink]

@@ -3,9 +3,8 @@
 
 from __future__ import annotations
 
-from debate_core.component_specs import ParserSpec
 from debate_core.debate import ThreeSectionParser, XmlParser, XmlParserOptions
-from debate_core.hookspecs import hookimpl
+from debate_core.plugin import ParserSpec, hookimpl
 
 
 def _build_xml(options: XmlParserOptions) -> XmlParser:

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from debate_core.component_specs import PersonaSetSpec
 from debate_core.debate import DefaultPersonas, DefaultPersonasOptions, PlainPersonas
-from debate_core.hookspecs import hookimpl
+from debate_core.plugin import PersonaSetSpec, hookimpl
 
 
 def _build_plain(_: None) -> PlainPersonas:

@@ -5,14 +5,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from debate_core.component_specs import RendererSpec
 from debate_core.debate import (
     ChatTemplateOptions,
     ChatTemplateRenderer,
     RoleColonOptions,
     RoleColonRenderer,
 )
-from debate_core.hookspecs import hookimpl
+from debate_core.plugin import RendererSpec, hookimpl
 
 
 def _role_colon(options: RoleColonOptions) -> Callable[[Any], RoleColonRenderer]:

@@ -4,8 +4,7 @@ docs/rewards.md#shuffled)."""
 
 from __future__ import annotations
 
-from debate_core.component_specs import BuildContext, RewardSpec
-from debate_core.hookspecs import hookimpl
+from debate_core.plugin import BuildContext, RewardSpec, hookimpl
 from debate_core.rewards import (
     MajorityOptions,
     MajorityReward,

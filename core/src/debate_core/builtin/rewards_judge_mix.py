@@ -3,8 +3,7 @@ judge's weight falling to zero (docs/rewards.md#a-stronger-judge-phased-out)."""
 
 from __future__ import annotations
 
-from debate_core.component_specs import RewardSpec
-from debate_core.hookspecs import hookimpl
+from debate_core.plugin import RewardSpec, hookimpl
 from debate_core.rewards import JudgeMixOptions, build_judge_mix
 
 

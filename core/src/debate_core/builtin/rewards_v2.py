@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from debate_core.component_specs import RewardSpec
-from debate_core.hookspecs import hookimpl
+from debate_core.plugin import RewardSpec, hookimpl
 from debate_core.rewards import V2Options, V2Reward
 
 

@@ -30,7 +30,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def run_check(args: argparse.Namespace) -> int:
     from debate_core.config import load_run_config
-    from debate_core.plugins import get_registry
+    from debate_core.plugin import get_registry
     from debate_core.training.context_check import check_context
     from debate_core.training.run_needs import check_run_needs
 
@@ -69,7 +69,7 @@ def needs_line(path: str | Path) -> str | None:
 
 def run_show(args: argparse.Namespace) -> int:
     from debate_core.config import load_run_config, resolved_config_toml
-    from debate_core.plugins import get_registry
+    from debate_core.plugin import get_registry
 
     registry = get_registry()
     config = load_run_config(args.file, args.overrides, registry=registry)

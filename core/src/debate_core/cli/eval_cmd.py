@@ -79,7 +79,7 @@ def format_metrics(metrics: Mapping[str, float]) -> list[str]:
 def run(args: argparse.Namespace) -> int:
     from debate_core.config import load_run_config, resolved_config_toml
     from debate_core.files import atomic_write_text
-    from debate_core.plugins import get_registry
+    from debate_core.plugin import get_registry
     from debate_core.training.context_check import check_context
     from debate_core.training.evaluation.evaluator import evaluate_policy
     from debate_core.training.policy_weights import resolve_policy_weights

@@ -106,7 +106,7 @@ def _local_backend(argument: Path) -> LocalServiceClient:
     directory, the defaults otherwise."""
     from debate_core.backends.local.service import LocalServiceClient
     from debate_core.config import load_run_config
-    from debate_core.plugins import get_registry
+    from debate_core.plugin import get_registry
 
     registry = get_registry()
     candidates = [argument, *list(argument.parents)[:3]]  # RUN_DIR, its manifests, its backend states

@@ -59,7 +59,7 @@ def _parser(name: str) -> OutputParser:
         from debate_core.debate.xml_parser import XmlParser
 
         return XmlParser()
-    from debate_core.plugins import get_registry
+    from debate_core.plugin import get_registry
 
     parser: OutputParser = get_registry().build("parser", name)
     return parser

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from debate_core.component_specs import KINDS
+from debate_core.plugin import KINDS
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -16,7 +16,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def run(args: argparse.Namespace) -> int:
-    from debate_core.plugins import get_registry
+    from debate_core.plugin import get_registry
 
     rows = get_registry().listing(args.kind)
     if args.json:

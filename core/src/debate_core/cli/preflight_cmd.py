@@ -31,7 +31,7 @@ def run(args: argparse.Namespace) -> int:
 
     from debate_core.config import load_run_config, option_value
     from debate_core.errors import ConfigError
-    from debate_core.plugins import get_registry
+    from debate_core.plugin import get_registry
     from debate_core.training.context_check import check_context
     from debate_core.training.evaluation.evaluator import evaluate_policy
     from debate_core.training.preflight import format_checklist, run_checklist

@@ -16,7 +16,7 @@ from debate_core.errors import DebateError
 
 if TYPE_CHECKING:
     from debate_core.config import RunConfig
-    from debate_core.plugins import Registry
+    from debate_core.plugin import Registry
     from debate_core.runtime.session import BackendSession
 
 
@@ -150,7 +150,7 @@ def run(args: argparse.Namespace) -> int:
     from debate_core.config import load_run_config, option_value
     from debate_core.debate.transcripts import dumps_transcript, save_transcript
     from debate_core.files import atomic_write_text
-    from debate_core.plugins import get_registry
+    from debate_core.plugin import get_registry
     from debate_core.records import Problem
     from debate_core.training.context_check import check_context
 
@@ -191,9 +191,10 @@ def _debate_each(
 ) -> list[Any]:
     """Debate each problem on the open session, printing each transcript and outcome."""
 
-    from debate_core.debate.episode import build_debate_setup, run_debate
     from debate_core.debate.final_answer import final_answer
+    from debate_core.debate.running import run_debate
     from debate_core.debate.sampling_policy import SamplingClientPolicy
+    from debate_core.debate.setup import build_debate_setup
     from debate_core.runtime.interrupts import run_interruptibly
     from debate_core.runtime.sampling_failures import raise_backend_failure
     from debate_core.terminal import visible

@@ -57,8 +57,7 @@ def score(transcript: str, reward_name: str, options: list[str]) -> list[dict[st
     """One JSON object per debate of ``transcript``, in file order."""
     from debate_core.config import apply_overrides
     from debate_core.debate.transcripts import load_transcripts
-    from debate_core.plugin_results import PluginCall, checked_reward_result
-    from debate_core.plugins import get_registry
+    from debate_core.plugin import PluginCall, checked_reward_result, get_registry
     from debate_core.rewards.advantages import compute_advantages
     from debate_core.rundir.reward_sidecars import reward_summary
 

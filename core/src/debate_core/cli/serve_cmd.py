@@ -77,7 +77,7 @@ def _stop_on_sigterm(signum: int, frame: FrameType | None) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from debate_core.config import load_run_config
-    from debate_core.plugins import get_registry
+    from debate_core.plugin import get_registry
     from debate_core.serve import EventLoopThread, ServedPolicy
     from debate_core.serve.http_server import print_log
     from debate_core.training.context_check import check_context

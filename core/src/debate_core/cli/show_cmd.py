@@ -91,7 +91,7 @@ def debate_lines(record: Any, turn: int | None, grader: Any = None, rule: Any = 
 def run(args: argparse.Namespace) -> int:
     from debate_core.debate.final_answer import NamedAnswerRule
     from debate_core.debate.transcripts import load_transcripts
-    from debate_core.plugins import get_registry
+    from debate_core.plugin import get_registry
     from debate_core.terminal import visible
 
     records = load_transcripts(args.transcript)

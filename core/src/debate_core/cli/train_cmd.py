@@ -15,7 +15,7 @@ from debate_core.runtime.interrupts import run_interruptibly
 
 if TYPE_CHECKING:
     from debate_core.config import RunConfig
-    from debate_core.plugins import Registry
+    from debate_core.plugin import Registry
     from debate_core.rundir.directory import RunDirectory
     from debate_core.training.loop import RunOutcome
 
@@ -200,7 +200,7 @@ def _read_config(args: argparse.Namespace) -> tuple[Registry, RunConfig, Path | 
     """The registry, the run's config (its run file or, with ``--resume`` alone, the run's own
     resolved config; overrides applied and checked), the run file read, and the run resumed."""
     from debate_core.config import load_run_config
-    from debate_core.plugins import get_registry
+    from debate_core.plugin import get_registry
     from debate_core.rundir.directory import existing_run_directory
     from debate_core.training.context_check import check_context
     from debate_core.training.policy_weights import resolve_init_from

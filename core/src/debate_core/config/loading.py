@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import tomllib
-import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -106,86 +105,6 @@ def _deep_copy(raw: Mapping[str, Any]) -> dict[str, Any]:
     return {k: _deep_copy(val) if isinstance(val, Mapping) else val for k, val in raw.items()}
 
 
-RENAMED_KEYS: dict[tuple[str, str], str] = {
-    ("debate", "personas"): "persona_set",
-    ("debate", "history"): "history_policy",
-}
-"""Keys renamed in a release: ``(section, old key) -> new key``. Run files that still use an old key
-keep working, with a warning naming the new one (docs/config-reference.md#renamed-keys)."""
-
-
-class RenamedKeyWarning(UserWarning):
-    """A run file uses the old name of a key; it still works, under its new name."""
-
-
-def rename_old_keys(raw: dict[str, Any], where: str = "") -> dict[str, Any]:
-    """``raw`` with every old key of :data:`RENAMED_KEYS` moved to its new name, with a warning each.
-
-    Raises:
-        ConfigError: both the old and the new name are given.
-    """
-    for (section, old), new in RENAMED_KEYS.items():
-        table = raw.get(section)
-        if not isinstance(table, dict) or old not in table:
-            continue
-        if new in table:
-            raise ConfigError(
-                f"{where}{section}.{old}: is the old name of {section}.{new}, which is given too; "
-                f"keep only {section}.{new}"
-            )
-        warnings.warn(
-            f"{where}{section}.{old} is deprecated: rename it {section}.{new} (same table)",
-            RenamedKeyWarning,
-            stacklevel=3,
-        )
-        table[new] = table.pop(old)
-    return raw
-
-
-JUDGE_SECTION_KEYS = ("name", "options", "weight", "decay_iterations")
-"""The keys of the ``[judge]`` section that run files had before the judge became the ``judge_mix``
-reward (docs/config-reference.md#renamed-keys)."""
-
-
-def move_judge_section(raw: dict[str, Any], where: str = "") -> dict[str, Any]:
-    """``raw`` with an old ``[judge]`` section moved into the ``judge_mix`` reward, which wraps the
-    run's reward: ``reward = { name = "judge_mix", options = { peer = <reward>, judge = { name,
-    options }, weight, decay_iterations } }``, with a one-line warning. A ``[judge]`` that names no
-    judge did nothing (every resolved config.toml had one) and is dropped without a word.
-
-    Raises:
-        ConfigError: ``[judge]`` is not a table, or has a key the section never had.
-    """
-    judge = raw.pop("judge", None)
-    if judge is None:
-        return raw
-    if not isinstance(judge, dict):
-        raise ConfigError(f"{where}judge: expected a table (the judge_mix reward's options now), got {judge!r}")
-    unknown = sorted(set(judge) - set(JUDGE_SECTION_KEYS))
-    if unknown:
-        raise ConfigError(f"{where}judge.{unknown[0]}: unknown key (the section had {', '.join(JUDGE_SECTION_KEYS)})")
-    if not judge.get("name"):
-        return raw
-    options: dict[str, Any] = {
-        "peer": raw.get("reward", {"name": _default_reward_name()}),
-        "judge": {key: judge[key] for key in ("name", "options") if key in judge},
-    }
-    options.update({key: judge[key] for key in ("weight", "decay_iterations") if key in judge})
-    raw["reward"] = {"name": "judge_mix", "options": options}
-    warnings.warn(
-        f'{where}[judge] is deprecated: it is the judge_mix reward now, read as [reward] name = "judge_mix" '
-        "with options.peer = the run's reward and options.judge, weight, decay_iterations from [judge]",
-        RenamedKeyWarning,
-        stacklevel=3,
-    )
-    return raw
-
-
-def _default_reward_name() -> str:
-    """The reward a run file without ``[reward]`` gets."""
-    return RunConfig().reward.name
-
-
 def load_run_config(
     path: str | os.PathLike[str] | None,
     overrides: Sequence[str] = (),
@@ -195,12 +114,12 @@ def load_run_config(
     """Read, override and structure a run file, and validate its components against ``registry``.
 
     ``path=None`` starts from the defaults. ``registry`` is the plugin registry
-    (``debate_core.plugins.get_registry()``) whose components the file may choose; ``None``
+    (``debate_core.plugin.get_registry()``) whose components the file may choose; ``None``
     checks the schema only. Raises ``ConfigError`` listing every problem by key path.
     """
     raw = read_toml(path) if path is not None else {}
     where = f"{path}: " if path is not None else ""
-    raw = move_judge_section(rename_old_keys(apply_overrides(raw, overrides), where), where)
+    raw = apply_overrides(raw, overrides)
     try:
         config = structure(raw, RunConfig)
     except ConfigError as exc:

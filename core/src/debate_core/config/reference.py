@@ -16,7 +16,6 @@ from typing import Any, cast
 import attrs
 
 from debate_core.config.choices import ComponentChoice
-from debate_core.config.loading import RENAMED_KEYS
 from debate_core.config.sections import RunConfig
 
 _NO_DEFAULT = "(required)"
@@ -216,29 +215,4 @@ def config_reference_markdown() -> str:
             out += [" ".join(class_doc.split()), ""]
         out += _table(cls)
         out.append("")
-    out += renamed_keys_section()
     return "\n".join(out)
-
-
-def renamed_keys_section() -> list[str]:
-    """The reference's last section: keys that old run files use, and what they are read as."""
-    out = [
-        "## Renamed keys",
-        "",
-        "A run file that still uses an old key keeps working: the key is read under its new name, with a",
-        "one-line warning naming it. Giving both names is an error.",
-        "",
-        "| old key | new key |",
-        "|---|---|",
-    ]
-    for (section, old), new in RENAMED_KEYS.items():
-        out.append(f"| `{section}.{old}` | `{section}.{new}` |")
-    out += [
-        "| `[judge]` (`name`, `options`, `weight`, `decay_iterations`) | the `judge_mix` reward: `reward.name = "
-        '"judge_mix"`, `reward.options.peer` = the run\'s reward, `reward.options.judge = { name, options }`, '
-        "`reward.options.weight`, `reward.options.decay_iterations` "
-        "([a stronger judge, phased out](rewards.md#a-stronger-judge-phased-out)); a `[judge]` naming no judge "
-        "is dropped |",
-        "",
-    ]
-    return out

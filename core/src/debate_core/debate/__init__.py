@@ -16,15 +16,6 @@ from debate_core.debate.coordinators import (
     TurnState,
     TurnTicket,
 )
-from debate_core.debate.episode import (
-    DebateSetup,
-    FirstTurnPrompt,
-    build_debate_setup,
-    first_turn_prompt,
-    run_debate,
-    sampling_temperature,
-    turn_seed,
-)
 from debate_core.debate.final_answer import (
     AnswerVotesRule,
     MajorityRule,
@@ -51,7 +42,9 @@ from debate_core.debate.rendering import (
     RoleColonRenderer,
     sampling_stop,
 )
+from debate_core.debate.running import FirstTurnPrompt, first_turn_prompt, run_debate
 from debate_core.debate.sampling_policy import SamplingClientPolicy
+from debate_core.debate.setup import DebateSetup, build_debate_setup, sampling_temperature, turn_seed
 from debate_core.debate.three_sections import THREE_SECTION_CONTRACT, ThreeSectionParser, parse_three_sections
 from debate_core.debate.token_sections import token_sections
 from debate_core.debate.transcripts import (

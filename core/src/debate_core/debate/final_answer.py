@@ -22,7 +22,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 import attrs
 
-from debate_core.plugin_results import PluginCall, checked_debate_answer
+from debate_core.plugin import PluginCall, checked_debate_answer
 from debate_core.records import (
     AgentVotes,
     AnswerReader,

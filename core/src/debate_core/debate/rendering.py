@@ -22,7 +22,7 @@ from typing import Any
 import attrs
 from attrs import validators as v
 
-from debate_core.plugin_results import PluginCall, checked_stop_condition
+from debate_core.plugin import PluginCall, checked_stop_condition
 from debate_core.records import Message, OutputContract, Renderer, StopCondition, Tokenizer
 
 _SENTINEL = "\u27e6debate-assistant-turn\u27e7"

@@ -77,7 +77,7 @@ class AnswerRule(Protocol):
     """Turns a finished debate into its answer. Must be deterministic, must not read the ground
     truth, and must not raise on any debate the coordinators can produce (no comparisons, every
     turn failing to parse: the answer is then ``None``). A complete rule plugin is the example of
-    the ``debate_answer_rules`` hook (``debate_core.hookspecs``).
+    the ``debate_answer_rules`` hook (``debate_core.plugin``).
     """
 
     def __call__(self, debate: DebateRecord, read_answer: AnswerReader) -> DebateAnswer: ...

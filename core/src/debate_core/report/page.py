@@ -331,7 +331,7 @@ def run_answerer(run: RunData) -> DebateAnswerer | None:
     from debate_core.debate import final_answer
     from debate_core.debate.final_answer import NamedAnswerRule
     from debate_core.errors import DebateError
-    from debate_core.plugins import get_registry
+    from debate_core.plugin import get_registry
 
     if run.config_text is None:
         return None

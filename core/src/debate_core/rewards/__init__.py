@@ -6,6 +6,8 @@ The reward contract itself (``RewardResult``, ``RewardFunction``) and the votes 
 
 from __future__ import annotations
 
+from debate_core.plugin import check_reward_result as check_result
+from debate_core.plugin import reward_result_problems as result_problems
 from debate_core.rewards.advantages import (
     FAILED_TURN_REWARD,
     AdvantageOptions,
@@ -37,7 +39,6 @@ from debate_core.rewards.peer import (
     win_minus_loss_rewards,
     win_rate_rewards,
 )
-from debate_core.rewards.result_checks import check_result, result_problems
 from debate_core.rewards.selected import SelectedAnswerOptions, SelectedAnswerReward, build_selected_answer
 from debate_core.rewards.shuffled import ShuffledOptions, ShuffledReward, agent_permutation, build_shuffled
 from debate_core.rewards.v2 import V2Options, V2Reward, resolve_votes, v2_breakdown

@@ -23,8 +23,8 @@ from typing import Literal
 import attrs
 from attrs import validators as v
 
+from debate_core.plugin import check_reward_result as check_result
 from debate_core.records import DebateRecord, RewardResult
-from debate_core.rewards.result_checks import check_result
 
 FAILED_TURN_REWARD = -1.0
 """The per-step reward of a turn that broke the output contract or the turn-taking (docs/rewards.md#advantages)."""

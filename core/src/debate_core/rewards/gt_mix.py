@@ -25,11 +25,11 @@ import math
 import attrs
 from attrs import validators as v
 
-from debate_core.component_specs import BuildContext
 from debate_core.config.choices import ComponentChoice, nested_component
 from debate_core.errors import ComponentFailure
+from debate_core.plugin import BuildContext
+from debate_core.plugin import check_reward_result as check_result
 from debate_core.records import GENERATOR_STREAM, JUDGE_STREAM, DebateRecord, RewardFunction, RewardResult, Turn
-from debate_core.rewards.result_checks import check_result
 from debate_core.rewards.v2 import resolve_votes
 from debate_core.stats import mean
 

@@ -30,11 +30,11 @@ from typing import Literal
 import attrs
 from attrs import validators as v
 
-from debate_core.component_specs import BuildContext
 from debate_core.config.choices import ComponentChoice, nested_component
 from debate_core.errors import ConfigError, DebateError, PluginError
 from debate_core.limits import short_repr
-from debate_core.plugin_results import PluginCall, call_async_plugin, call_plugin, check_judge_verdicts
+from debate_core.plugin import BuildContext, PluginCall, call_async_plugin, call_plugin, check_judge_verdicts
+from debate_core.plugin import check_reward_result as check_result
 from debate_core.records import (
     JUDGE_STREAM,
     Comparison,
@@ -47,7 +47,6 @@ from debate_core.records import (
     TrainingRound,
     Turn,
 )
-from debate_core.rewards.result_checks import check_result
 from debate_core.rewards.v2 import ResolvedVote, StepRef, resolve_votes
 from debate_core.stats import mean
 

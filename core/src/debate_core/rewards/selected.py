@@ -17,8 +17,8 @@ from __future__ import annotations
 import attrs
 from attrs import validators as v
 
-from debate_core.component_specs import BuildContext
 from debate_core.config.choices import ComponentChoice, nested_component
+from debate_core.plugin import BuildContext
 from debate_core.records import AnswerReader, AnswerRule, DebateRecord, RewardResult, answer_of
 from debate_core.rewards.majority import AnswerForm
 from debate_core.stats import mean

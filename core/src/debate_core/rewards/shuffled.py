@@ -17,10 +17,10 @@ import random
 
 import attrs
 
-from debate_core.component_specs import BuildContext
 from debate_core.config.choices import ComponentChoice, nested_component
+from debate_core.plugin import BuildContext
+from debate_core.plugin import check_reward_result as check_result
 from debate_core.records import DebateRecord, RewardFunction, RewardResult
-from debate_core.rewards.result_checks import check_result
 from debate_core.stats import mean
 
 

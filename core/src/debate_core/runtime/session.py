@@ -29,10 +29,10 @@ from debate_core.backends.contract import (
     TrainingClientLike,
 )
 from debate_core.backends.off_thread import run_off_thread
-from debate_core.component_specs import ComponentBuilder
 from debate_core.config.choices import ComponentChoice
 from debate_core.config.sections import RunConfig
 from debate_core.errors import DebateError, PluginError
+from debate_core.plugin import ComponentBuilder
 from debate_core.records import Tokenizer
 from debate_core.runtime.interrupts import run_interruptibly
 from debate_core.runtime.manifests import resolve_state_path

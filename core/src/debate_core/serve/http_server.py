@@ -27,7 +27,7 @@ from debate_core.serve.policy import ServedPolicy
 from debate_core.serve.wire import ApiError, completion_body, models_body, parse_chat_request
 
 if TYPE_CHECKING:
-    from debate_core.component_specs import ComponentBuilder
+    from debate_core.plugin import ComponentBuilder
 
 T = TypeVar("T")
 

@@ -19,9 +19,10 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from debate_core.config import RunConfig
-from debate_core.debate.episode import DebateSetup, build_debate_setup, first_turn_prompt, run_debate
 from debate_core.debate.final_answer import final_answer
+from debate_core.debate.running import first_turn_prompt, run_debate
 from debate_core.debate.sampling_policy import SamplingClientPolicy
+from debate_core.debate.setup import DebateSetup, build_debate_setup
 from debate_core.errors import DebateError
 from debate_core.records import DebateEpisode, Grader, Problem, SampledAction, StopCondition
 from debate_core.runtime.context_guard import ContextLengthError, check_context
@@ -33,7 +34,7 @@ from debate_core.training.evaluation.evaluator import evaluation_setup
 from debate_core.training.policy_weights import resolve_policy_weights
 
 if TYPE_CHECKING:
-    from debate_core.component_specs import ComponentBuilder
+    from debate_core.plugin import ComponentBuilder
 
 DEBATE_MODEL = "debate"
 """The model name that answers with a test-time debate's final answer."""

@@ -32,7 +32,7 @@ class AnswerRuleContract(ComponentContract):
 
     @staticmethod
     def _answer(rule: Any, record: DebateRecord, read: Callable[[str], str | None]) -> Any:
-        from debate_core.plugin_results import PluginCall, checked_debate_answer
+        from debate_core.plugin import PluginCall, checked_debate_answer
 
         call = PluginCall("answer rule", "under test", "__call__", f"debate '{record.debate_id}'")
         return checked_debate_answer(call, lambda: rule(record, read))

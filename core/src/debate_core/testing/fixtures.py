@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 import attrs
 import pytest
 
-from debate_core.component_specs import KINDS
+from debate_core.plugin import KINDS
 
 if TYPE_CHECKING:
     from debate_core.records import DebateRecord
@@ -82,7 +82,7 @@ def make_debate() -> Callable[..., DebateRecord]:
 @pytest.fixture
 def debate_registry_plugin() -> Iterator[Callable[..., object]]:
     """``register(plugin, name=None)``: add a plugin object to the registry for this test only."""
-    from debate_core.plugins import get_registry
+    from debate_core.plugin import get_registry
 
     with ExitStack() as stack:
 
@@ -94,7 +94,7 @@ def debate_registry_plugin() -> Iterator[Callable[..., object]]:
 
 def installed_names(kind: str) -> list[str]:
     """The names of every installed component of ``kind`` (conflicting names left out)."""
-    from debate_core.plugins import get_registry
+    from debate_core.plugin import get_registry
 
     return [spec.name for spec in get_registry().specs(kind)]
 

@@ -18,7 +18,7 @@ from typing import Any, ClassVar
 
 import pytest
 
-from debate_core.component_specs import ComponentSpec
+from debate_core.plugin import ComponentSpec
 from debate_core.records import (
     DebateRecord,
     Grade,
@@ -68,9 +68,8 @@ def _texts(num_agents: int, rounds: int, consensus_round: int | None = None) -> 
 def build_component(kind: str, name: str | None, spec: ComponentSpec[Any] | None, options: Mapping[str, Any]) -> Any:
     """A component under test: built from ``spec`` with ``options`` (a spec not installed), or the
     installed component called ``name``, through the process-wide registry."""
-    from debate_core.component_specs import BuildContext
     from debate_core.config.structuring import structure
-    from debate_core.plugins import get_registry
+    from debate_core.plugin import BuildContext, get_registry
 
     if spec is not None:
         where = f"{kind} '{spec.name}' options"

@@ -25,7 +25,8 @@ from typing import Any, ClassVar
 import attrs
 import pytest
 
-from debate_core.component_specs import ParserSpec, RewardSpec
+from debate_core.plugin import ParserSpec, RewardSpec
+from debate_core.plugin import reward_result_problems as result_problems
 from debate_core.records import (
     AgentPolicy,
     Comparison,
@@ -39,7 +40,6 @@ from debate_core.records import (
     TrainingRound,
     TrainingTimeReward,
 )
-from debate_core.rewards.result_checks import result_problems
 from debate_core.tasks.errors import DatasetError
 from debate_core.testing.other_kind_contracts import (
     BackendContract,
@@ -350,7 +350,7 @@ def build_installed(kind: str, name: str) -> Any:
     when it cannot be built so here (it needs options, a key, or an optional package that is not
     installed, such as torch for the ``local`` backend). Its own bugs fail."""
     from debate_core.errors import DebateError
-    from debate_core.plugins import get_registry
+    from debate_core.plugin import get_registry
 
     try:
         return get_registry().build(kind, name)

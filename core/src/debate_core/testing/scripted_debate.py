@@ -16,10 +16,11 @@ from typing import Any, Literal, TypeVar
 import attrs
 
 from debate_core.debate.coordinators import builtin_coordinator
-from debate_core.debate.episode import DebateSetup, run_debate
 from debate_core.debate.history_policies import AllRounds
 from debate_core.debate.personas import DefaultPersonas
 from debate_core.debate.rendering import RoleColonRenderer
+from debate_core.debate.running import run_debate
+from debate_core.debate.setup import DebateSetup
 from debate_core.debate.xml_parser import XmlParser
 from debate_core.records import (
     DebateEpisode,

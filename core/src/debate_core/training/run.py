@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import contextlib
 import tomllib
-import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -14,9 +13,8 @@ import attrs
 
 from debate_core.backends.contract import SupportsEnvironment
 from debate_core.config import RunConfig, resolved_config_dict, structure, write_resolved_config
-from debate_core.config.loading import move_judge_section
 from debate_core.errors import DebateError
-from debate_core.plugins import Registry, installed_distributions
+from debate_core.plugin import Registry, installed_distributions
 from debate_core.records import Tokenizer
 from debate_core.rundir.directory import RunDirectory
 from debate_core.rundir.environment import record_environment
@@ -213,18 +211,14 @@ def config_differences(old: dict[str, Any], new: dict[str, Any], prefix: str = "
 
 
 def resume_differences(run_dir: RunDirectory, new: dict[str, Any], registry: Registry | None = None) -> list[str]:
-    """Key paths where ``new`` differs from the run's resolved config (its old ``[judge]`` read as
-    the ``judge_mix`` reward, as loading it does; with ``registry``, a key that config predates
-    read as its default, so a setting added since is no difference); none when that file cannot
-    be read."""
+    """Key paths where ``new`` differs from the run's resolved config (with ``registry``, a key
+    that config predates read as its default, so a setting added since is no difference); none
+    when that file cannot be read."""
     try:
         old = tomllib.loads(run_dir.config_path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return []
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        old = move_judge_section(old)
-        if registry is not None:
-            with contextlib.suppress(DebateError):  # a key it no longer knows: compared as written
-                old = resolved_config_dict(structure(old, RunConfig), registry)
+    if registry is not None:
+        with contextlib.suppress(DebateError):  # a key it no longer knows: compared as written
+            old = resolved_config_dict(structure(old, RunConfig), registry)
     return config_differences(old, new)

@@ -1,11 +1,11 @@
 """The components a run resolves from the registry, built once and named for error messages.
 
 Training, evaluation, warm-start and preflight all get their debates from a
-:class:`DebateRunner` (by default ``debate.episode.run_debate`` over the run's
-:class:`~debate_core.debate.episode.DebateSetup`: coordinator, parser, personas, history policy
+:class:`DebateRunner` (by default ``debate.running.run_debate`` over the run's
+:class:`~debate_core.debate.setup.DebateSetup`: coordinator, parser, personas, history policy
 and renderer), their policies from ``make_policy`` (by default
 ``debate.sampling_policy.SamplingClientPolicy``), and their rewards, graders and datasets from
-the plugins the run file names. Each plugin is called through ``debate_core.plugin_results``: one
+the plugins the run file names. Each plugin is called through ``debate_core.plugin``'s checked calls: one
 that raises or returns a bad result is reported as a ``ComponentFailure`` naming it.
 """
 
@@ -19,14 +19,16 @@ from typing import Protocol
 import attrs
 
 from debate_core.backends.contract import SamplingClientLike
-from debate_core.component_specs import ComponentBuilder, build_choice
 from debate_core.config.sections import RunConfig, WarmstartSettings
-from debate_core.debate.episode import DebateSetup, build_debate_setup, run_debate
+from debate_core.debate.running import run_debate
 from debate_core.debate.sampling_policy import SamplingClientPolicy
+from debate_core.debate.setup import DebateSetup, build_debate_setup
 from debate_core.debate.transcripts import save_transcript
 from debate_core.limits import short_repr
-from debate_core.plugin_results import (
+from debate_core.plugin import (
+    ComponentBuilder,
     PluginCall,
+    build_choice,
     call_async_plugin,
     checked_grade,
     checked_problems,
@@ -171,7 +173,7 @@ class RunComponents:
 
 
 def debate_runner_factory(grader: Grader | None) -> Callable[[DebateSetup], DebateRunner]:
-    """Runners over ``debate.episode.run_debate``, grading every turn with ``grader``."""
+    """Runners over ``debate.running.run_debate``, grading every turn with ``grader``."""
 
     def runner_for(setup: DebateSetup) -> DebateRunner:
         async def run(problem: Problem, policies: Sequence[AgentPolicy], *, seed: int, debate_id: str) -> DebateEpisode:

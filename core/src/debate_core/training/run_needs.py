@@ -13,10 +13,9 @@ import inspect
 from collections.abc import Callable, Iterator
 from functools import partial
 
-from debate_core.component_specs import ComponentBuilder, build_choice
 from debate_core.config import ComponentChoice, RunConfig
 from debate_core.errors import ConfigError, DebateError
-from debate_core.plugin_results import PluginCall, checked_problems
+from debate_core.plugin import ComponentBuilder, PluginCall, build_choice, checked_problems
 from debate_core.records import Dataset
 
 

@@ -7,11 +7,10 @@ from collections.abc import Mapping, Sequence
 from functools import partial
 from pathlib import Path
 
-from debate_core.component_specs import ComponentBuilder, build_choice
 from debate_core.config.sections import LoggingSettings
 from debate_core.errors import ComponentFailure, DebateError, OutputWriteError
 from debate_core.files import write_failure
-from debate_core.plugin_results import PluginCall, call_plugin
+from debate_core.plugin import ComponentBuilder, PluginCall, build_choice, call_plugin
 from debate_core.records.metrics import MetricSink, MetricValue
 from debate_core.rundir.directory import RunDirectory
 from debate_core.rundir.metrics_file import MetricsRecord

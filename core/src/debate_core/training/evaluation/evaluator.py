@@ -39,12 +39,12 @@ from collections.abc import Awaitable, Callable, Sequence
 import attrs
 
 from debate_core.backends.contract import SamplingClientLike
-from debate_core.component_specs import ComponentBuilder
 from debate_core.config.sections import EvaluationSettings, RunConfig
 from debate_core.debate.coordinators import ParallelCoordinator
-from debate_core.debate.episode import DebateSetup
 from debate_core.debate.final_answer import rules_side_by_side
+from debate_core.debate.setup import DebateSetup
 from debate_core.errors import DebateError
+from debate_core.plugin import ComponentBuilder
 from debate_core.records import AgentPolicy, DebateEpisode, DebateRecord, Problem, tally_votes
 from debate_core.rewards import win_rate_rewards
 from debate_core.runtime.retries import RetryingSamplingClient, retry_policy
@@ -80,7 +80,7 @@ def direct_setup(setup: DebateSetup) -> DebateSetup:
 
 def evaluation_setup(setup: DebateSetup, settings: EvaluationSettings) -> DebateSetup:
     """The run's debate setup at the evaluation's temperature: ``evaluation.temperature``, when set,
-    samples every agent, persona temperatures included (``debate.episode.sampling_temperature``)."""
+    samples every agent, persona temperatures included (``debate.setup.sampling_temperature``)."""
     return attrs.evolve(setup, temperature_override=settings.temperature)
 
 

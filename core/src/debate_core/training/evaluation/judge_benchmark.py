@@ -57,7 +57,7 @@ from typing import Literal
 
 import attrs
 
-from debate_core.debate.episode import DebateSetup
+from debate_core.debate.setup import DebateSetup
 from debate_core.records import (
     AgentPolicy,
     Comparison,

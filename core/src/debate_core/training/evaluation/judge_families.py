@@ -17,7 +17,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 import attrs
 
 from debate_core.config.sections import JUDGE_FAMILIES, JudgeFamily, WarmstartFlaw
-from debate_core.debate.episode import DebateSetup
+from debate_core.debate.setup import DebateSetup
 from debate_core.records import AgentPolicy, DebateEpisode, Grader, SampledAction, Tokenizer, Turn
 from debate_core.stats import mean
 from debate_core.tasks.flaws import AnswerFlaws, FlawedSolution

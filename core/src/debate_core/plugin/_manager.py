@@ -3,7 +3,7 @@ registration that rejects hooks the specifications do not define, and one plugin
 alone.
 
 Every hook is called through pluggy (so its tracing, hook-call monitoring and wrappers apply);
-the registry (``debate_core.plugins``) keeps what each plugin provided, by kind and name.
+the registry (``plugin._registry``) keeps what each plugin provided, by kind and name.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from typing import Any
 
 import pluggy
 
-from debate_core import hookspecs
-from debate_core.component_specs import ComponentSpec
+from debate_core.plugin import _hookspecs as hookspecs
+from debate_core.plugin._specs import ComponentSpec
 
 __all__ = ["call_alone", "describe_failure", "in_call_order", "new_manager", "register_checked"]
 
