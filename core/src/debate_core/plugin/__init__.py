@@ -11,24 +11,11 @@ call plugins through them, and a plugin never needs them.
 
 from __future__ import annotations
 
-from debate_core.plugin._hookspecs import HOOK_KINDS, PROJECT_NAME, hookimpl, hookspec
-from debate_core.plugin._registry import (
-    CORE_DISTRIBUTION,
-    DISABLE_AUTOLOAD_ENV,
-    ONLY_ENV,
-    STRICT_ENV,
-    ComponentEntry,
-    PluginLoadWarning,
-    PluginSource,
-    PluginStatus,
-    Registry,
-    get_registry,
-    installed_distributions,
-    kind_label,
-    load_registry,
-    normalise_distribution,
-    reset_registry,
-)
+import warnings
+
+from debate_core.plugin import _hookspecs, _registry, _specs
+from debate_core.plugin._hookspecs import *  # noqa: F403
+from debate_core.plugin._registry import *  # noqa: F403
 from debate_core.plugin._results import REWARD_BOUND as REWARD_BOUND
 from debate_core.plugin._results import PluginCall as PluginCall
 from debate_core.plugin._results import call_async_plugin as call_async_plugin
@@ -47,63 +34,16 @@ from debate_core.plugin._results import checked_prompt as checked_prompt
 from debate_core.plugin._results import checked_reward_result as checked_reward_result
 from debate_core.plugin._results import checked_stop_condition as checked_stop_condition
 from debate_core.plugin._results import reward_result_problems as reward_result_problems
-from debate_core.plugin._specs import (
-    KINDS,
-    SPEC_TYPES,
-    AnswerRuleSpec,
-    BackendSpec,
-    BuildContext,
-    ComponentBuilder,
-    ComponentSpec,
-    CoordinatorSpec,
-    DatasetSpec,
-    GraderSpec,
-    HistoryPolicySpec,
-    JudgeSpec,
-    MetricSinkSpec,
-    ParserSpec,
-    PersonaSetSpec,
-    RendererSpec,
-    RewardSpec,
-    build_choice,
-)
+from debate_core.plugin._specs import *  # noqa: F403
 
-__all__ = [
-    "CORE_DISTRIBUTION",
-    "DISABLE_AUTOLOAD_ENV",
-    "HOOK_KINDS",
-    "KINDS",
-    "ONLY_ENV",
-    "PROJECT_NAME",
-    "SPEC_TYPES",
-    "STRICT_ENV",
-    "AnswerRuleSpec",
-    "BackendSpec",
-    "BuildContext",
-    "ComponentBuilder",
-    "ComponentEntry",
-    "ComponentSpec",
-    "CoordinatorSpec",
-    "DatasetSpec",
-    "GraderSpec",
-    "HistoryPolicySpec",
-    "JudgeSpec",
-    "MetricSinkSpec",
-    "ParserSpec",
-    "PersonaSetSpec",
-    "PluginLoadWarning",
-    "PluginSource",
-    "PluginStatus",
-    "Registry",
-    "RendererSpec",
-    "RewardSpec",
-    "build_choice",
-    "get_registry",
-    "hookimpl",
-    "hookspec",
-    "installed_distributions",
-    "kind_label",
-    "load_registry",
-    "normalise_distribution",
-    "reset_registry",
-]
+
+def warn_old_path(module: str) -> None:
+    """Warn that ``module``, one of 0.1's documented paths of these names, is an alias now."""
+    warnings.warn(
+        f"{module} is part of the debate_core.plugin package now; import its names from debate_core.plugin",
+        DeprecationWarning,
+        stacklevel=3,
+    )
+
+
+__all__ = [*_specs.__all__, *_hookspecs.__all__, *_registry.__all__]

@@ -64,8 +64,9 @@ def _assigned_docs(module: ModuleType) -> dict[str, str]:
 
 
 def _defining_module(module: ModuleType, name: str) -> ModuleType:
-    """The module a re-exported constant is assigned in (followed through ``from X import name``,
-    also one under ``if TYPE_CHECKING:`` of a package that imports its names on first use)."""
+    """The module a re-exported constant is assigned in (followed through ``from X import name`` and
+    ``from X import *``, also one under ``if TYPE_CHECKING:`` of a package that imports its names on
+    first use)."""
     seen: set[str] = set()
     while module.__name__ not in seen:
         seen.add(module.__name__)
@@ -79,7 +80,9 @@ def _defining_module(module: ModuleType, name: str) -> ModuleType:
             (
                 node.module
                 for node in ast.walk(tree)
-                if isinstance(node, ast.ImportFrom) and node.module and any(a.name == name for a in node.names)
+                if isinstance(node, ast.ImportFrom)
+                and node.module
+                and any(a.name == name or (a.name == "*" and _star_exports(node.module, name)) for a in node.names)
             ),
             None,
         )
@@ -87,6 +90,11 @@ def _defining_module(module: ModuleType, name: str) -> ModuleType:
             return module
         module = importlib.import_module(source)
     return module
+
+
+def _star_exports(module_name: str, name: str) -> bool:
+    """Whether ``from module_name import *`` brings ``name`` (it is in that module's ``__all__``)."""
+    return name in getattr(importlib.import_module(module_name), "__all__", ())
 
 
 def describe(module: ModuleType, name: str) -> tuple[str, str]:
