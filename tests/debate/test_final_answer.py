@@ -12,7 +12,7 @@ from debate_core.debate.transcripts import load_transcript, record_to_json
 from debate_core.records import Grade, vote_counts
 from debate_core.tasks.graders import build_boxed
 from debate_core.testing.scripted_debate import scripted_debate
-from debate_core.training.grading import grade_debate
+from debate_core.training.correctness import grade_debate
 
 from .helpers import response
 

@@ -11,8 +11,8 @@ from debate_core.debate.final_answer import choose_answer
 from debate_core.plugin import Registry
 from debate_core.tasks.graders import build_boxed
 from debate_core.testing import build_debate
+from debate_core.training.correctness import grade_debate, verifiable_metrics
 from debate_core.training.evaluation.evaluator import evaluate_policy
-from debate_core.training.grading import grade_debate, verifiable_metrics
 from debate_core.training.preflight import format_checklist, run_checklist
 from tests.training.trainer_harness import SERVICES, make_config
 

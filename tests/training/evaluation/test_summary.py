@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from debate_core.cli.train_cmd import format_changes
 from debate_core.records import Grade
-from debate_core.training.grading import GradedDebate, JudgeTally, verifiable_metrics
+from debate_core.training.correctness import GradedDebate, JudgeTally, verifiable_metrics
 
 RIGHT, WRONG = Grade(True, True, "7"), Grade(True, False, "8")
 

@@ -21,7 +21,7 @@ from debate_core.tasks.arithmetic import ArithmeticDataset, ArithmeticOptions
 from debate_core.tasks.graders import build_boxed
 from debate_core.testing.scripted_debate import scripted_setup
 from debate_core.testing.tokenizer import ByteTokenizer
-from debate_core.training.grading import grade_debate
+from debate_core.training.correctness import grade_debate
 from debate_core.training.kernel.reference_debates import BARE_RIGHT, ReferenceAgent, answer_check, reference_solution
 from debate_core.training.kernel.rollouts import DebateJob
 from debate_core.training.progress import Progress

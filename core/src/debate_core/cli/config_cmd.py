@@ -31,12 +31,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 def run_check(args: argparse.Namespace) -> int:
     from debate_core.config import load_run_config
     from debate_core.plugin import get_registry
-    from debate_core.training.context_check import check_context
+    from debate_core.runtime.context_guard import check_run_fits_context
     from debate_core.training.run_needs import check_run_needs
 
     try:
         config = load_run_config(args.file, args.overrides, registry=get_registry())
-        check_context(config, get_registry())
+        check_run_fits_context(config, get_registry())
         try:
             warnings = check_run_needs(config, get_registry())
         except ConfigError as exc:

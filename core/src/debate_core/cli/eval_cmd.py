@@ -80,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
     from debate_core.config import load_run_config, resolved_config_toml
     from debate_core.files import atomic_write_text
     from debate_core.plugin import get_registry
-    from debate_core.training.context_check import check_context
+    from debate_core.runtime.context_guard import check_run_fits_context
     from debate_core.training.evaluation.evaluator import evaluate_policy
     from debate_core.training.policy_weights import resolve_policy_weights
     from debate_core.training.progress import Progress
@@ -89,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
     if args.mode:
         overrides.append("evaluation.modes=" + json.dumps(list(dict.fromkeys(args.mode))))
     config = load_run_config(args.config, overrides, registry=get_registry())
-    check_context(config, get_registry())
+    check_run_fits_context(config, get_registry())
     weights = resolve_policy_weights(args.checkpoint, "--checkpoint") if args.checkpoint else None
     progress = Progress(config.logging.progress, line_interval_s=config.logging.progress_interval_s)
     evaluation = run_interruptibly(evaluate_policy(config, get_registry(), weights=weights, progress=progress))

@@ -32,13 +32,13 @@ def run(args: argparse.Namespace) -> int:
     from debate_core.config import load_run_config, option_value
     from debate_core.errors import ConfigError
     from debate_core.plugin import get_registry
-    from debate_core.training.context_check import check_context
+    from debate_core.runtime.context_guard import check_run_fits_context
     from debate_core.training.evaluation.evaluator import evaluate_policy
     from debate_core.training.preflight import format_checklist, run_checklist
     from debate_core.training.progress import Progress
 
     config = load_run_config(args.config, args.overrides, registry=get_registry())
-    check_context(config, get_registry())
+    check_run_fits_context(config, get_registry())
     settings = attrs.evolve(config.evaluation, modes=("direct", "debate"), role_averaged=False)
     if args.num_problems is not None:
         args.num_problems = option_value("--num-problems", args.num_problems, "evaluation.num_problems")

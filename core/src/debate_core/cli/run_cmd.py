@@ -152,7 +152,7 @@ def run(args: argparse.Namespace) -> int:
     from debate_core.files import atomic_write_text
     from debate_core.plugin import get_registry
     from debate_core.records import Problem
-    from debate_core.training.context_check import check_context
+    from debate_core.runtime.context_guard import check_run_fits_context
 
     if args.temperature is not None:  # checked as evaluation.temperature, which it stands in for
         args.temperature = option_value("--temperature", args.temperature, "evaluation.temperature")
@@ -160,7 +160,7 @@ def run(args: argparse.Namespace) -> int:
     if args.temperature is not None:  # validated with the run file, like any override
         overrides = [*overrides, f"evaluation.temperature={args.temperature!r}"]
     config = load_run_config(args.config, overrides, registry=get_registry())
-    check_context(config, get_registry())
+    check_run_fits_context(config, get_registry())
     if args.questions is not None:
         problems = read_questions(args.questions)
     else:

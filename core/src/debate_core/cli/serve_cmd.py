@@ -78,9 +78,9 @@ def _stop_on_sigterm(signum: int, frame: FrameType | None) -> None:
 def run(args: argparse.Namespace) -> int:
     from debate_core.config import load_run_config
     from debate_core.plugin import get_registry
+    from debate_core.runtime.context_guard import check_run_fits_context
     from debate_core.serve import EventLoopThread, ServedPolicy
     from debate_core.serve.http_server import print_log
-    from debate_core.training.context_check import check_context
 
     run_dir = run_directory_of(args.checkpoint)
     config_file = args.config if args.config is not None else (run_dir / "config.toml" if run_dir else None)
@@ -91,7 +91,7 @@ def run(args: argparse.Namespace) -> int:
         )
     registry = get_registry()
     config = load_run_config(config_file, args.overrides, registry=registry)
-    check_context(config, registry)
+    check_run_fits_context(config, registry)
     name = served_name(args, run_dir)
     loop = EventLoopThread()
     policy: ServedPolicy | None = None

@@ -202,7 +202,7 @@ def _read_config(args: argparse.Namespace) -> tuple[Registry, RunConfig, Path | 
     from debate_core.config import load_run_config
     from debate_core.plugin import get_registry
     from debate_core.rundir.directory import existing_run_directory
-    from debate_core.training.context_check import check_context
+    from debate_core.runtime.context_guard import check_run_fits_context
     from debate_core.training.policy_weights import resolve_init_from
     from debate_core.training.run_needs import check_run_needs
 
@@ -216,7 +216,7 @@ def _read_config(args: argparse.Namespace) -> tuple[Registry, RunConfig, Path | 
         if not config_path.is_file():
             raise DebateError(f"--resume {args.resume}: no config.toml in the run directory; name the run file")
     config = load_run_config(config_path, overrides, registry=registry)
-    check_context(config, registry)
+    check_run_fits_context(config, registry)
     if resumed is None:
         config = resolve_init_from(config)  # a wrong model.init_from fails before a run directory is chosen
         # what config check finds fails here too, before anything loads (the datasets are read,

@@ -352,12 +352,12 @@ class RetryingSamplingClient:
         return twin
 
     def _guard_context(self, prompt_tokens: int, max_tokens: int | None) -> None:
-        from debate_core.runtime.context_guard import ContextGuardStop, ContextLengthError, check_context
+        from debate_core.runtime.context_guard import ContextGuardStop, ContextLengthError, check_prompt_fits
 
         if any(isinstance(f, ContextLengthError) for f in self.failures):
             raise ContextGuardStop("sampling stopped: another prompt of this batch did not fit the model's context")
         try:
-            check_context(prompt_tokens, max_tokens, self.context_length)
+            check_prompt_fits(prompt_tokens, max_tokens, self.context_length)
         except ContextLengthError as exc:
             self.failures.append(exc)
             raise

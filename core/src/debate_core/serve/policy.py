@@ -25,7 +25,7 @@ from debate_core.debate.sampling_policy import SamplingClientPolicy
 from debate_core.debate.setup import DebateSetup, build_debate_setup
 from debate_core.errors import DebateError
 from debate_core.records import DebateEpisode, Grader, Problem, SampledAction, StopCondition
-from debate_core.runtime.context_guard import ContextLengthError, check_context
+from debate_core.runtime.context_guard import ContextLengthError, check_prompt_fits
 from debate_core.runtime.retries import RetryingSamplingClient
 from debate_core.runtime.sampling_failures import raise_backend_failure
 from debate_core.runtime.session import BackendSession, open_session_async
@@ -109,7 +109,7 @@ class ServedPolicy:
         renderer = self.setup.renderer
         prompt = renderer.build_prompt(request.messages)
         max_tokens = request.max_tokens or self.config.debate.max_tokens
-        check_context(len(prompt), max_tokens, self.session.context_length)
+        check_prompt_fits(len(prompt), max_tokens, self.session.context_length)
         temperature = self._temperature(request)
         stop = renderer.stop_condition()
         if stop.strings:  # string stops take the request's too; token-id stops cannot mix with strings
@@ -127,7 +127,7 @@ class ServedPolicy:
         ``direct`` object."""
         setup = self.setup if request.max_tokens is None else attrs.evolve(self.setup, max_tokens=request.max_tokens)
         first = first_turn_prompt(Problem(id="request", question=request.question), setup)
-        check_context(len(first.tokens), setup.max_tokens, self.session.context_length)
+        check_prompt_fits(len(first.tokens), setup.max_tokens, self.session.context_length)
         temperature = request.temperature if request.temperature is not None else first.temperature
         sampler = self.session.sampler()
         action = await _sampled(

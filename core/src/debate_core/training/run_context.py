@@ -12,7 +12,7 @@ import attrs
 from debate_core.config import RunConfig
 from debate_core.rundir.directory import RunDirectory
 from debate_core.runtime.session import BackendSession
-from debate_core.training.alarms import AlarmMonitor
+from debate_core.training.collapse.alarms import AlarmMonitor
 from debate_core.training.costs import CostTracker
 from debate_core.training.progress import Progress
 from debate_core.training.run_components import RunComponents
@@ -34,7 +34,7 @@ class RunContext:
     alarms: AlarmMonitor = attrs.field(
         default=attrs.Factory(lambda self: AlarmMonitor(self.config.alarms), takes_self=True)
     )
-    """The collapse alarms of the run (``training.alarms``): what they have seen and said."""
+    """The collapse alarms of the run (``training.collapse.alarms``): what they have seen and said."""
     costs: CostTracker = attrs.field(
         default=attrs.Factory(
             lambda self: CostTracker(self.session.tokens, self.config.pricing, self.config.training.max_cost),

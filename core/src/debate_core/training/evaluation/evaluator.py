@@ -51,15 +51,15 @@ from debate_core.runtime.retries import RetryingSamplingClient, retry_policy
 from debate_core.runtime.session import open_session_async
 from debate_core.stats import mean, paired_difference, standard_error
 from debate_core.tasks.flaws import AnswerFlaws
-from debate_core.training.evaluation.judge_benchmark import benchmark_lessons, benchmark_setup
-from debate_core.training.evaluation.judge_families import JudgeBenchmarkRun, has_slip_pairs, run_judge_families
-from debate_core.training.grading import (
+from debate_core.training.correctness import (
     JudgeTally,
     grade_debate,
     grade_samples,
     problem_means,
     verifiable_metrics,
 )
+from debate_core.training.evaluation.judge_benchmark import benchmark_lessons, benchmark_setup
+from debate_core.training.evaluation.judge_families import JudgeBenchmarkRun, has_slip_pairs, run_judge_families
 from debate_core.training.kernel.debate_metrics import debate_metrics, turn_metrics
 from debate_core.training.kernel.rollouts import DebateJob, run_debates, sampled_tokens
 from debate_core.training.policy_weights import PolicyWeights, opponent_client, resolve_opponent

@@ -10,7 +10,7 @@
   = mean(q - p), ``optim/kl_sample_train_v2`` = mean((q - p)^2) / 2 and ``optim/entropy``
   = -mean(q), where q are the sampler's and p the trainer's logprobs of the sampled tokens;
 * verifiable datasets: ``train_{dataset}/format``, ``correct``, ``pass@k``, ``avg@k``,
-  ``cons@k`` and ``judge_accuracy`` (see ``training.grading``).
+  ``cons@k`` and ``judge_accuracy`` (see ``training.correctness``).
 """
 
 from __future__ import annotations

@@ -9,7 +9,8 @@ import numpy as np
 
 from debate_core.records.metrics import MetricValue
 from debate_core.stats import mean
-from debate_core.training.grading import grade_debate, verifiable_metrics
+from debate_core.training.collapse.monitor import ground_truth_metrics, label_free_metrics
+from debate_core.training.correctness import grade_debate, verifiable_metrics
 from debate_core.training.kernel.chunked_update import UpdateResult
 from debate_core.training.kernel.debate_metrics import (
     backend_metrics,
@@ -22,7 +23,6 @@ from debate_core.training.kernel.debate_metrics import (
 )
 from debate_core.training.kernel.rollouts import sampled_tokens
 from debate_core.training.rl.batch import Batch, ScoredDebates, TrainedBatch
-from debate_core.training.rl.collapse_monitor import ground_truth_metrics, label_free_metrics
 from debate_core.training.run_context import RunContext
 
 

@@ -22,10 +22,10 @@ from debate_core.rewards.advantages import compute_advantages
 from debate_core.rundir.directory import RunDirectory
 from debate_core.tasks.graders import build_boxed
 from debate_core.testing.synthetic import TurnSpec, synthetic_debate
-from debate_core.training.alarms import AlarmMonitor
+from debate_core.training.collapse.alarms import AlarmMonitor
+from debate_core.training.collapse.monitor import ground_truth_metrics, label_free_metrics
 from debate_core.training.kernel.debate_metrics import debate_metrics, turn_metrics
 from debate_core.training.progress import Progress
-from debate_core.training.rl.collapse_monitor import ground_truth_metrics, label_free_metrics
 from debate_core.training.run import resume_differences, run_training
 from tests.training.trainer_harness import make_config, read_metrics
 

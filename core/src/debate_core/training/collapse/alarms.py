@@ -1,5 +1,5 @@
 """Collapse alarms (docs/training.md#collapse-alarms): after each RL iteration, the label-free
-figures of ``training.rl.collapse_monitor`` (and the comparison rate), averaged over the last
+figures of ``training.collapse.monitor`` (and the comparison rate), averaged over the last
 ``alarms.window`` iterations, are compared with the thresholds of ``[alarms]``. An alarm that
 trips is recorded as ``alarm/<name> = 1`` in the iteration's metrics (0 otherwise) and said in
 one line naming the failure mode, once per run, or again every ``alarms.repeat_every``

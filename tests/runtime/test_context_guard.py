@@ -1,4 +1,5 @@
-"""The context guard: a prompt plus ``debate.max_tokens`` beyond the model's context stops training,
+"""The context guard: a run whose last turn can never fit the model's context is refused before a
+model loads; a prompt plus ``debate.max_tokens`` beyond the model's context stops training,
 evaluation and ``debate run`` before the request is sent, naming the debate, the sizes and the
 option to change."""
 
@@ -12,12 +13,14 @@ import pytest
 
 from debate_core.cli import main
 from debate_core.config import load_run_config
+from debate_core.errors import ConfigError
 from debate_core.plugin import Registry, get_registry
 from debate_core.rundir.directory import RunDirectory
 from debate_core.runtime.context_guard import (
     ContextGuardStop,
     ContextLengthError,
-    check_context,
+    check_prompt_fits,
+    check_run_fits_context,
     context_hint,
 )
 from debate_core.training.progress import Progress
@@ -42,6 +45,23 @@ def train(registry: Registry, run_dir: Path, *overrides: str) -> Any:
     )
 
 
+def test_a_run_whose_last_turn_cannot_fit_is_refused_before_a_model_loads() -> None:
+    """embedded:debate-micro reads 1024 positions; the last turn of 4 agents over 3 rounds under the
+    ``all`` history shows the 11 earlier turns, one token each at the least."""
+    micro = ("backend.name=local", "model.base_model=embedded:debate-micro", "debate.history_policy.name=all")
+
+    def config(*overrides: str) -> Any:
+        return load_run_config(None, [*micro, *overrides], registry=get_registry())
+
+    with pytest.raises(ConfigError, match=r"debate\.max_tokens: 1024 sampled tokens do not fit"):
+        check_run_fits_context(config("debate.max_tokens=1024"), get_registry())
+    four = ("debate.num_agents=4", "debate.max_rounds=3")
+    with pytest.raises(ConfigError, match=r"shows 11 earlier turns, so .* need at least 1025 positions"):
+        check_run_fits_context(config(*four, "debate.max_tokens=1013"), get_registry())
+    check_run_fits_context(config(*four, "debate.max_tokens=1012"), get_registry())  # 11 + 1 + 1012 = 1024
+    check_run_fits_context(config("backend.name=tinker", "debate.max_tokens=100000"), get_registry())  # unknown
+
+
 @pytest.mark.parametrize(
     ("prompt", "max_tokens", "context", "fits"),
     [
@@ -54,10 +74,10 @@ def train(registry: Registry, run_dir: Path, *overrides: str) -> Any:
 )
 def test_the_rule(prompt: int, max_tokens: int | None, context: int | None, fits: bool) -> None:
     if fits:
-        check_context(prompt, max_tokens, context)
+        check_prompt_fits(prompt, max_tokens, context)
     else:
         with pytest.raises(ContextLengthError, match=f"beyond the model's context of {context}"):
-            check_context(prompt, max_tokens, context)
+            check_prompt_fits(prompt, max_tokens, context)
 
 
 @pytest.mark.parametrize(
