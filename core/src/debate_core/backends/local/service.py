@@ -17,6 +17,7 @@ from tinker import types
 from tinker.lib.retry_handler import RetryConfig
 
 from debate_core.backends.local import saved_states
+from debate_core.backends.local.futures import AwaitableConcurrentFuture, OrderedWorker, completed
 from debate_core.backends.local.models.loading import (
     FinetuneMode,
     LoadedModel,
@@ -26,11 +27,10 @@ from debate_core.backends.local.models.loading import (
 )
 from debate_core.backends.local.models.tokenizer import token_byte_table
 from debate_core.backends.local.options import LocalBackendOptions
+from debate_core.backends.local.sampling.client import LocalSamplingClient
 from debate_core.backends.local.sampling.engine import SamplerEngine
-from debate_core.backends.local.sampling.futures import AwaitableConcurrentFuture, OrderedWorker, completed
 from debate_core.backends.local.sampling.snapshots import make_snapshot
-from debate_core.backends.local.sampling.threads import ThreadPlan
-from debate_core.backends.local.sampling_client import LocalSamplingClient
+from debate_core.backends.local.threads import ThreadPlan
 from debate_core.backends.local.torch_settings import configure_torch, resolve_device, resolve_dtype
 from debate_core.backends.local.training_client import LocalTrainingClient
 from debate_core.errors import ConfigError

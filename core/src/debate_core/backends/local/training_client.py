@@ -22,16 +22,16 @@ from tinker.lib.retry_handler import RetryConfig
 
 from debate_core.backends.local import losses, saved_states
 from debate_core.backends.local.fast_training import batch_logprobs
+from debate_core.backends.local.futures import AwaitableConcurrentFuture, OrderedWorker
 from debate_core.backends.local.models.decoder_weights import supports
 from debate_core.backends.local.models.loading import LoadedModel, trainable_parameters
 from debate_core.backends.local.models.tokenizer import token_byte_table
 from debate_core.backends.local.options import LocalBackendOptions
+from debate_core.backends.local.prefix_groups import PrefixGroup, group_by_prefix
+from debate_core.backends.local.sampling.client import LocalSamplingClient
 from debate_core.backends.local.sampling.engine import SamplerEngine, SamplerSnapshot
-from debate_core.backends.local.sampling.futures import AwaitableConcurrentFuture, OrderedWorker
-from debate_core.backends.local.sampling.prefix_groups import PrefixGroup, group_by_prefix
 from debate_core.backends.local.sampling.snapshots import core_module, make_snapshot
-from debate_core.backends.local.sampling.threads import ThreadPlan
-from debate_core.backends.local.sampling_client import LocalSamplingClient
+from debate_core.backends.local.threads import ThreadPlan
 
 CustomLoss = Callable[[list[types.Datum], list[torch.Tensor]], tuple[torch.Tensor, dict[str, float]]]
 

@@ -25,10 +25,10 @@ import numpy as np
 import torch
 from tinker import types
 
-from debate_core.backends.local.sampling.futures import stop_at_exit
+from debate_core.backends.local.futures import stop_at_exit
 from debate_core.backends.local.sampling.prefix_cache import PrefixCache
 from debate_core.backends.local.sampling.stops import StopMatcher, StopSpec
-from debate_core.backends.local.sampling.threads import forget_thread_count
+from debate_core.backends.local.threads import forget_thread_count
 
 
 class Decoder(Protocol):

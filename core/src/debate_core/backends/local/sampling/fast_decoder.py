@@ -18,9 +18,9 @@ import torch
 import torch.nn.functional as F
 
 from debate_core.backends.local.models.decoder_weights import DecoderWeights, LayerWeights
+from debate_core.backends.local.prefix_groups import group_by_prefix
 from debate_core.backends.local.sampling.prefix_cache import PrefixCache
-from debate_core.backends.local.sampling.prefix_groups import group_by_prefix
-from debate_core.backends.local.sampling.threads import ThreadPlan, use_threads
+from debate_core.backends.local.threads import ThreadPlan, use_threads
 from debate_core.backends.local.torch_settings import no_grad
 
 SHARED_PREFILL_MIN = 32

@@ -11,7 +11,7 @@ from debate_core.backends.local.sampling.engine import Decoder, SamplerSnapshot
 from debate_core.backends.local.sampling.fast_decoder import FastDecoder
 from debate_core.backends.local.sampling.generic_decoder import GenericDecoder, snapshot_model
 from debate_core.backends.local.sampling.prefix_cache import PrefixCache
-from debate_core.backends.local.sampling.threads import ThreadPlan
+from debate_core.backends.local.threads import ThreadPlan
 
 
 def core_module(module: torch.nn.Module) -> torch.nn.Module:

@@ -11,11 +11,10 @@ import pytest
 import torch
 from tinker import types
 
+from debate_core.backends.local.sampling.client import LocalSamplingClient
 from debate_core.backends.local.sampling.stops import StopSpec
-from debate_core.backends.local.sampling_client import LocalSamplingClient
 from debate_core.backends.local.training_client import LocalTrainingClient
-
-from .conftest import datum, encode, sample_text_prompt
+from tests.backends.local.conftest import datum, encode, sample_text_prompt
 
 
 def _sample(client: LocalSamplingClient, prompt: list[int], n: int = 1, **params: object) -> types.SampleResponse:

@@ -11,12 +11,11 @@ from contextlib import contextmanager
 import numpy as np
 from tinker import types
 
+from debate_core.backends.local.sampling.client import LocalSamplingClient
 from debate_core.backends.local.sampling.engine import SamplerEngine
-from debate_core.backends.local.sampling_client import LocalSamplingClient
 from debate_core.backends.local.service import LocalServiceClient
 from debate_core.backends.local.training_client import LocalTrainingClient
-
-from .conftest import encode
+from tests.backends.local.conftest import encode
 
 GATHER_S = 0.5
 """The wait for more requests of the engines that tests needing one batch submit to: requests

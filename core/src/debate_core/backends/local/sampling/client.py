@@ -11,8 +11,8 @@ from typing import Any
 
 from tinker import types
 
+from debate_core.backends.local.futures import AwaitableConcurrentFuture, failed
 from debate_core.backends.local.sampling.engine import SamplerEngine, SampleRequest, SamplerSnapshot
-from debate_core.backends.local.sampling.futures import AwaitableConcurrentFuture, failed
 
 
 class LocalSamplingClient:

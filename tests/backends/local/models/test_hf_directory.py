@@ -16,8 +16,7 @@ from debate_core.backends.local.sampling.fast_decoder import FastDecoder
 from debate_core.backends.local.sampling.generic_decoder import GenericDecoder
 from debate_core.backends.local.service import LocalServiceClient
 from debate_core.errors import ConfigError
-
-from .conftest import datum, encode
+from tests.backends.local.conftest import datum, encode
 
 
 def _save(model: torch.nn.Module, directory: Path) -> str:
