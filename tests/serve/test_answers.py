@@ -15,7 +15,6 @@ import pytest
 from debate_core.config import load_run_config
 from debate_core.debate.running import first_turn_prompt, run_debate
 from debate_core.debate.sampling_policy import SamplingClientPolicy
-from debate_core.debate.setup import build_debate_setup
 from debate_core.plugin import get_registry
 from debate_core.records import Problem
 from debate_core.runtime.retries import RetryPolicy
@@ -24,7 +23,8 @@ from debate_core.runtime.token_meter import TokenMeter
 from debate_core.serve.policy import ServedPolicy
 from debate_core.serve.wire import ChatRequest
 from debate_core.testing.tokenizer import ByteTokenizer
-from debate_core.training.evaluation.evaluator import direct_setup, evaluation_setup
+from debate_core.training.evaluation.evaluator import direct_setup
+from debate_core.training.evaluation.policy_debate import PolicyDebate
 
 from ..debate.helpers import response, sampled_future
 
@@ -86,9 +86,8 @@ def served(tmp_path: Path) -> tuple[ServedPolicy, ScriptedSession]:
     registry = get_registry()
     config = load_run_config(run_file, registry=registry)
     session = ScriptedSession()
-    setup = evaluation_setup(build_debate_setup(config.debate, registry, session.tokenizer), config.evaluation)
-    grader = registry.build("grader", "boxed")
-    return ServedPolicy(config, session, "policy", setup, grader), session  # type: ignore[arg-type]
+    debate = PolicyDebate.build(config, registry, session.tokenizer)
+    return ServedPolicy(config, session, "policy", debate), session  # type: ignore[arg-type]
 
 
 def ask(policy: ServedPolicy, model: str) -> Any:

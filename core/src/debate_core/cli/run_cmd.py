@@ -63,21 +63,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def _open_session(config: RunConfig, registry: Registry, checkpoint: str | None) -> BackendSession:
-    """The backend session (``.tokenizer``, ``.sampling_client()``), sampling only: on the base
-    model, or on the weights a checkpoint saved for sampling."""
-    from debate_core.runtime.session import open_session
-    from debate_core.training.policy_weights import resolve_policy_weights
+    """The backend session, sampling only: on the base model, or on the weights a checkpoint saved."""
+    from debate_core.runtime.interrupts import run_interruptibly
+    from debate_core.training.evaluation.policy_debate import open_policy_session
 
-    if checkpoint is None:
-        return open_session(config, registry, training=False)
-    weights = resolve_policy_weights(checkpoint, "--checkpoint")
-    return open_session(
-        config,
-        registry,
-        training=False,
-        sampler_path=weights.sampler_path,
-        state_path=None if weights.sampler_path else weights.state_path,
-    )
+    return run_interruptibly(open_policy_session(config, registry, checkpoint, "--checkpoint"))
 
 
 def read_questions(path: str) -> list[Any]:
@@ -192,35 +182,21 @@ def _debate_each(
     """Debate each problem on the open session, printing each transcript and outcome."""
 
     from debate_core.debate.final_answer import final_answer
-    from debate_core.debate.running import run_debate
-    from debate_core.debate.sampling_policy import SamplingClientPolicy
-    from debate_core.debate.setup import build_debate_setup
     from debate_core.runtime.interrupts import run_interruptibly
     from debate_core.runtime.sampling_failures import raise_backend_failure
     from debate_core.terminal import visible
-    from debate_core.training.evaluation.evaluator import evaluation_setup
+    from debate_core.training.evaluation.policy_debate import PolicyDebate
 
-    setup = evaluation_setup(build_debate_setup(config.debate, registry, session.tokenizer), config.evaluation)
-    grader = registry.build("grader", config.grader.name, config.grader.options, "grader.options")
+    debate = PolicyDebate.build(config, registry, session.tokenizer)
     sampler = session.sampler()
-    policy = SamplingClientPolicy(sampler, setup.renderer)
 
     records = []
     for index, problem in enumerate(problems):
-        episode = run_interruptibly(
-            run_debate(
-                problem,
-                setup,
-                [policy] * setup.num_agents,
-                seed=config.run.seed + index,
-                debate_id=problem.id,
-                grader=grader,
-            )
-        )
+        episode = run_interruptibly(debate.play(problem, sampler, seed=config.run.seed + index, debate_id=problem.id))
         raise_backend_failure(sampler, [episode], config)
         record = episode.record
         records.append(record)
-        answer = final_answer(record, grader, rule=setup.answer_rule)
+        answer = final_answer(record, debate.grader, rule=debate.setup.answer_rule)
         if len(problems) > 1:
             print(visible(f"=== Debate {index + 1} of {len(problems)} ({problem.id}) ==="))
         lines = [] if args.quiet else format_transcript(record)

@@ -20,18 +20,17 @@ import attrs
 
 from debate_core.config import RunConfig
 from debate_core.debate.final_answer import final_answer
-from debate_core.debate.running import first_turn_prompt, run_debate
+from debate_core.debate.running import first_turn_prompt
 from debate_core.debate.sampling_policy import SamplingClientPolicy
-from debate_core.debate.setup import DebateSetup, build_debate_setup
+from debate_core.debate.setup import DebateSetup
 from debate_core.errors import DebateError
 from debate_core.records import DebateEpisode, Grader, Problem, SampledAction, StopCondition
 from debate_core.runtime.context_guard import ContextLengthError, check_prompt_fits
 from debate_core.runtime.retries import RetryingSamplingClient
 from debate_core.runtime.sampling_failures import raise_backend_failure
-from debate_core.runtime.session import BackendSession, open_session_async
+from debate_core.runtime.session import BackendSession
 from debate_core.serve.wire import ApiError, ChatRequest, Completion, cut_at_stop
-from debate_core.training.evaluation.evaluator import evaluation_setup
-from debate_core.training.policy_weights import resolve_policy_weights
+from debate_core.training.evaluation.policy_debate import PolicyDebate, open_policy_session
 
 if TYPE_CHECKING:
     from debate_core.plugin import ComponentBuilder
@@ -48,8 +47,16 @@ class ServedPolicy:
     session: BackendSession
     name: str
     """The model name of one plain sample (the run directory's name unless ``--name`` says otherwise)."""
-    setup: DebateSetup
-    grader: Grader
+    debate: PolicyDebate
+    """The test-time debate the model ``debate`` answers with; its setup serves single samples too."""
+
+    @property
+    def setup(self) -> DebateSetup:
+        return self.debate.setup
+
+    @property
+    def grader(self) -> Grader:
+        return self.debate.grader
 
     @classmethod
     async def open(cls, config: RunConfig, registry: ComponentBuilder, checkpoint: str, name: str) -> ServedPolicy:
@@ -58,17 +65,8 @@ class ServedPolicy:
         Raises:
             DebateError: the checkpoint cannot be found or opened, or a component cannot be built.
         """
-        weights = resolve_policy_weights(checkpoint, "CHECKPOINT")
-        session = await open_session_async(
-            config,
-            registry,
-            training=False,
-            sampler_path=weights.sampler_path,
-            state_path=None if weights.sampler_path else weights.state_path,
-        )
-        setup = evaluation_setup(build_debate_setup(config.debate, registry, session.tokenizer), config.evaluation)
-        grader = registry.build("grader", config.grader.name, config.grader.options, "grader.options")
-        return cls(config, session, name, setup, grader)
+        session = await open_policy_session(config, registry, checkpoint, "CHECKPOINT")
+        return cls(config, session, name, PolicyDebate.build(config, registry, session.tokenizer))
 
     @property
     def models(self) -> tuple[str, str]:
@@ -146,22 +144,15 @@ class ServedPolicy:
 
     async def _debate(self, request: ChatRequest) -> Completion:
         """A test-time debate of the last user message; its final answer is the reply."""
-        setup = self.setup
-        if request.max_tokens is not None:
-            setup = attrs.evolve(setup, max_tokens=request.max_tokens)
-        if request.temperature is not None:
-            setup = attrs.evolve(setup, temperature_override=request.temperature)
+        debate = self.debate.with_limits(request.max_tokens, request.temperature)
         sampler = self.session.sampler()
-        policy = SamplingClientPolicy(sampler, setup.renderer)
         problem = Problem(id="request", question=request.question)
-        episode = await run_debate(
-            problem, setup, [policy] * setup.num_agents, seed=self._seed(request), grader=self.grader
-        )
+        episode = await debate.play(problem, sampler, seed=self._seed(request))
         context = [f for f in sampler.failures if isinstance(f, ContextLengthError)]
         if context:
             raise context[0]
         raise_backend_failure(sampler, [episode], self.config)
-        return debate_completion(episode, self.grader, setup)
+        return debate_completion(episode, debate.grader, debate.setup)
 
     async def close(self, status: str = "success") -> None:
         """Close the backend session."""

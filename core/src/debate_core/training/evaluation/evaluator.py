@@ -60,6 +60,7 @@ from debate_core.training.correctness import (
 )
 from debate_core.training.evaluation.judge_benchmark import benchmark_lessons, benchmark_setup
 from debate_core.training.evaluation.judge_families import JudgeBenchmarkRun, has_slip_pairs, run_judge_families
+from debate_core.training.evaluation.policy_debate import evaluation_setup
 from debate_core.training.kernel.debate_metrics import debate_metrics, turn_metrics
 from debate_core.training.kernel.rollouts import DebateJob, run_debates, sampled_tokens
 from debate_core.training.policy_weights import PolicyWeights, opponent_client, resolve_opponent
@@ -76,12 +77,6 @@ def direct_setup(setup: DebateSetup) -> DebateSetup:
     """The debate setup of direct answers: the same debate under parallel rounds (its first round
     is blind), stopped after round 1."""
     return attrs.evolve(setup, coordinator=ParallelCoordinator(), stop_after_round=1)
-
-
-def evaluation_setup(setup: DebateSetup, settings: EvaluationSettings) -> DebateSetup:
-    """The run's debate setup at the evaluation's temperature: ``evaluation.temperature``, when set,
-    samples every agent, persona temperatures included (``debate.setup.sampling_temperature``)."""
-    return attrs.evolve(setup, temperature_override=settings.temperature)
 
 
 def evaluation_problems(parts: RunComponents, split: str, limit: int) -> list[Problem]:
