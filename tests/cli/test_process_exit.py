@@ -1,6 +1,7 @@
 """The ``debate`` entry point ends the process without the interpreter's teardown, after what a
-normal exit does that matters: buffered output flushed, exit handlers run, thread pools stopped
-and foreground threads joined, the status kept (``debate_core/cli/process_exit.py``)."""
+normal exit does that matters: buffered output flushed, exit handlers run (logging's included),
+thread pools stopped and foreground threads joined, the status kept
+(``debate_core/cli/process_exit.py``)."""
 
 from __future__ import annotations
 
@@ -45,22 +46,44 @@ def test_exit_flushes_output_runs_exit_handlers_and_keeps_the_status(tmp_path: P
     assert not Path((tmp_path / "scratch-name").read_text()).exists()  # temporary directories removed
 
 
-def test_exit_closes_files_left_open_so_what_was_written_reaches_them(tmp_path: Path) -> None:
-    text, binary = tmp_path / "text.txt", tmp_path / "binary.bin"
+def test_exit_closes_logging_files_though_logging_registered_its_handler_first(tmp_path: Path) -> None:
+    """``logging`` is imported before this module (its exit handler would run after ours, so never):
+    its files are closed all the same, every record in them."""
+    log = tmp_path / "run.log"
     done = _run(
         f"""
+        import logging
         from debate_core.cli.process_exit import exit_process
-        text = open({str(text)!r}, "w")
-        text.write("buffered text")
-        binary = open({str(binary)!r}, "wb")
-        binary.write(b"buffered bytes")
+        handler = logging.FileHandler({str(log)!r}, delay=True)
+        logging.getLogger("probe").addHandler(handler)
+        logging.getLogger("probe").warning("the last record")
         exit_process(0)
         """,
         tmp_path,
     )
     assert done.returncode == 0, done.stderr
-    assert text.read_text() == "buffered text"
-    assert binary.read_bytes() == b"buffered bytes"
+    assert log.read_text() == "the last record\n"
+
+
+def test_without_exit_process_the_interpreter_exits_as_usual(tmp_path: Path) -> None:
+    """Importing the module changes nothing for a process that exits by itself: earlier exit
+    handlers run, the status is its own, and the teardown finalises objects."""
+    marker = tmp_path / "finalised"
+    done = _run(
+        f"""
+        import atexit, sys, weakref
+        from pathlib import Path
+        import debate_core.cli.process_exit
+        class Resource:
+            pass
+        kept = Resource()
+        weakref.finalize(kept, Path({str(marker)!r}).write_text, "yes")
+        sys.exit(5)
+        """,
+        tmp_path,
+    )
+    assert done.returncode == 5, done.stderr
+    assert marker.read_text() == "yes"
 
 
 def test_exit_waits_for_foreground_threads_and_stops_idle_thread_pools(tmp_path: Path) -> None:
