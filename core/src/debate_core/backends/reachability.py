@@ -1,8 +1,8 @@
 """Telling an address where no service can answer from a service that is slow.
 
 The Tinker SDK retries a refused connection and a host name that does not resolve for minutes
-inside its first call, so a command used to wait all of ``training.backend_timeout_s`` (ten
-minutes by default) on a port where nothing listens. Neither gets better by waiting.
+inside its first call, so without a probe a command waits all of ``training.backend_timeout_s``
+(ten minutes by default) on a port where nothing listens. Neither gets better by waiting.
 :func:`check_reachable` tries one TCP connection to the service's address first: a refusal from
 every address of the host, or a name that does not resolve, fails at once with one line naming
 the address; anything else (a connection, a connection that takes too long, a network or resolver

@@ -1,10 +1,9 @@
 """Ship a trained local checkpoint as an embedded model, so a run can start from it on any machine.
 
-The main job (``examples/arithmetic.toml``) starts RL from the warm-start E8a at its step 400
-(docs/training.md#a-task-with-room). Making that start takes 33 minutes on a 2-core CPU, and a
-warm-start's figures can move between machines; so the package ships the checkpoint's weights as
-``embedded:debate-tiny-subtraction3``, bit for bit, with the recipe that made them in the file's
-metadata:
+A run that starts from a trained checkpoint (the main job's RL starts from a warm-start's,
+docs/training.md#a-task-with-room) would otherwise have to train it first, and a trained
+checkpoint's figures can differ between machines; the package can ship its weights instead, bit
+for bit, under an embedded model's name, with the recipe that made them in the file's metadata:
 
     python -m debate_core.tools.embed_checkpoint \\
         runs/subtraction3-warmstart/checkpoints/step_000400.json debate-tiny-subtraction3 \\
