@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from debate_core import Tokenizer
 from debate_core.debate import (
     ChatTemplateOptions,
     ChatTemplateRenderer,
@@ -14,15 +15,15 @@ from debate_core.debate import (
 from debate_core.plugin import RendererSpec, hookimpl
 
 
-def _role_colon(options: RoleColonOptions) -> Callable[[Any], RoleColonRenderer]:
-    def factory(tokenizer: Any) -> RoleColonRenderer:
+def _role_colon(options: RoleColonOptions) -> Callable[[Tokenizer], RoleColonRenderer]:
+    def factory(tokenizer: Tokenizer) -> RoleColonRenderer:
         return RoleColonRenderer(tokenizer, options)
 
     return factory
 
 
 def _chat_template(options: ChatTemplateOptions) -> Callable[[Any], ChatTemplateRenderer]:
-    def factory(tokenizer: Any) -> ChatTemplateRenderer:
+    def factory(tokenizer: Any) -> ChatTemplateRenderer:  # Any: a Hugging Face tokenizer, with its chat template
         return ChatTemplateRenderer(tokenizer, options)
 
     return factory

@@ -9,9 +9,12 @@ grade and parse error, then the vote tally, how it ended and its final answer un
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from debate_core.errors import DebateError
+
+if TYPE_CHECKING:
+    from debate_core.records import AnswerRule, DebateRecord, Grader
 
 SECTION_ORDER = ("solution", "evaluation", "comparison", "consensus", "consensus_reason")
 
@@ -67,7 +70,9 @@ def turn_lines(turn: Any) -> list[str]:
     return lines
 
 
-def debate_lines(record: Any, turn: int | None, grader: Any = None, rule: Any = None) -> list[str]:
+def debate_lines(
+    record: DebateRecord, turn: int | None, grader: Grader | None = None, rule: AnswerRule | None = None
+) -> list[str]:
     """A whole debate (or one of its turns), its answer under ``rule`` (default ``majority``)."""
     from debate_core.cli.run_cmd import format_outcome
     from debate_core.debate.final_answer import final_answer

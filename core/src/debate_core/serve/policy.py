@@ -14,7 +14,7 @@ request's failure never refuses the next).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import attrs
 
@@ -24,7 +24,7 @@ from debate_core.debate.running import first_turn_prompt
 from debate_core.debate.sampling_policy import SamplingClientPolicy
 from debate_core.debate.setup import DebateSetup
 from debate_core.errors import DebateError
-from debate_core.records import DebateEpisode, Grader, Problem, SampledAction, StopCondition
+from debate_core.records import DebateEpisode, Grader, Problem, Renderer, SampledAction, StopCondition
 from debate_core.runtime.context_guard import ContextLengthError, check_prompt_fits
 from debate_core.runtime.retries import RetryingSamplingClient
 from debate_core.runtime.sampling_failures import raise_backend_failure
@@ -161,7 +161,7 @@ class ServedPolicy:
 
 async def _sampled(
     sampler: RetryingSamplingClient,
-    renderer: Any,
+    renderer: Renderer,
     prompt: Sequence[int],
     stop: StopCondition,
     temperature: float,

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 from debate_core.backends.contract import SamplingClientLike
@@ -15,6 +16,7 @@ from debate_core.rundir.reward_sidecars import reward_summary, write_sidecar
 from debate_core.runtime.sampling_failures import raise_evaluation_failure
 from debate_core.training.costs import price
 from debate_core.training.evaluation.evaluator import Evaluator
+from debate_core.training.run_components import RunComponents
 from debate_core.training.run_context import RunContext, RunPosition
 
 OpponentClient = Callable[[], Awaitable[SamplingClientLike]]
@@ -61,7 +63,7 @@ async def evaluate_weights(
     }
     if config.pricing.priced:
         record["cost"] = price(spent, config.pricing)
-    save_evaluation_debates(context, evaluator, step, label)
+    save_evaluation_debates(context.components, context.run_dir.evaluation_debates(step, label), evaluator)
     atomic_write_json(context.run_dir.evaluation_path(step, label), record)
     context.progress.finish(headline(metrics), context.costs.evaluation_note(spent))
     return metrics
@@ -76,12 +78,10 @@ def headline(metrics: dict[str, float]) -> dict[str, float]:
     }
 
 
-def save_evaluation_debates(context: RunContext, evaluator: Evaluator, step: int, label: str) -> None:
-    """Every debate of an evaluation under ``eval/step_NNNNNN_<label>/``, named by its debate
-    id, with its rewards beside it (``debate show`` reads them), so each judgement can be traced
-    to the prompt it answered."""
-    components = context.components
-    folder = context.run_dir.evaluation_debates(step, label)
+def save_evaluation_debates(components: RunComponents, folder: Path, evaluator: Evaluator) -> None:
+    """Every debate of an evaluation in ``folder`` (``eval/step_NNNNNN_<label>/``), named by its
+    debate id, with its rewards beside it (``debate show`` reads them), so each judgement can be
+    traced to the prompt it answered."""
     with output_write_errors(folder):
         folder.mkdir(parents=True, exist_ok=True)
     for episode, problem in zip(evaluator.episodes, evaluator.problems_of_episodes, strict=True):

@@ -26,7 +26,9 @@ import attrs
 from tinker import types
 
 from debate_core.errors import ConfigError
+from debate_core.rundir.directory import RunDirectory
 from debate_core.runtime.retries import BackendError
+from debate_core.runtime.session import BackendSession
 from debate_core.training.kernel.datum import AssembledDatum
 from debate_core.training.run_context import RunContext
 
@@ -96,7 +98,7 @@ def apply_penalty(
     return Penalised(out, mean_divergence, len(action))
 
 
-async def reference_path(context: RunContext, iteration: int, step: int) -> str:
+async def reference_path(session: BackendSession, run_dir: RunDirectory, iteration: int, step: int) -> str:
     """The reference weights' path: saved now at RL's first iteration, else read back from the
     record the run directory wrote then (``checkpoints/rl_reference.json``).
 
@@ -105,9 +107,8 @@ async def reference_path(context: RunContext, iteration: int, step: int) -> str:
             started RL with ``training.kl_penalty_coef = 0``).
         RunDirectoryError: the record is damaged.
     """
-    run_dir = context.run_dir
     if iteration == 0:
-        path = await context.session.save_sampler_weights(REFERENCE_NAME)
+        path = await session.save_sampler_weights(REFERENCE_NAME)
         run_dir.write_rl_reference(path, step)
         return path
     saved = run_dir.read_rl_reference()
@@ -123,8 +124,8 @@ async def reference_path(context: RunContext, iteration: int, step: int) -> str:
 async def penalise(context: RunContext, datums: Sequence[AssembledDatum], iteration: int, step: int) -> Penalised:
     """The batch's Datums with the KL penalty of ``training.kl_penalty_coef`` added."""
     coefficient = context.config.training.kl_penalty_coef
-    path = await reference_path(context, iteration, step)
     session = context.session
+    path = await reference_path(session, context.run_dir, iteration, step)
     client = session.sampler().sibling(await session.saved_sampling_client(path))
 
     async def divergences(datum: AssembledDatum) -> list[float]:
