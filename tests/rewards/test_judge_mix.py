@@ -19,6 +19,7 @@ from debate_core.records import (
     SampledAction,
     StopCondition,
 )
+from debate_core.rewards.external_judges import ModelJudge, ModelJudgeOptions, OracleJudge, read_verdict
 from debate_core.rewards.judge_mix import (
     compared_pairs,
     judge_mixed_reward,
@@ -26,7 +27,6 @@ from debate_core.rewards.judge_mix import (
     judge_weight,
     judged_record,
 )
-from debate_core.rewards.judges import ModelJudge, ModelJudgeOptions, OracleJudge, read_verdict
 from debate_core.rewards.v2 import V2Reward
 from debate_core.testing.scripted_debate import scripted_setup
 from debate_core.testing.synthetic import TurnSpec, synthetic_debate

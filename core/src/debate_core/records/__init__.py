@@ -40,7 +40,7 @@ from debate_core.records.episodes import (
     TurnView,
     ViewingPolicy,
 )
-from debate_core.records.judging import CountingJudge, Judge, JudgeHost, JudgePair, Verdict
+from debate_core.records.external_judges import CountingJudge, Judge, JudgeHost, JudgePair, Verdict
 from debate_core.records.metrics import MetricSink, MetricValue
 from debate_core.records.output_contract import OutputContract, OutputParser, RenderedResponse, ResponseContent
 from debate_core.records.prompts import (

@@ -13,12 +13,13 @@ from typing import Protocol, runtime_checkable
 import attrs
 
 from debate_core.records.debate import DebateRecord
-from debate_core.records.judging import JudgeHost
+from debate_core.records.external_judges import JudgeHost
 
 GENERATOR_STREAM = "generator"
 """The stream of the tokens that produce a solution (and, by default, everything else)."""
 JUDGE_STREAM = "judge"
-"""The stream of the tokens that judge other agents (v2's ``<comparison>`` section)."""
+"""The stream of the tokens with which an agent judges its peers (v2's ``<comparison>`` section;
+not an external judge, ``records.external_judges``)."""
 
 
 def _float_tuple(values: Iterable[float]) -> tuple[float, ...]:

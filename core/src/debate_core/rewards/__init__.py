@@ -14,6 +14,7 @@ from debate_core.rewards.advantages import (
     DebateAdvantages,
     compute_advantages,
 )
+from debate_core.rewards.external_judges import ModelJudge, ModelJudgeOptions, OracleJudge
 from debate_core.rewards.gt_mix import GtMixOptions, GtMixReward, build_gt_mix, final_grades, truth_judge_stream
 from debate_core.rewards.judge_mix import (
     JudgeMixOptions,
@@ -22,7 +23,6 @@ from debate_core.rewards.judge_mix import (
     judge_mixed_reward,
     judge_weight,
 )
-from debate_core.rewards.judges import ModelJudge, ModelJudgeOptions, OracleJudge
 from debate_core.rewards.majority import (
     AnswerForm,
     AnswerReader,

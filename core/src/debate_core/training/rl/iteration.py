@@ -17,7 +17,7 @@ from debate_core.training.kernel.datum import AssembledDatum, trajectory_datums
 from debate_core.training.kernel.policy_update import update_policy
 from debate_core.training.kernel.rollouts import DebateJob, SamplingAbandoned, run_debates, sampled_tokens
 from debate_core.training.rl.batch import Batch, ScoredDebates, TrainedBatch
-from debate_core.training.rl.judge_host import BackendJudgeHost
+from debate_core.training.rl.external_judge_host import BackendJudgeHost
 from debate_core.training.rl.kl_penalty import penalise
 from debate_core.training.rl.metrics import IterationClock, iteration_headline, iteration_metrics
 from debate_core.training.rl.transcript_log import log_transcripts
