@@ -18,16 +18,17 @@ import copy
 import logging
 import threading
 import time
-from collections.abc import Awaitable, Callable, Generator
-from typing import Any, TypeVar
+from collections.abc import Awaitable, Callable, Generator, Sequence
+from typing import Any, Generic, TypeVar
 
 import attrs
 from tinker import types
 
-from debate_core.backends.contract import SamplingClientLike
+from debate_core.backends.contract import APIFutureLike, SamplingClientLike
 from debate_core.backends.reachability import ServiceUnreachable
 from debate_core.config.sections import TrainingSettings
 from debate_core.errors import DebateError
+from debate_core.records import Tokenizer
 from debate_core.runtime.token_meter import TokenMeter
 
 T = TypeVar("T")
@@ -249,17 +250,17 @@ async def _retried(what: str, call: Callable[[], Awaitable[T]], policy: RetryPol
             await asyncio.sleep(delay)
 
 
-class RetryingFuture:
+class RetryingFuture(Generic[T]):
     """Wraps a sampling call so that awaiting it retries transient backend errors."""
 
     def __init__(
         self,
         what: str,
-        submit: Callable[[], Any],
+        submit: Callable[[], APIFutureLike[T]],
         policy: RetryPolicy,
         backend: str,
         failures: list[DebateError],
-        on_result: Callable[[Any], None] | None = None,
+        on_result: Callable[[T], None] | None = None,
     ) -> None:
         self._what = what
         self._submit = submit
@@ -269,16 +270,17 @@ class RetryingFuture:
         self._on_result = on_result
         """Told the call's result once it has one (the token meter counts what it computed)."""
 
-    def _answered(self, result: Any) -> Any:
+    def _answered(self, result: T) -> T:
         if self._on_result is not None:
             self._on_result(result)
         return result
 
-    async def _run(self) -> Any:
-        async def attempt() -> Any:
+    async def _run(self) -> T:
+        async def attempt() -> T:
             from debate_core.debate.sampling_policy import resolve_future
 
-            return await resolve_future(self._submit())
+            result: T = await resolve_future(self._submit())  # Any: the SDK's futures and ours
+            return result
 
         try:
             return self._answered(await with_retries(self._what, attempt, self._policy, self._backend))
@@ -286,10 +288,10 @@ class RetryingFuture:
             self._failures.append(exc)
             raise
 
-    def result(self, timeout: float | None = None) -> Any:
+    def result(self, timeout: float | None = None) -> T:
         return self._answered(self._submit().result(timeout))
 
-    def __await__(self) -> Generator[Any, Any, Any]:
+    def __await__(self) -> Generator[Any, Any, T]:
         return self._run().__await__()
 
 
@@ -328,7 +330,7 @@ class RetryingSamplingClient:
         sampling_params: types.SamplingParams,
         include_prompt_logprobs: bool = False,
         topk_prompt_logprobs: int = 0,
-    ) -> RetryingFuture:
+    ) -> RetryingFuture[types.SampleResponse]:
         self._guard_context(prompt.length, sampling_params.max_tokens)
         return RetryingFuture(
             "sample",
@@ -341,7 +343,9 @@ class RetryingSamplingClient:
             self._counter(prompt.length),
         )
 
-    def _counter(self, prompt_tokens: int) -> Callable[[Any], None] | None:
+    def _counter(
+        self, prompt_tokens: int
+    ) -> Callable[[Any], None] | None:  # Any: a sample or logprobs, counted as found
         meter = self.meter
         return None if meter is None else lambda response: meter.sampling_result(prompt_tokens, response)
 
@@ -362,7 +366,7 @@ class RetryingSamplingClient:
             self.failures.append(exc)
             raise
 
-    def compute_logprobs(self, prompt: types.ModelInput) -> RetryingFuture:
+    def compute_logprobs(self, prompt: types.ModelInput) -> RetryingFuture[Sequence[float | None]]:
         return RetryingFuture(
             "compute_logprobs",
             lambda: self.client.compute_logprobs(prompt),
@@ -372,5 +376,5 @@ class RetryingSamplingClient:
             self._counter(prompt.length),
         )
 
-    def get_tokenizer(self) -> Any:
+    def get_tokenizer(self) -> Tokenizer:
         return self.client.get_tokenizer()
