@@ -8,8 +8,9 @@ for evaluation designs measured side by side in one run (docs/training.md#evalua
 Each design is ``debate eval RUN_FILE --json`` with overrides (the run file's own evaluation
 first). For each it prints the wall time of each mode (``time/eval_direct``, ``time/eval_debate``,
 ``time/eval_judge``), the paired SE of ``debate_minus_direct``, and the **cost of a point**:
-``seconds x (SE / 1 point)²`` (``debate eval --json`` gives each mode's seconds), the seconds an evaluation of this design would need for a paired
-SE of one point (the SE falls as the square root of the problems; the time grows with them).
+``seconds x (SE / 1 point)²`` (``debate eval --json`` gives each mode's seconds), the seconds an
+evaluation of this design would need for a paired SE of one point (the SE falls as the square
+root of the problems; the time grows with them).
 Lower is cheaper. The judge benchmark is timed but adds nothing to that SE: its own figure is
 its seconds per judgement.
 """
