@@ -10,8 +10,10 @@ It runs ``debate train RUN_FILE [overrides]`` in a fresh run directory (a tempor
 
 * warm-start: ``time/total`` of the warm-start records (its debates against the gold answers and
   its cross-entropy updates);
-* rollouts: ``time/sampling`` + ``time/rewards`` of the RL records (debates, parsing, rewards,
-  Datums);
+* rollouts: ``time/sampling_wait`` + ``time/rewards`` of the RL records (debates, parsing, rewards,
+  Datums): what the trainer waited for its debates, which is all of their sampling unless they
+  were sampled ahead while it updated (docs/training.md#asynchronous-rollouts; records written
+  before ``time/sampling_wait`` existed count ``time/sampling``);
 * training: ``time/training`` of the RL records (``forward_backward`` and ``optim_step``);
 * evaluation: ``time/eval`` of every record that carries one (at the start, after the warm-start,
   every ``eval_every`` iterations, at the end);
@@ -54,7 +56,8 @@ def phase_seconds(records: list[dict[str, object]]) -> dict[str, float]:
         if record.get("phase") == "warmstart":
             totals["warm-start"] += value(record, "time/total")
         elif record.get("phase") == "rl":
-            totals["rollouts"] += value(record, "time/sampling") + value(record, "time/rewards")
+            waited = "time/sampling_wait" if "time/sampling_wait" in record else "time/sampling"
+            totals["rollouts"] += value(record, waited) + value(record, "time/rewards")
             totals["training"] += value(record, "time/training")
     return totals
 

@@ -119,6 +119,8 @@ class Pending:
     chunk: int = 0
     """For a forward_backward: which chunk of its update (1 for the first)."""
     loss_fn: str | None = None
+    ready_at: float = 0.0
+    """``time.monotonic()`` from which its result is handed out (``FakeTinkerService.latency_s``)."""
 
 
 class FakeTinkerService:
@@ -157,6 +159,14 @@ class FakeTinkerService:
         """Faults at the HTTP level (``inject_http``) and the guard against a request sent twice."""
         self._taken: Injection | None = None
         self._ids = itertools.count(1)
+        self.latency_s: dict[str, float] = {}
+        """Seconds a request of a kind (``sample``, ``forward_backward``, ``optim_step``) takes before
+        its result is handed out: sampling requests run side by side (a serving fleet), training
+        requests one after another on the model's trainer (benchmarks/async_rollouts.py)."""
+        self.max_staleness = 0
+        """Optimizer steps a sampler's weights may be behind its model's (asynchronous rollouts,
+        ``training.max_steps_off_policy``) before a sample from it is a violation."""
+        self._trainer_free_at = 0.0
         self.quirks: set[str] = set()
         """How this service answers as a Tinker-compatible server of an older protocol does
         (``QUIRKS``; SkyRL 0.4.0's Tinker API, tests/tinker_wire/test_server_mismatches.py)."""
@@ -235,6 +245,12 @@ class FakeTinkerService:
 
     def _future(self, pending: Pending, model_id: str | None = None, **extra: Any) -> dict[str, Any]:
         request_id = self._id("req")
+        latency = self.latency_s.get(pending.kind, 0.0)
+        now = time.monotonic()
+        if pending.kind in ("forward_backward", "optim_step"):  # one trainer: in turn
+            self._trainer_free_at = pending.ready_at = max(now, self._trainer_free_at) + latency
+        else:
+            pending.ready_at = now + latency
         self.futures[request_id] = pending
         body: dict[str, Any] = {"request_id": request_id, **extra}
         if model_id is not None:
@@ -549,7 +565,7 @@ class FakeTinkerService:
         self._record("sample", detail, api_key)
         if sampler.source is not None:
             model = self.models[sampler.source[0]]
-            if model.version != sampler.source[1]:
+            if model.version - sampler.source[1] > self.max_staleness:
                 self.violations.append(
                     f"sample from a sampler of {model.model_id} at version {sampler.source[1]}, "
                     f"but its weights are at version {model.version} (no fresh sampler after an optimizer step)"
@@ -577,6 +593,10 @@ class FakeTinkerService:
     def _retrieve(
         self, request: dict[str, Any], headers: dict[str, str], api_key: str | None
     ) -> tuple[int, str, bytes]:
+        with self.lock:
+            waiting = self.futures.get(request["request_id"])
+        if waiting is not None and waiting.ready_at > time.monotonic():
+            time.sleep(waiting.ready_at - time.monotonic())  # the lock released: other requests go on
         with self.lock:
             pending = self.futures.get(request["request_id"])
             if api_key != self.api_key:

@@ -145,3 +145,58 @@ def test_sigkill_right_after_an_rl_checkpoint_resumes_to_the_same_optim_metrics(
     assert optim == [{k: v for k, v in r.items() if k.startswith("optim/")} for r in straight]
     assert all("optim/entropy" in r and "optim/kl_policy_reference" in r for r in optim[1:])
     assert after == straight
+
+
+SAMPLED_AHEAD = [
+    "backend.options.num_threads=1",
+    "backend.options.max_batch_rows=1",
+    "training.max_debates_in_flight=1",
+    "training.batch_size=1",
+    "training.num_iterations=4",
+    "training.save_every=2",
+    "training.max_steps_off_policy=1",
+    "evaluation.num_problems=0",
+    "warmstart.enabled=true",
+    "warmstart.steps=1",
+    "warmstart.batch_size=1",
+    "logging.progress=off",
+]
+"""The shortened main job with asynchronous rollouts (docs/training.md#asynchronous-rollouts): each
+batch between the checkpoints is sampled by the weights one update older than those it trains."""
+
+
+@pytest.mark.slow  # a subprocess and three runs of about 20 s each
+def test_an_async_run_sigkilled_right_after_an_rl_checkpoint_resumes_to_every_metric(
+    registry: Registry, tmp_path: Path
+) -> None:
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    from debate_core.config import load_run_config
+
+    killed = tmp_path / "killed"
+    script = KILL_AFTER_CHECKPOINT.format(
+        root=str(Path(__file__).parents[2]), step=3, config=str(MAIN_JOB), overrides=SAMPLED_AHEAD, run=str(killed)
+    )
+    child = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, env={**os.environ, "PYTHONWARNINGS": "ignore"}
+    )
+    assert child.returncode == -signal.SIGKILL, child.stderr.decode()[-2000:]
+    assert (killed / "checkpoints" / "step_000003.json").is_file()  # after RL's second iteration
+
+    def train(directory: Path, resume: bool = False) -> Any:
+        config = load_run_config(MAIN_JOB, SAMPLED_AHEAD, registry=registry)
+        return asyncio.run(
+            run_training(
+                config, registry, RunDirectory(directory), resume=resume, progress=Progress("off"), handle_signals=False
+            )
+        )
+
+    train(killed, resume=True)
+    train(tmp_path / "straight")
+    after, straight = stable(killed / "metrics.jsonl"), stable(tmp_path / "straight" / "metrics.jsonl")
+    assert [r.get("async/staleness") for r in straight] == [None, 0, 1, 0, 1]
+    assert all("optim/entropy" in r and "optim/kl_sample_train_v1" in r for r in straight[1:])
+    assert after == straight

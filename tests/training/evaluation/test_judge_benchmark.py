@@ -100,8 +100,12 @@ def broken(call: ScriptedCall) -> str:
 
 
 def evaluate_judge(
-    script: JudgeScript, num_problems: int = 12, families: Sequence[JudgeFamily] = ("slip",)
+    script: JudgeScript,
+    num_problems: int = 12,
+    families: Sequence[JudgeFamily] = ("slip",),
+    direct_samples: int | None = None,
 ) -> tuple[dict[str, float], Evaluator]:
+    """The judge benchmark (with ``direct_samples``, the direct answers first) of a scripted judge."""
     grader = build_boxed(None)
     setup = attrs.evolve(scripted_setup(3, 2, protocol="parallel", blind_review=True), show_answers=True)
     dataset = NamedDataset("arithmetic", ArithmeticDataset(ArithmeticOptions(difficulty=2, num_train=50, num_test=40)))
@@ -126,7 +130,11 @@ def evaluate_judge(
         tokenizer=ByteTokenizer(),
     )
     settings = EvaluationSettings(
-        num_problems=num_problems, modes=("judge",), temperature=0.7, judge_families=tuple(families)
+        num_problems=num_problems,
+        modes=("judge",) if direct_samples is None else ("direct", "judge"),
+        temperature=0.7,
+        judge_families=tuple(families),
+        num_samples=direct_samples or 0,
     )
     evaluator = Evaluator(parts, settings, seed=3, max_in_flight=4)
     metrics = asyncio.run(evaluator.evaluate(object()))  # type: ignore[arg-type]
@@ -172,16 +180,35 @@ def test_accuracy_is_split_by_whether_the_judges_own_answer_is_right() -> None:
     assert metrics["accuracy_own_wrong"] == 0.0 == metrics["accuracy"]
 
 
-def test_the_judges_round_one_is_sampled_once_and_shared_by_both_orders() -> None:
-    _, evaluator = evaluate_judge(truthful, num_problems=5)
+def test_the_judges_round_one_is_sampled_once_per_problem_and_shared_by_every_pair_and_order() -> None:
+    families: tuple[JudgeFamily, ...] = ("slip", "far", "bare", "both_right")
+    _, evaluator = evaluate_judge(truthful, num_problems=5, families=families)
     by_problem: dict[str, list[str]] = {}
     for episode in evaluator.episodes:
         judge_round1 = next(t for t in episode.record.turns if t.agent == 0 and t.round == 1)
-        by_problem.setdefault(episode.record.debate_id.rsplit("-", 1)[0], []).append(judge_round1.text)
+        problem = next(part for part in episode.record.debate_id.split("-") if part.isdigit())
+        by_problem.setdefault(problem, []).append(judge_round1.text)
+        if episode.record.debate_id.endswith("-round1"):  # the one that samples it: round 1 only
+            assert max(t.round for t in episode.record.turns) == 1
+            continue
         pair = {t.agent: t.text for t in episode.record.turns if t.round == 1 and t.agent > 0}
         assert len(pair) == 2 and pair[1] != pair[2]
     assert len(by_problem) == 5
-    assert all(len(texts) == 2 and texts[0] == texts[1] for texts in by_problem.values())
+    # one round-1 debate, then each family's pair in both orders
+    assert all(len(texts) == 1 + 2 * len(families) and len(set(texts)) == 1 for texts in by_problem.values())
+    sampled = [e for e in evaluator.episodes if e.record.debate_id.endswith("-round1")]
+    assert len(sampled) == 5
+
+
+def test_the_own_family_takes_its_samples_from_the_direct_answers_of_the_same_evaluation() -> None:
+    """Both are the policy's blind round-1 answers in the same prompts: sampled once."""
+    _, evaluator = evaluate_judge(wrong_own_answer_truthful, num_problems=4, families=("own",))
+    ids = [e.record.debate_id for e in evaluator.episodes]
+    assert any(i.startswith("eval-judge-own-sample") for i in ids)  # no direct mode: sampled here
+    _, with_direct = evaluate_judge(wrong_own_answer_truthful, num_problems=4, families=("own",), direct_samples=6)
+    ids = [e.record.debate_id for e in with_direct.episodes]
+    assert any(i.startswith("eval-direct") for i in ids)
+    assert not any(i.startswith("eval-judge-own-sample") for i in ids)
 
 
 @given(

@@ -153,7 +153,7 @@ def test_only_slip_by_default() -> None:
     metrics, evaluator = evaluate_judge(truthful, 4)
     assert not [name for name in metrics if name.split("/")[0] in JUDGE_FAMILIES]
     assert "own_correct_round1" in metrics
-    assert all(re.fullmatch(r"eval-judge-\d+-[ab]", e.record.debate_id) for e in evaluator.episodes)
+    assert all(re.fullmatch(r"eval-judge-\d+-([ab]|round1)", e.record.debate_id) for e in evaluator.episodes)
 
 
 def _lesson(answer: str, solution: str) -> Lesson:

@@ -94,7 +94,7 @@ def run(args: argparse.Namespace) -> int:
     progress = Progress(config.logging.progress, line_interval_s=config.logging.progress_interval_s)
     evaluation = run_interruptibly(evaluate_policy(config, get_registry(), weights=weights, progress=progress))
     metrics = evaluation.metrics
-    report = {"checkpoint": weights.path if weights else None, "metrics": metrics}
+    report = {"checkpoint": weights.path if weights else None, "metrics": metrics, "seconds": evaluation.seconds}
     if args.out is not None:
         record = {
             **report,

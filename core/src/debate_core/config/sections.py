@@ -188,7 +188,12 @@ class TrainingSettings:
     eval_every: int = attrs.field(default=0, validator=v.ge(0))
     """Evaluate every this many RL iterations (0: never during training)."""
     max_debates_in_flight: int = attrs.field(default=16, validator=v.ge(1))
-    """Debates sampled concurrently at most."""
+    """Debates sampled concurrently at most (the batches sampled ahead included)."""
+    max_steps_off_policy: int = attrs.field(default=0, validator=v.ge(0))
+    """Sample the next iterations' debates while the trainer updates, by weights at most this many
+    updates older than those they train (docs/training.md#asynchronous-rollouts); the importance
+    ratio corrects for the older sampler. Checkpoints and evaluations stay exact: the batch after
+    one is sampled by the weights it saved. 0: every batch is sampled by the weights it trains."""
     advantage_normalisation: Literal["group", "global"] = "group"
     """``group`` centres within each debate; ``global`` also divides by the batch's std (docs/rewards.md#advantages)."""
     drop_uniform_groups: bool = False

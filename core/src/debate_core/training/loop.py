@@ -27,6 +27,7 @@ checkpoint and rewrites the record; nothing is lost or repeated.
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +42,7 @@ from debate_core.training.costs import CostLedger
 from debate_core.training.evaluation.scheduled import OpponentClient, evaluate_weights
 from debate_core.training.kernel.rollouts import SamplingAbandoned
 from debate_core.training.rl.iteration import rl_iteration
+from debate_core.training.rl.rollout_queue import RolloutQueue
 from debate_core.training.run_context import RunContext, RunPosition
 from debate_core.training.warmstart.data import WarmstartData
 from debate_core.training.warmstart.step import warmstart_step
@@ -204,10 +206,22 @@ class Trainer:
     async def _reinforce(self, pending_eval: dict[str, float]) -> None:
         """RL iterations until the last, evaluating every ``eval_every`` and at the end."""
         context, position = self.context, self.position
+        training = context.config.training
+        context.progress.phase("RL", context.components.total_iterations, "iterations", done=position.iteration)
+        rollouts = RolloutQueue(
+            training.max_steps_off_policy, self._barrier, asyncio.Semaphore(training.max_debates_in_flight)
+        )
+        try:
+            await self._iterations(pending_eval, rollouts)
+        finally:
+            await rollouts.cancel()
+
+    async def _iterations(self, pending_eval: dict[str, float], rollouts: RolloutQueue) -> None:
+        """Each RL iteration, then its evaluation, metrics record and checkpoint when due."""
+        context, position = self.context, self.position
         total = context.components.total_iterations
         training, evaluation = context.config.training, context.config.evaluation
         stop = context.stop
-        context.progress.phase("RL", total, "iterations", done=position.iteration)
         while position.iteration < total:
             if self._halting():
                 raise SamplingAbandoned
@@ -215,7 +229,7 @@ class Trainer:
                 await context.session.refresh_sampling_client()
                 self.fresh_sampler_due = False
             metrics = self._take(pending_eval)
-            metrics.update(await rl_iteration(context, position, position.iteration))
+            metrics.update(await rl_iteration(context, position, position.iteration, rollouts))
             position.iteration += 1
             last = position.iteration == total
             if due(position.iteration, training.eval_every) or (last and evaluation.at_end):
@@ -226,6 +240,14 @@ class Trainer:
                 stopped = stop.requested and not last
                 reason = "final" if last else (f"stopped by {stop.name}" if stopped else "scheduled")
                 await self.checkpoints.save(reason, keep=last or stop.requested, periodic=reason == "scheduled")
+
+    def _barrier(self, iterations: int) -> bool:
+        """True when the run checkpoints, evaluates or ends after ``iterations`` RL iterations: no
+        batch after it is sampled ahead by earlier weights (docs/training.md#asynchronous-rollouts),
+        so a run resumed there samples what the uninterrupted run sampled."""
+        training = self.context.config.training
+        total = self.context.components.total_iterations
+        return iterations >= total or due(iterations, training.save_every) or due(iterations, training.eval_every)
 
     @staticmethod
     def _take(pending_eval: dict[str, float]) -> dict[str, MetricValue]:

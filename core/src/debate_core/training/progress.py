@@ -94,12 +94,13 @@ class Progress:
         self._phase = _Phase(name, unit, total, done, done, now)
         self._last_line = now
 
-    def start(self, label: str, debates: int) -> None:
-        """A new iteration (or evaluation) with ``debates`` debates to run."""
+    def start(self, label: str, debates: int, done: int = 0, tokens: int = 0) -> None:
+        """A new iteration (or evaluation) with ``debates`` debates to run, ``done`` of them
+        finished already with ``tokens`` action tokens (sampled ahead, docs/training.md#asynchronous-rollouts)."""
         self._label = visible(label)
         self._total_debates = debates
-        self._done = 0
-        self._tokens = 0
+        self._done = done
+        self._tokens = tokens
         self._started = self._clock()
         self._draw(force=True)
 

@@ -15,7 +15,7 @@ from debate_core.backends.local.sampling.client import LocalSamplingClient
 from debate_core.backends.local.sampling.engine import SamplerEngine
 from debate_core.backends.local.service import LocalServiceClient
 from debate_core.backends.local.training_client import LocalTrainingClient
-from tests.backends.local.conftest import encode
+from tests.backends.local.conftest import MICRO, encode
 
 GATHER_S = 0.5
 """The wait for more requests of the engines that tests needing one batch submit to: requests
@@ -80,6 +80,26 @@ def test_a_request_joins_a_running_batch(service: LocalServiceClient, trainer: L
     assert [s.tokens for s in short.sequences] == [s.tokens for s in short_alone.sequences]
     assert len(long_run.result().sequences[0].tokens) == 400
     assert service.engine.steps - steps < 400 + 6
+
+
+def test_logprobs_of_another_snapshot_are_served_while_a_long_batch_runs(
+    service: LocalServiceClient, trainer: LocalTrainingClient
+) -> None:
+    """The KL penalty's reference logprobs during debates sampled ahead (docs/training.md#asynchronous-rollouts):
+    a one-token request of another snapshot runs between two steps of the running batch, and
+    gives what it gives alone."""
+    sampler = trainer.save_weights_and_get_sampling_client().result()
+    reference = service.create_sampling_client(base_model=MICRO).result()
+    long_prompt, scored = _prompts(sampler, 2)
+    alone = reference.compute_logprobs(types.ModelInput.from_ints(scored)).result()
+    steps = service.engine.steps
+    long_run = sampler.sample(types.ModelInput.from_ints(long_prompt), 1, _params(1, 400))
+    while service.engine.steps == steps:  # until the long request is running
+        time.sleep(0.001)
+    during = reference.compute_logprobs(types.ModelInput.from_ints(scored)).result()
+    assert not long_run.future().done()
+    assert during == alone
+    assert len(long_run.result().sequences[0].tokens) == 400
 
 
 def test_prompts_extending_an_earlier_turn_reuse_its_keys_and_values(trainer: LocalTrainingClient) -> None:

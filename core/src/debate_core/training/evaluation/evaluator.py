@@ -34,6 +34,7 @@ so evaluations during one run are paired comparisons.
 from __future__ import annotations
 
 import functools
+import time
 from collections.abc import Awaitable, Callable, Sequence
 
 import attrs
@@ -45,7 +46,7 @@ from debate_core.debate.final_answer import rules_side_by_side
 from debate_core.debate.setup import DebateSetup
 from debate_core.errors import DebateError
 from debate_core.plugin import ComponentBuilder
-from debate_core.records import AgentPolicy, DebateEpisode, DebateRecord, Problem, tally_votes
+from debate_core.records import AgentPolicy, DebateEpisode, DebateRecord, Problem, Turn, tally_votes
 from debate_core.rewards import win_rate_rewards
 from debate_core.runtime.retries import RetryingSamplingClient, retry_policy
 from debate_core.runtime.session import open_session_async
@@ -59,7 +60,12 @@ from debate_core.training.correctness import (
     verifiable_metrics,
 )
 from debate_core.training.evaluation.judge_benchmark import benchmark_lessons, benchmark_setup
-from debate_core.training.evaluation.judge_families import JudgeBenchmarkRun, has_slip_pairs, run_judge_families
+from debate_core.training.evaluation.judge_families import (
+    OWN_SAMPLES,
+    JudgeBenchmarkRun,
+    has_slip_pairs,
+    run_judge_families,
+)
 from debate_core.training.evaluation.policy_debate import evaluation_setup
 from debate_core.training.kernel.debate_metrics import debate_metrics, turn_metrics
 from debate_core.training.kernel.rollouts import DebateJob, run_debates, sampled_tokens
@@ -114,6 +120,11 @@ class Evaluator:
     per_problem: dict[str, list[float]] = attrs.field(factory=dict)
     """Per-problem outcomes of the last ``evaluate`` (metric name -> one value per problem, in
     problem order), for paired comparisons between evaluations."""
+    seconds: dict[str, float] = attrs.field(factory=dict)
+    """Wall time of each mode of the last ``evaluate`` (``direct``, ``debate``, ``judge``)."""
+    _blind_answers: dict[int, list[Turn]] = attrs.field(factory=dict)
+    """The direct answers of the last ``evaluate`` by problem index: the judge benchmark's ``own``
+    family takes its samples of the policy's blind round-1 answers from them (the same prompts)."""
 
     @property
     def prefix(self) -> str:
@@ -129,18 +140,20 @@ class Evaluator:
         ``opponent_client`` opens the fixed opponent of role-averaged debates."""
         self.episodes = []
         self.problems_of_episodes = []
+        self._blind_answers = {}
+        self.seconds = {}
         problems = evaluation_problems(self.parts, self.settings.split, self.settings.num_problems)
         if not problems:
             return {}
         policy = self.parts.make_policy(policy_client)
         self.per_problem = {}
         metrics: dict[str, float] = {f"{self.prefix}/num_problems": float(len(problems))}
-        if "direct" in self.settings.modes:
-            metrics.update(await self._direct(problems, policy, label))
-        if "debate" in self.settings.modes:
-            metrics.update(await self._debate(problems, policy, label))
-        if "judge" in self.settings.modes:
-            metrics.update(await self._judge(problems, policy, label))
+        modes = {"direct": self._direct, "debate": self._debate, "judge": self._judge}
+        for mode, run in modes.items():
+            if mode in self.settings.modes:
+                started = time.perf_counter()
+                metrics.update(await run(problems, policy, label))
+                self.seconds[mode] = time.perf_counter() - started
         direct = self.per_problem.get(f"{self.prefix}/direct/correct")
         debate = self.per_problem.get(f"{self.prefix}/debate/answer_correct")
         if direct is not None and debate is not None and len(direct) == len(debate):
@@ -204,6 +217,7 @@ class Evaluator:
             [turn for e in episodes[i * rounds : (i + 1) * rounds] for turn in e.record.turns][:k]
             for i in range(len(problems))
         ]
+        self._blind_answers = dict(enumerate(answers))
         out = {f"{prefix}/parse_error": mean([float(t.failed) for turns in answers for t in turns])}
         grader = self.parts.grader
         if grader is None:
@@ -273,7 +287,9 @@ class Evaluator:
                 "reference solution and a plausibly wrong one; remove 'judge' from evaluation.modes"
             )
         setups = (self._judge_setup, self._direct_setup)
-        result = await run_judge_families(run, families, setups, self._run, f"{self.prefix}/judge", label)
+        # the direct answers are the own family's samples when there are enough of them per problem
+        blind = self._blind_answers if self._blind_answers and self._samples() >= OWN_SAMPLES else None
+        result = await run_judge_families(run, families, setups, self._run, f"{self.prefix}/judge", label, blind)
         # one value per judged problem, in problem order (the same problems in every evaluation)
         self.per_problem.update(result.per_problem)
         return result.metrics
@@ -372,6 +388,8 @@ class PolicyEvaluation:
 
     metrics: dict[str, float]
     per_problem: dict[str, list[float]]
+    seconds: dict[str, float] = attrs.field(factory=dict, eq=False)
+    """Wall time of each mode (timings differ between runs: left out of equality)."""
 
 
 async def evaluate_policy(
@@ -409,6 +427,6 @@ async def evaluate_policy(
         metrics = await evaluator.evaluate(sampler, opponent)
         raise_backend_failure(sampler, evaluator.episodes, config)
         status = "success"
-        return PolicyEvaluation(metrics, evaluator.per_problem)
+        return PolicyEvaluation(metrics, evaluator.per_problem, evaluator.seconds)
     finally:
         await session.close(status)

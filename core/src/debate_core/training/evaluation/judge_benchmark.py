@@ -9,16 +9,17 @@ the pair is (``evaluation.judge_families``; ``training.evaluation.judge_families
   dropped carry, a digit slip, an off-by-one for arithmetic; a wrong final answer of the same
   form for any other dataset);
 * ``own``: the correct worked solution and a wrong answer of the policy itself (its blind
-  round-1 answer, sampled up to four times; problems it always answers right are skipped);
+  round-1 answer, up to four of them: the evaluation's direct answers when it has four or more
+  per problem, else sampled; problems it always answers right are skipped);
 * ``far``: the correct worked solution and the same working with a final answer 11 to 39 away
   (integer answers only);
 * ``bare``: the correct worked solution and a wrong answer stated with no working;
 * ``both_right``: the correct worked solution and the right answer stated with no working:
   two right answers, where the right verdict is ``=``.
 
-The pair is shown in both orders. The judge's round 1, blind in both, is sampled once and
-replayed in the second order, so its two judgements differ only by the order of the pair; its
-own answer is left to it. Its verdict is its round-2 comparison of agents 1 and 2:
+The pair is shown in both orders. The judge's round 1, blind, is sampled once per problem and
+replayed in every pair of the problem in both orders, so its judgements differ only by the pair
+and its order; its own answer is left to it. Its verdict is its round-2 comparison of agents 1 and 2:
 
 * ``correct``: the right verdict: the correct solution ``>`` the wrong one, or for two right
   answers ``=``;

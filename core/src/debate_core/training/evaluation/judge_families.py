@@ -164,15 +164,22 @@ async def run_judge_families(
     run_debates: RunDebates,
     prefix: str,
     label: str,
+    blind_answers: Mapping[int, list[Turn]] | None = None,
 ) -> FamilyResult:
     """The benchmark over ``families``: each pair in both orders (the order-``a`` debates of every
-    family at once, then the order-``b`` ones), the judge's round 1 shared between a pair's two
-    orders. ``setups`` are the benchmark's debate and the direct answers' (``own`` samples)."""
+    family at once, then the order-``b`` ones), the judge's blind round 1 sampled once per problem
+    and replayed in every pair of it. ``setups`` are the benchmark's debate and the direct
+    answers'; ``blind_answers``, the direct answers of this evaluation by problem index, are the
+    ``own`` family's samples when given (at least :data:`OWN_SAMPLES` each; sampled otherwise)."""
     judge_setup, direct = setups
-    samples = await own_samples(run, direct, run_debates, label) if "own" in families else {}
+    samples: Mapping[int, list[Turn]] = {}
+    if "own" in families:
+        samples = blind_answers if blind_answers is not None else await own_samples(run, direct, run_debates, label)
     cases = family_cases(run, families, samples)
     pairs = [case for family in families for case in cases[family]]
-    first_turns: list[list[SampledAction]] = [[] for _ in pairs]
+    by_problem: dict[int, list[SampledAction]] = {}
+    first_turns = [by_problem.setdefault(index, []) for index, _ in pairs]
+    await judge_round_one(run, pairs, first_turns, judge_setup, run_debates, label)
     both: list[list[Judgement]] = []
     for order in (0, 1):
         jobs = benchmark_jobs(pairs, run.judge, first_turns, order, run.seed, run.tokenizer, judge_setup)
@@ -193,6 +200,30 @@ async def run_judge_families(
     if "own" in families:
         metrics.update(own_counts(run, samples, prefix))
     return FamilyResult(metrics, per_problem)
+
+
+async def judge_round_one(
+    run: JudgeBenchmarkRun,
+    pairs: Sequence[tuple[int, JudgeCase]],
+    first_turns: Sequence[list[SampledAction]],
+    setup: DebateSetup,
+    run_debates: RunDebates,
+    label: str,
+) -> None:
+    """Sample the judge's blind round 1 once per problem, into ``first_turns`` (one list per problem,
+    shared by its pairs): its prompt shows nobody else, so it is the same in every family and
+    order. The debate of a problem's first pair (its ``slip`` pair when it has one, with that
+    debate's seed) stops after round 1; its id ends in ``-round1``."""
+    first: dict[int, int] = {}
+    for position, (index, _) in enumerate(pairs):
+        first.setdefault(index, position)
+    chosen = [pairs[position] for position in first.values()]
+    recorded = [first_turns[position] for position in first.values()]
+    jobs = [
+        attrs.evolve(job, debate_id=job.debate_id.removesuffix("-a") + "-round1")
+        for job in benchmark_jobs(chosen, run.judge, recorded, 0, run.seed, run.tokenizer, setup)
+    ]
+    await run_debates(attrs.evolve(setup, stop_after_round=1), jobs, f"{label} judge round 1")
 
 
 def own_counts(run: JudgeBenchmarkRun, samples: Mapping[int, list[Turn]], prefix: str) -> dict[str, float]:

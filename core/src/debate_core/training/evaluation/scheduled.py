@@ -48,6 +48,7 @@ async def evaluate_weights(
     spent = context.costs.end_evaluation()
     raise_evaluation_failure(sampler, evaluator.episodes, config, label)
     metrics["time/eval"] = time.perf_counter() - started
+    metrics.update({f"time/eval_{mode}": seconds for mode, seconds in evaluator.seconds.items()})
     baseline = first_evaluation(context.run_dir.evaluations)
     if baseline is not None:
         metrics.update(paired_changes(baseline.get("per_problem"), evaluator.per_problem))

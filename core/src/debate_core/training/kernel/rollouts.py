@@ -35,15 +35,16 @@ def sampled_tokens(episode: DebateEpisode) -> int:
 async def run_debates(
     runner: DebateRunner,
     jobs: Sequence[DebateJob],
-    max_in_flight: int,
+    max_in_flight: int | asyncio.Semaphore,
     on_done: Callable[[DebateEpisode], None] | None = None,
 ) -> list[DebateEpisode]:
-    """Run every job (at most ``max_in_flight`` at a time); results in job order.
+    """Run every job (at most ``max_in_flight`` at a time, or as many as a semaphore shared with
+    other batches lets in, in the order they ask); results in job order.
 
     The first debate that fails cancels the others and raises a ``ComponentFailure`` that
     names the debate and its problem (and keeps the plugin's own message).
     """
-    semaphore = asyncio.Semaphore(max_in_flight)
+    semaphore = max_in_flight if isinstance(max_in_flight, asyncio.Semaphore) else asyncio.Semaphore(max_in_flight)
 
     async def one(job: DebateJob) -> DebateEpisode:
         async with semaphore:

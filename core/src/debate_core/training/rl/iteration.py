@@ -4,7 +4,6 @@ into Datums, log transcripts, update, and describe it all in one metrics record.
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections.abc import Mapping, Sequence
 
@@ -13,27 +12,32 @@ from debate_core.records import DebateEpisode, RewardResult, TrainingRound
 from debate_core.records.metrics import MetricValue
 from debate_core.rewards.advantages import AdvantageOptions, compute_advantages
 from debate_core.runtime.sampling_failures import raise_backend_failure
+from debate_core.runtime.token_meter import TokenMeter
 from debate_core.training.kernel.datum import AssembledDatum, trajectory_datums
 from debate_core.training.kernel.policy_update import update_policy
-from debate_core.training.kernel.rollouts import DebateJob, SamplingAbandoned, run_debates, sampled_tokens
+from debate_core.training.kernel.rollouts import DebateJob, run_debates, sampled_tokens
 from debate_core.training.rl.batch import Batch, ScoredDebates, TrainedBatch
 from debate_core.training.rl.external_judge_host import BackendJudgeHost
 from debate_core.training.rl.kl_penalty import penalise
-from debate_core.training.rl.metrics import IterationClock, iteration_headline, iteration_metrics
+from debate_core.training.rl.metrics import IterationClock, iteration_headline, iteration_metrics, rollout_metrics
+from debate_core.training.rl.rollout_queue import RolloutQueue, Sampled, SampledBatch
 from debate_core.training.rl.transcript_log import log_transcripts
 from debate_core.training.run_context import RunContext, RunPosition
 from debate_core.training.schedule import learning_rate_at
 from debate_core.training.seeding import batch_indices, derive_seed
 
 
-async def rl_iteration(context: RunContext, position: RunPosition, iteration: int) -> dict[str, MetricValue]:
-    """RL iteration ``iteration`` (from 0), the update of step ``position.step + 1``: its metrics."""
+async def rl_iteration(
+    context: RunContext, position: RunPosition, iteration: int, rollouts: RolloutQueue
+) -> dict[str, MetricValue]:
+    """RL iteration ``iteration`` (from 0), the update of step ``position.step + 1``: its metrics.
+    Its debates come from ``rollouts`` when they were sampled ahead (``training.max_steps_off_policy``)."""
     step = position.step + 1
     batch = training_batch(context, iteration)
     clock = IterationClock(started=time.perf_counter())
-    episodes = await sample_debates(context, batch, iteration, step)
+    sampled = await sample_debates(context, rollouts, batch, iteration, step)
     clock.sampled = time.perf_counter()
-    scored = await score_debates(context, batch, episodes, iteration)
+    scored = await score_debates(context, batch, sampled.episodes, iteration)
     datums = policy_datums(scored)
     penalty = await penalise(context, datums, iteration, position.step) if _penalised(context) else None
     if penalty is not None:
@@ -44,6 +48,7 @@ async def rl_iteration(context: RunContext, position: RunPosition, iteration: in
     trained = await train_batch(context, position, datums, iteration)
     clock.trained = time.perf_counter()
     metrics = iteration_metrics(context, iteration, batch, scored, trained, clock)
+    metrics.update(rollout_metrics(sampled, rollouts))
     if penalty is not None:
         metrics["optim/kl_policy_reference"] = penalty.mean_divergence
     alarms, lines = context.alarms.check(iteration, metrics)
@@ -99,48 +104,54 @@ def training_batch(context: RunContext, iteration: int) -> Batch:
     return Batch(stage_index, stage.dataset.name, [problems[i] for i in indices])
 
 
-async def sample_debates(context: RunContext, batch: Batch, iteration: int, step: int) -> list[DebateEpisode]:
-    """One self-play debate per problem, every agent sampling the current weights.
+async def sample_debates(
+    context: RunContext, rollouts: RolloutQueue, batch: Batch, iteration: int, step: int
+) -> SampledBatch:
+    """The batch's debates, one self-play debate per problem: those sampled ahead when there are,
+    else sampled now by the current weights; meanwhile the batches that ``rollouts`` lets start
+    from the current weights start (docs/training.md#asynchronous-rollouts).
 
     Raises:
         SamplingAbandoned: a stop was requested before the debates finished.
     """
-    config, components = context.config, context.components
-    sampler = context.session.sampler()
+    if not rollouts.started(iteration):
+        rollouts.start(iteration, iteration, _sampling(context, rollouts, batch, iteration, step))
+    for later in rollouts.ahead_of(iteration, context.components.total_iterations):
+        later_batch = training_batch(context, later)
+        rollouts.start(later, iteration, _sampling(context, rollouts, later_batch, later, step + later - iteration))
+    label = f"{context.step_label(step)} iter {iteration + 1}/{context.components.total_iterations}"
+    context.progress.start(label, len(batch.problems), *rollouts.show(iteration))
+    sampled = await rollouts.take(iteration, context.stop.wait)
+    if sampled is None:  # older than the bound: dropped, sampled again by the current weights
+        rollouts.start(iteration, iteration, _sampling(context, rollouts, batch, iteration, step))
+        sampled = await rollouts.take(iteration, context.stop.wait)
+        assert sampled is not None
+    context.session.tokens.add(sampled.tokens)
+    return sampled
+
+
+async def _sampling(context: RunContext, rollouts: RolloutQueue, batch: Batch, iteration: int, step: int) -> Sampled:
+    """Sample the batch's debates with the sampling client current when this is called (the
+    client is taken before the first await, so later updates never reach these debates), and
+    count their tokens apart (the run counts them when the trainer takes the batch)."""
+    config, components, progress = context.config, context.components, context.progress
+    sampler, meter = context.session.sampler(), TokenMeter()
+    sampler.meter = meter
     policy = components.make_policy(sampler)
     n = config.debate.num_agents
     jobs = [
         DebateJob(p, (policy,) * n, derive_seed(config.run.seed, "train", iteration, i), f"step{step}-debate{i}")
         for i, p in enumerate(batch.problems)
     ]
-    context.progress.start(f"{context.step_label(step)} iter {iteration + 1}/{components.total_iterations}", len(jobs))
-    episodes = await _until_stopped(context, jobs, step)
+
+    def done(episode: DebateEpisode) -> None:
+        tokens = sampled_tokens(episode)
+        if rollouts.counted(iteration, tokens):
+            progress.debate_done(tokens)
+
+    episodes = await run_debates(components.runner(), jobs, rollouts.slots, done)
     raise_backend_failure(sampler, episodes, config)
-    return episodes
-
-
-async def _until_stopped(context: RunContext, jobs: Sequence[DebateJob], step: int) -> list[DebateEpisode]:
-    """Run the debates, or abandon them when a stop is requested meanwhile."""
-    progress = context.progress
-    rollouts = asyncio.ensure_future(
-        run_debates(
-            context.components.runner(),
-            jobs,
-            context.config.training.max_debates_in_flight,
-            lambda e: progress.debate_done(sampled_tokens(e)),
-        )
-    )
-    stopper = asyncio.ensure_future(context.stop.wait())
-    try:
-        await asyncio.wait({rollouts, stopper}, return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        stopper.cancel()
-    if not rollouts.done():
-        rollouts.cancel()
-        await asyncio.gather(rollouts, return_exceptions=True)
-        progress.message(f"debate: sampling of step {step} abandoned (stop requested)")
-        raise SamplingAbandoned
-    return rollouts.result()
+    return episodes, meter.reading()
 
 
 async def score_debates(

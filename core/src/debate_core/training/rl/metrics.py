@@ -23,6 +23,7 @@ from debate_core.training.kernel.debate_metrics import (
 )
 from debate_core.training.kernel.rollouts import sampled_tokens
 from debate_core.training.rl.batch import Batch, ScoredDebates, TrainedBatch
+from debate_core.training.rl.rollout_queue import RolloutQueue, SampledBatch
 from debate_core.training.run_context import RunContext
 
 
@@ -65,7 +66,7 @@ def iteration_metrics(
     metrics.update(label_free_metrics(records, batch.problems, scored.advantages, grader))
     metrics.update(ground_truth_metrics(records, batch.problems, scored.results, grader))
     metrics.update(optim_metrics(scored, trained))
-    metrics.update(timing_metrics(scored, trained.update, clock))
+    metrics.update(timing_metrics(trained.update, clock))
     rewards = [float(x) for res in scored.results for x in res.agent_rewards]
     metrics["reward/configured"] = mean(rewards)
     metrics["reward/failure_penalty"] = mean(rewards) - float(metrics["env/all/reward/total"])
@@ -106,18 +107,30 @@ def action_advantages(scored: ScoredDebates) -> list[float]:
     return [abs(float(a)) for a in np.asarray(values, dtype=np.float32)]
 
 
-def timing_metrics(scored: ScoredDebates, update: UpdateResult, clock: IterationClock) -> dict[str, MetricValue]:
-    """Seconds per phase and tokens per second sampled and trained."""
-    action_tokens = sum(sampled_tokens(e) for e in scored.episodes)
+def timing_metrics(update: UpdateResult, clock: IterationClock) -> dict[str, MetricValue]:
+    """Seconds per phase of the iteration as the trainer lived it, and tokens per second trained."""
     trained_tokens = sum(d.num_tokens for d in update.datums)
-    sampling, training = clock.sampled - clock.started, clock.trained - clock.scored
+    training = clock.trained - clock.scored
     return {
-        "time/sampling": sampling,
         "time/rewards": clock.scored - clock.sampled,
         "time/training": training,
         "time/total": clock.trained - clock.started,
-        "throughput/sampled_tokens_per_s": action_tokens / max(sampling, 1e-9),
         "throughput/trained_tokens_per_s": trained_tokens / max(training, 1e-9) if trained_tokens else 0.0,
+    }
+
+
+def rollout_metrics(sampled: SampledBatch, rollouts: RolloutQueue) -> dict[str, MetricValue]:
+    """How the iteration's debates were sampled (docs/training.md#asynchronous-rollouts): the
+    batch's own sampling time and speed, how long the trainer waited for it (all of the sampling
+    time unless it was sampled ahead), its staleness in updates, and the batches dropped as too
+    stale so far in the run."""
+    action_tokens = sum(sampled_tokens(e) for e in sampled.episodes)
+    return {
+        "time/sampling": sampled.sampling_s,
+        "time/sampling_wait": sampled.waited_s,
+        "throughput/sampled_tokens_per_s": action_tokens / max(sampled.sampling_s, 1e-9),
+        "async/staleness": sampled.staleness,
+        "async/stale_dropped": rollouts.stale_dropped,
     }
 
 

@@ -4,8 +4,9 @@ One engine thread per service client. When it wakes it takes every queued reques
 weight snapshot, prefills them together (reusing cached prefixes) and decodes all their rows
 step by step. Requests that arrive while a batch runs join it at the next step (with the
 fast decoder), so the N agents of a parallel round, or many debates in flight, share each
-forward pass. Each row has its own random generator, so a seeded request gives the same
-tokens whatever else is in the batch.
+forward pass; a one-token request of another snapshot (``compute_logprobs``) runs between two
+steps instead of waiting for the batch to finish. Each row has its own random generator, so a
+seeded request gives the same tokens whatever else is in the batch.
 """
 
 from __future__ import annotations
@@ -314,6 +315,11 @@ class SamplerEngine:
                 for request in fresh:
                     if request.snapshot is snapshot:
                         waiting.append(request)
+                    elif request.params.max_tokens == 1:
+                        # a prefill and one token (``compute_logprobs``, a judge's verdict token):
+                        # served between two steps, so that a long batch of one snapshot (debates
+                        # sampled ahead) never holds up another snapshot's logprobs
+                        self._generate(request.snapshot, [request], pending)
                     else:
                         pending.append(request)
             elif all(r.stop_reason is not None for r in rows):
