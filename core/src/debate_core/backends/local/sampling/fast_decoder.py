@@ -205,24 +205,10 @@ def _attention(
     # [B, kv_heads, S*G, D]: the G query heads that share a kv head, for every step.
     q = q.view(batch, steps, kv_heads, group, dim).permute(0, 2, 1, 3, 4)
     q = q.reshape(batch, kv_heads, steps * group, dim)
-    if steps == 1:
-        attended = _decode_attention(q, keys[:, :, :span], values[:, :, :span], shared.mask)
-    else:
-        attended = F.scaled_dot_product_attention(q, keys[:, :, :span], values[:, :, :span], attn_mask=shared.mask)
+    attended = F.scaled_dot_product_attention(q, keys[:, :, :span], values[:, :, :span], attn_mask=shared.mask)
     attended = attended.view(batch, kv_heads, steps, group, dim).permute(0, 2, 1, 3, 4)
     attended = attended.reshape(batch, steps, q_size)
     return F.linear(attended, layer.out, layer.out_bias)
-
-
-def _decode_attention(q: torch.Tensor, keys: torch.Tensor, values: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-    """Attention of one new position per row over the cache, as two batched matrix products.
-
-    A decoding step reads every cached key and value once for a few queries per kv head: memory
-    bound. At the main job's shapes (48 rows, ~600 positions, head dim 32) torch's CPU kernel of
-    ``scaled_dot_product_attention`` ran a layer in 1.2 ms on one thread and no faster on two,
-    these products in 1.2 ms and 0.7 ms (benchmarks/sampler_roofline.py)."""
-    scores = torch.matmul(q, keys.transpose(-1, -2)).mul_(q.shape[-1] ** -0.5).add_(mask)
-    return torch.matmul(torch.softmax(scores, dim=-1), values)
 
 
 def _part(bias: torch.Tensor | None, start: int, end: int | None) -> torch.Tensor | None:
