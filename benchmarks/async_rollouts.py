@@ -81,7 +81,7 @@ def tinker_part(batch: int, iterations: int, sample_s: float, train_s: float) ->
     from debate_core.training.run import run_training
     from tests.tinker_wire.conftest import CONTEXT_LENGTH, SENTINEL_KEY, byte_level_tokenizer_json
     from tests.tinker_wire.fake_service import FakeTinkerService, LoopbackServer
-    from tests.training.trainer_harness import harness_registry, respond
+    from tests.training.trainer_harness import BASE_OVERRIDES, harness_registry, respond
 
     out: dict[int, float] = {}
     with tempfile.TemporaryDirectory(prefix="async-tinker-") as scratch_name:
@@ -98,24 +98,17 @@ def tinker_part(batch: int, iterations: int, sample_s: float, train_s: float) ->
             fake.max_staleness = k
             with LoopbackServer(fake) as server, harness_registry() as registry:
                 os.environ["TINKER_BASE_URL"] = server.url
-                overrides = [
+                overrides = [  # the trainer harness's run (sums, 3 agents, 2 rounds) on the tinker backend
+                    *BASE_OVERRIDES,
                     "backend.name=tinker",
                     f"model.base_model={model}",
                     "model.lora_rank=8",
-                    "dataset.name=tiny_sums",
-                    "grader.name=boxed",
-                    "reward.name=win_rate",
-                    "debate.num_agents=3",
-                    "debate.max_rounds=2",
-                    "debate.max_tokens=400",
                     f"training.batch_size={batch}",
                     f"training.num_iterations={iterations}",
                     f"training.max_debates_in_flight={batch}",
                     "training.save_every=0",
-                    "training.learning_rate=0.05",
                     f"training.max_steps_off_policy={k}",
                     "evaluation.num_problems=0",
-                    "logging.progress=off",
                 ]
                 config = load_run_config(None, overrides, registry=registry)
                 run = scratch / f"run{k}"

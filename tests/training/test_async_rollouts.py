@@ -5,10 +5,6 @@ uninterrupted one in every metric."""
 
 from __future__ import annotations
 
-import os
-import signal
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +14,15 @@ import pytest
 from debate_core.plugin import Registry
 from tests.doubles import scripted_backend
 from tests.doubles.scripted_backend import ScriptedTrainingClient, token_logprobs
-from tests.training.trainer_harness import SERVICES, make_config, read_metrics, train_quietly, without_timings
+from tests.training.killed_runs import kill_after_checkpoint
+from tests.training.trainer_harness import (
+    BASE_OVERRIDES,
+    SERVICES,
+    make_config,
+    read_metrics,
+    train_quietly,
+    without_timings,
+)
 
 ASYNC = ("training.max_steps_off_policy=1", "evaluation.num_problems=0", "training.num_iterations=5")
 
@@ -121,23 +125,6 @@ def test_sampling_ahead_changes_what_is_learned_only_through_the_older_sampler(
     assert without_timings(on)[1:] != without_timings(off)[1:]
 
 
-CHILD = """
-import os, signal, sys
-sys.path.insert(0, {root!r})
-from tests.training.trainer_harness import BASE_OVERRIDES, harness_registry
-from debate_core.training import checkpointing
-save = checkpointing.Checkpointer.save
-async def save_then_die(self, *args, **kwargs):
-    await save(self, *args, **kwargs)
-    if self.position.step == {step}:
-        os.kill(os.getpid(), signal.SIGKILL)  # right after the checkpoint's manifest, batches in flight
-checkpointing.Checkpointer.save = save_then_die
-from debate_core.cli import main
-with harness_registry():
-    main(["train", {config!r}, *BASE_OVERRIDES, *{overrides!r}, "--run-dir", {run!r}])
-"""
-
-
 @pytest.mark.slow  # a subprocess
 def test_an_async_run_killed_right_after_a_checkpoint_resumes_to_the_uninterrupted_run(
     registry: Registry, tmp_path: Path
@@ -145,13 +132,7 @@ def test_an_async_run_killed_right_after_a_checkpoint_resumes_to_the_uninterrupt
     overrides = [*ASYNC, "training.num_iterations=6", "training.save_every=3", "training.max_steps_off_policy=2"]
     killed, run_file = tmp_path / "killed", tmp_path / "run.toml"
     run_file.write_text('[run]\nname = "async"\n')
-    script = CHILD.format(
-        root=str(Path(__file__).parents[2]), step=3, config=str(run_file), overrides=overrides, run=str(killed)
-    )
-    child = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, env={**os.environ, "PYTHONWARNINGS": "ignore"}
-    )
-    assert child.returncode == -signal.SIGKILL, child.stderr.decode()[-2000:]
+    kill_after_checkpoint(run_file, [*BASE_OVERRIDES, *overrides], killed, step=3)  # batches in flight
     SERVICES.clear()
     resumed = train_quietly(make_config(*overrides), registry, killed, resume=True)
     assert resumed.iterations == 6

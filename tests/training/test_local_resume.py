@@ -13,6 +13,7 @@ from debate_core.plugin import Registry
 from debate_core.rundir.directory import RunDirectory
 from debate_core.training.progress import Progress
 from debate_core.training.run import run_training
+from tests.training.killed_runs import kill_after_checkpoint
 
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
@@ -71,20 +72,6 @@ def test_local_backend_resume_is_exact(registry: Registry, tmp_path: Path) -> No
     assert stable(tmp_path / "resumed" / "metrics.jsonl") == stable(tmp_path / "straight" / "metrics.jsonl")
 
 
-KILL_AFTER_CHECKPOINT = """
-import os, signal, sys
-sys.path.insert(0, {root!r})
-from debate_core.training import checkpointing
-save = checkpointing.Checkpointer.save
-async def save_then_die(self, *args, **kwargs):
-    await save(self, *args, **kwargs)
-    if self.position.step == {step}:
-        os.kill(os.getpid(), signal.SIGKILL)  # right after the checkpoint's manifest is written
-checkpointing.Checkpointer.save = save_then_die
-from debate_core.cli import main
-main(["train", {config!r}, *{overrides!r}, "--run-dir", {run!r}])
-"""
-
 MAIN_JOB = Path(__file__).parents[2] / "examples" / "arithmetic.toml"
 
 EVALUATED = [
@@ -108,33 +95,27 @@ evaluating after the warm-start and after every RL iteration: each step after a 
 the sampler's logprobs (``optim/*``)."""
 
 
+def train_main_job(registry: Registry, directory: Path, overrides: list[str], resume: bool = False) -> Any:
+    """The main job with ``overrides`` into ``directory`` (or resumed there), in this process."""
+    from debate_core.config import load_run_config
+
+    config = load_run_config(MAIN_JOB, overrides, registry=registry)
+    return asyncio.run(
+        run_training(
+            config, registry, RunDirectory(directory), resume=resume, progress=Progress("off"), handle_signals=False
+        )
+    )
+
+
 @pytest.mark.slow  # a subprocess and three runs of about 30 s each
 def test_sigkill_right_after_an_rl_checkpoint_resumes_to_the_same_optim_metrics(
     registry: Registry, tmp_path: Path
 ) -> None:
-    import os
-    import signal
-    import subprocess
-    import sys
-
-    from debate_core.config import load_run_config
-
     killed = tmp_path / "killed"
-    script = KILL_AFTER_CHECKPOINT.format(
-        root=str(Path(__file__).parents[2]), step=2, config=str(MAIN_JOB), overrides=EVALUATED, run=str(killed)
-    )
-    child = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, env={**os.environ, "PYTHONWARNINGS": "ignore"}
-    )
-    assert child.returncode == -signal.SIGKILL, child.stderr.decode()[-2000:]
-    assert (killed / "checkpoints" / "step_000002.json").is_file()  # RL's first iteration, checkpointed
+    kill_after_checkpoint(MAIN_JOB, EVALUATED, killed, step=2)  # RL's first iteration, checkpointed
 
     def train(directory: Path, resume: bool = False) -> Any:
-        config = load_run_config(MAIN_JOB, EVALUATED, registry=registry)
-        run_dir = RunDirectory(directory)
-        return asyncio.run(
-            run_training(config, registry, run_dir, resume=resume, progress=Progress("off"), handle_signals=False)
-        )
+        return train_main_job(registry, directory, EVALUATED, resume)
 
     resumed = train(killed, resume=True)
     assert (resumed.warmstart_steps, resumed.iterations) == (1, 2)
@@ -169,30 +150,11 @@ batch between the checkpoints is sampled by the weights one update older than th
 def test_an_async_run_sigkilled_right_after_an_rl_checkpoint_resumes_to_every_metric(
     registry: Registry, tmp_path: Path
 ) -> None:
-    import os
-    import signal
-    import subprocess
-    import sys
-
-    from debate_core.config import load_run_config
-
     killed = tmp_path / "killed"
-    script = KILL_AFTER_CHECKPOINT.format(
-        root=str(Path(__file__).parents[2]), step=3, config=str(MAIN_JOB), overrides=SAMPLED_AHEAD, run=str(killed)
-    )
-    child = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, env={**os.environ, "PYTHONWARNINGS": "ignore"}
-    )
-    assert child.returncode == -signal.SIGKILL, child.stderr.decode()[-2000:]
-    assert (killed / "checkpoints" / "step_000003.json").is_file()  # after RL's second iteration
+    kill_after_checkpoint(MAIN_JOB, SAMPLED_AHEAD, killed, step=3)  # after RL's second iteration
 
     def train(directory: Path, resume: bool = False) -> Any:
-        config = load_run_config(MAIN_JOB, SAMPLED_AHEAD, registry=registry)
-        return asyncio.run(
-            run_training(
-                config, registry, RunDirectory(directory), resume=resume, progress=Progress("off"), handle_signals=False
-            )
-        )
+        return train_main_job(registry, directory, SAMPLED_AHEAD, resume)
 
     train(killed, resume=True)
     train(tmp_path / "straight")
