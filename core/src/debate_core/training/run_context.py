@@ -1,8 +1,9 @@
-"""What every part of a run reads (``RunContext``) and where the run stands (``RunPosition``).
+"""What a run's phases read (``RunContext``) and where the run stands (``RunPosition``).
 
-The loop (``training.loop``) schedules; the steps it schedules (``training.rl.iteration``,
-``training.warmstart.step``, ``training.evaluation.scheduled``, ``training.checkpointing``) take
-these two records instead of reaching into a trainer object.
+The loop (``training.loop``) schedules; the phase steps it schedules (``rl_iteration``,
+``warmstart_step``, ``evaluate_weights``, the ``Checkpointer``) take these two records instead of
+reaching into a trainer object, and hand the steps they are made of only the fields those use
+(docs/architecture.md#narrow-seams).
 """
 
 from __future__ import annotations

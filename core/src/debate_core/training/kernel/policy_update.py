@@ -9,10 +9,11 @@ from tinker import types
 
 from debate_core.config import TrainingSettings
 from debate_core.runtime.retries import watched
+from debate_core.runtime.session import BackendSession
 from debate_core.runtime.token_meter import TokenCount
 from debate_core.training.kernel.chunked_update import NonFiniteUpdateError, UpdateResult, train_chunks
 from debate_core.training.kernel.datum import AssembledDatum
-from debate_core.training.run_context import RunContext, RunPosition
+from debate_core.training.run_context import RunPosition
 
 
 def adam_params(training: TrainingSettings, lr: float) -> types.AdamParams:
@@ -28,16 +29,17 @@ def adam_params(training: TrainingSettings, lr: float) -> types.AdamParams:
 
 
 async def update_policy(
-    context: RunContext,
+    session: BackendSession,
     position: RunPosition,
     datums: Sequence[AssembledDatum],
+    adam: types.AdamParams,
     loss_fn: types.LossFnType,
-    loss_config: Mapping[str, float] | None,
-    lr: float,
-    substeps: int,
+    loss_config: Mapping[str, float] | None = None,
+    substeps: int = 1,
 ) -> UpdateResult:
-    """``forward_backward`` + ``optim_step`` of the step after ``position.step`` on ``datums``
-    (nothing without datums), then a fresh sampling client of the new weights.
+    """``forward_backward`` of ``loss_fn`` + ``optim_step`` with ``adam`` of the step after
+    ``position.step`` on ``datums`` (nothing without datums), then a fresh sampling client of the
+    new weights.
 
     Marks the position uncommitted until its metrics are written, so that a failure in between
     leaves the last checkpoint standing.
@@ -46,11 +48,9 @@ async def update_policy(
         NonFiniteUpdateError: the loss or a gradient is not finite; no checkpoint of these
             weights is written.
     """
-    adam = adam_params(context.config.training, lr)
     if not datums:
         return UpdateResult((), ())
     position.uncommitted = True
-    session = context.session
     update_call = train_chunks(
         session.require_training_client(),
         datums,

@@ -30,7 +30,6 @@ from debate_core.rundir.directory import RunDirectory
 from debate_core.runtime.retries import BackendError
 from debate_core.runtime.session import BackendSession
 from debate_core.training.kernel.datum import AssembledDatum
-from debate_core.training.run_context import RunContext
 
 REFERENCE_NAME = "rl_reference"
 """The backend's name for the reference weights."""
@@ -121,11 +120,17 @@ async def reference_path(session: BackendSession, run_dir: RunDirectory, iterati
     return saved
 
 
-async def penalise(context: RunContext, datums: Sequence[AssembledDatum], iteration: int, step: int) -> Penalised:
-    """The batch's Datums with the KL penalty of ``training.kl_penalty_coef`` added."""
-    coefficient = context.config.training.kl_penalty_coef
-    session = context.session
-    path = await reference_path(session, context.run_dir, iteration, step)
+async def penalise(
+    session: BackendSession,
+    run_dir: RunDirectory,
+    datums: Sequence[AssembledDatum],
+    coefficient: float,
+    iteration: int,
+    step: int,
+) -> Penalised:
+    """The batch's Datums of RL iteration ``iteration`` (the update after ``step``) with the KL
+    penalty of coefficient ``coefficient`` (``training.kl_penalty_coef``) added."""
+    path = await reference_path(session, run_dir, iteration, step)
     client = session.sampler().sibling(await session.saved_sampling_client(path))
 
     async def divergences(datum: AssembledDatum) -> list[float]:

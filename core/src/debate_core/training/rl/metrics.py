@@ -7,6 +7,7 @@ from collections.abc import Mapping
 import attrs
 import numpy as np
 
+from debate_core.records import Grader
 from debate_core.records.metrics import MetricValue
 from debate_core.stats import mean
 from debate_core.training.collapse.monitor import ground_truth_metrics, label_free_metrics
@@ -24,7 +25,6 @@ from debate_core.training.kernel.debate_metrics import (
 from debate_core.training.kernel.rollouts import sampled_tokens
 from debate_core.training.rl.batch import Batch, ScoredDebates, TrainedBatch
 from debate_core.training.rl.rollout_queue import RolloutQueue, SampledBatch
-from debate_core.training.run_context import RunContext
 
 
 @attrs.define
@@ -38,14 +38,16 @@ class IterationClock:
 
 
 def iteration_metrics(
-    context: RunContext,
+    grader: Grader | None,
+    num_agents: int,
     iteration: int,
     batch: Batch,
     scored: ScoredDebates,
     trained: TrainedBatch,
     clock: IterationClock,
 ) -> dict[str, MetricValue]:
-    """The record of RL iteration ``iteration``: its debates, rewards, grades, update and timings."""
+    """The record of RL iteration ``iteration``: its debates, rewards, grades (by ``grader``, the
+    run's, when it has one), update and timings."""
     records = scored.records
     metrics: dict[str, MetricValue] = {
         "phase": "rl",
@@ -58,11 +60,10 @@ def iteration_metrics(
     metrics.update(reward_metrics(scored.results))
     metrics.update(episode_metrics(scored.episodes, returns))
     metrics.update(debate_metrics(records))
-    grader = context.components.grader
     if grader is not None:
         graded = [grade_debate(r, grader, p.answer) for r, p in zip(records, batch.problems, strict=True)]
-        n = context.config.debate.num_agents
-        metrics.update(verifiable_metrics([g for g in graded if g is not None], f"train_{batch.dataset_name}", n))
+        name = f"train_{batch.dataset_name}"
+        metrics.update(verifiable_metrics([g for g in graded if g is not None], name, num_agents))
     metrics.update(label_free_metrics(records, batch.problems, scored.advantages, grader))
     metrics.update(ground_truth_metrics(records, batch.problems, scored.results, grader))
     metrics.update(optim_metrics(scored, trained))

@@ -8,24 +8,26 @@ from collections.abc import Sequence
 from debate_core.files import output_write_errors
 from debate_core.records import DebateRecord, RewardResult
 from debate_core.rewards.advantages import DebateAdvantages
+from debate_core.rundir.directory import RunDirectory
 from debate_core.rundir.reward_sidecars import reward_summary, write_sidecar
-from debate_core.training.run_context import RunContext
+from debate_core.training.run_components import RunComponents
 
 
 def log_transcripts(
-    context: RunContext,
+    components: RunComponents,
+    run_dir: RunDirectory,
+    count: int,
     step: int,
     records: Sequence[DebateRecord],
     results: Sequence[RewardResult],
     advantages: Sequence[DebateAdvantages | None],
 ) -> None:
-    """Write the step's first debates and their reward sidecars.
+    """Write the step's first ``count`` debates (``logging.num_groups_to_log``) and their reward sidecars.
 
     Raises:
         OutputWriteError: a file could not be written (a full disk); the message names it.
     """
-    components, run_dir = context.components, context.run_dir
-    logged = list(zip(records, results, advantages, strict=True))[: context.config.logging.num_groups_to_log]
+    logged = list(zip(records, results, advantages, strict=True))[:count]
     for index, (record, result, advantage) in enumerate(logged):
         path = run_dir.transcript_path(step, index)
         with output_write_errors(path):

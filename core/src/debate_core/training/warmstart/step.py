@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 
 from debate_core.records.metrics import MetricValue
-from debate_core.training.kernel.policy_update import update_policy
+from debate_core.training.kernel.policy_update import adam_params, update_policy
 from debate_core.training.kernel.rollouts import run_debates, sampled_tokens
 from debate_core.training.run_context import RunContext, RunPosition
 from debate_core.training.schedule import learning_rate_at
@@ -37,7 +37,9 @@ async def warmstart_step(
     datums = warmstart_datums(episodes, jobs)
     built = time.perf_counter()
     lr = learning_rate_at(settings.learning_rate, settings.lr_schedule, index, settings.steps)
-    update = await update_policy(context, position, datums, "cross_entropy", None, lr, 1)
+    update = await update_policy(
+        context.session, position, datums, adam_params(context.config.training, lr), "cross_entropy"
+    )
     done = time.perf_counter()
     trained_tokens = int(sum(sum(d.datum.loss_fn_inputs["weights"].data) for d in datums))
     loss = sum(float(o.metrics.get("loss:sum", 0.0)) for o in update.outputs)
