@@ -120,9 +120,9 @@ def test_a_failure_of_a_batch_sampled_ahead_reaches_the_trainer_when_it_takes_th
 
 
 def test_progress_counts_debates_of_a_batch_sampled_ahead_until_its_line_is_shown() -> None:
-    queue = RolloutQueue(1, lambda c: False, asyncio.Semaphore(1))
-    assert queue.show(0) == (0, 0)
-    assert queue.counted(0, 10) is True  # drawn on the line at once
-    assert queue.counted(1, 7) is False and queue.counted(1, 5) is False
-    assert queue.show(1) == (2, 12)
-    assert queue.counted(1, 3) is True
+    progress = RolloutQueue(1, lambda c: False, asyncio.Semaphore(1)).progress
+    assert progress.show(0) == (0, 0)
+    assert progress.counted(0, 10) is True  # drawn on the line at once
+    assert progress.counted(1, 7) is False and progress.counted(1, 5) is False
+    assert progress.show(1) == (2, 12)
+    assert progress.counted(1, 3) is True

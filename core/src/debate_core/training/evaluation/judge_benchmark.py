@@ -164,10 +164,12 @@ def benchmark_jobs(
     seed: int,
     tokenizer: Tokenizer,
     setup: DebateSetup,
+    id_suffix: str | None = None,
 ) -> list[DebateJob]:
     """The debates of one order: ``order`` 0 puts the correct solution at agent 1, 1 at agent 2;
     ``first_turns`` holds each case's recorded round 1 of the judge (empty until sampled). A
-    ``slip`` debate is ``eval-judge-I-a`` (``-b``), another family's ``eval-judge-FAMILY-I-a``."""
+    ``slip`` debate is ``eval-judge-I-a`` (``-b``), another family's ``eval-judge-FAMILY-I-a``;
+    ``id_suffix`` replaces the order's letter there."""
     jobs = []
     for (index, case), recorded in zip(cases, first_turns, strict=True):
         first_answers = (None, case.other) if order == 0 else (case.other, None)
@@ -181,7 +183,7 @@ def benchmark_jobs(
                 case.lesson.problem,
                 (FirstTurnReplay(judge, recorded), *pair),
                 derive_seed(seed, "eval-judge", *family, index),
-                "-".join(("eval-judge", *family, str(index), "ab"[order])),
+                "-".join(("eval-judge", *family, str(index), id_suffix or "ab"[order])),
             )
         )
     return jobs

@@ -219,10 +219,7 @@ async def judge_round_one(
         first.setdefault(index, position)
     chosen = [pairs[position] for position in first.values()]
     recorded = [first_turns[position] for position in first.values()]
-    jobs = [
-        attrs.evolve(job, debate_id=job.debate_id.removesuffix("-a") + "-round1")
-        for job in benchmark_jobs(chosen, run.judge, recorded, 0, run.seed, run.tokenizer, setup)
-    ]
+    jobs = benchmark_jobs(chosen, run.judge, recorded, 0, run.seed, run.tokenizer, setup, id_suffix="round1")
     await run_debates(attrs.evolve(setup, stop_after_round=1), jobs, f"{label} judge round 1")
 
 

@@ -140,7 +140,7 @@ async def sample_debates(
     for later in rollouts.ahead_of(iteration, components.total_iterations):
         start(later)
     label = f"{context.step_label(step)} iter {iteration + 1}/{components.total_iterations}"
-    context.progress.start(label, len(batch.problems), *rollouts.show(iteration))
+    context.progress.start(label, len(batch.problems), *rollouts.progress.show(iteration))
     sampled = await rollouts.take(iteration, context.stop.wait)
     if sampled is None:  # older than the bound: dropped, sampled again by the current weights
         start(iteration)
@@ -175,7 +175,7 @@ async def sample_batch(
 
     def done(episode: DebateEpisode) -> None:
         tokens = sampled_tokens(episode)
-        if rollouts.counted(iteration, tokens):
+        if rollouts.progress.counted(iteration, tokens):
             progress.debate_done(tokens)
 
     episodes = await run_debates(components.runner(), jobs, rollouts.slots, done)

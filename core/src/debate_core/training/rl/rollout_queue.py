@@ -72,10 +72,8 @@ class RolloutQueue:
     _pending: dict[int, _Pending] = attrs.field(factory=dict)
     stale_dropped: int = 0
     """Batches dropped because they were older than ``bound`` (counted over the run)."""
-    shown: int | None = None
-    """The iteration whose debates the progress line counts."""
-    _done: dict[int, tuple[int, int]] = attrs.field(factory=dict)
-    """Debates finished and tokens they sampled, per iteration not yet shown."""
+    progress: BatchProgress = attrs.field(factory=lambda: BatchProgress())
+    """The progress line's count of the batches' finished debates."""
 
     def ahead_of(self, iteration: int, total: int) -> list[int]:
         """The iterations whose batches may start sampling from the weights after ``iteration``
@@ -137,6 +135,23 @@ class RolloutQueue:
             waited_s=time.perf_counter() - asked,
         )
 
+    async def cancel(self) -> None:
+        """Cancel every batch in flight (a stop, a failure, the end of RL) and wait until they are."""
+        pending, self._pending = self._pending, {}
+        for each in pending.values():
+            await _cancelled(each.task)
+
+
+@attrs.define
+class BatchProgress:
+    """Which batch's debates the progress line counts, and what the batches sampled ahead have
+    finished meanwhile, so that a batch's line starts from its debates already done."""
+
+    shown: int | None = None
+    """The iteration whose debates the progress line counts."""
+    _done: dict[int, tuple[int, int]] = attrs.field(factory=dict)
+    """Debates finished and tokens they sampled, per iteration not yet shown."""
+
     def counted(self, iteration: int, tokens: int) -> bool:
         """Count a finished debate of ``iteration``: True when the progress line shows that
         iteration (the caller draws it), else kept for :meth:`show`."""
@@ -150,12 +165,6 @@ class RolloutQueue:
         """The progress line now counts ``iteration``: its debates finished so far and their tokens."""
         self.shown = iteration
         return self._done.pop(iteration, (0, 0))
-
-    async def cancel(self) -> None:
-        """Cancel every batch in flight (a stop, a failure, the end of RL) and wait until they are."""
-        pending, self._pending = self._pending, {}
-        for each in pending.values():
-            await _cancelled(each.task)
 
 
 async def _cancelled(task: asyncio.Task[Sampled]) -> None:
