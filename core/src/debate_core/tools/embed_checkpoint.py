@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from importlib import resources
 from pathlib import Path
 
@@ -29,7 +28,8 @@ from debate_core.backends.local.models.loading import EMBEDDED_PREFIX, embedded_
 from debate_core.backends.local.models.pretrained import pretrained_file, tokenizer_hash
 from debate_core.backends.local.models.tokenizer import build_embedded_tokenizer
 from debate_core.backends.local.saved_states import read_state
-from debate_core.errors import ConfigError, DebateError
+from debate_core.errors import ConfigError
+from debate_core.tools import run_tool
 from debate_core.training.policy_weights import resolve_policy_weights
 
 SPECS_RESOURCE = "data/embedded_models.json"
@@ -100,7 +100,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     out = args.out or Path(str(pretrained_file(args.name)))
     specs = args.specs or Path(str(resources.files("debate_core.backends.local").joinpath(SPECS_RESOURCE)))
-    try:
+
+    def work() -> str:
         ship_checkpoint(
             args.checkpoint,
             args.name,
@@ -109,11 +110,9 @@ def main(argv: list[str] | None = None) -> int:
             weights_out=out,
             specs_path=specs,
         )
-    except DebateError as exc:
-        print(f"embed_checkpoint: error: {exc}", file=sys.stderr)
-        return 1
-    print(f"wrote {out} and embedded:{args.name} in {specs}")
-    return 0
+        return f"wrote {out} and embedded:{args.name} in {specs}"
+
+    return run_tool("embed_checkpoint", work)
 
 
 if __name__ == "__main__":

@@ -12,10 +12,9 @@ package ships, as ``embedded:debate-tiny`` loads them) and its tokenizer (``toke
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
-from debate_core.errors import DebateError
+from debate_core.tools import run_tool
 
 
 def export_embedded(name: str, directory: Path) -> Path:
@@ -49,13 +48,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("name", help="the embedded model, e.g. debate-tiny (see embedded_models.json)")
     parser.add_argument("directory", type=Path, help="a new (or empty) folder to write")
     args = parser.parse_args(argv)
-    try:
-        written = export_embedded(args.name, args.directory)
-    except DebateError as exc:
-        print(f"export_embedded: error: {exc}", file=sys.stderr)
-        return 1
-    print(f"wrote {args.name.removeprefix('embedded:')} to {written}")
-    return 0
+
+    def work() -> str:
+        return f"wrote {args.name.removeprefix('embedded:')} to {export_embedded(args.name, args.directory)}"
+
+    return run_tool("export_embedded", work)
 
 
 if __name__ == "__main__":
