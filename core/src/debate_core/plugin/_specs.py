@@ -27,6 +27,7 @@ from debate_core.records import (
     PersonaSet,
     Renderer,
     RewardFunction,
+    Tokenizer,
 )
 
 __all__ = [
@@ -220,7 +221,7 @@ class CoordinatorSpec(ComponentSpec[Any]):
 
 
 @attrs.frozen(kw_only=True)
-class RendererSpec(ComponentSpec[Callable[[Any], Renderer]]):
+class RendererSpec(ComponentSpec[Callable[[Tokenizer], Renderer]]):
     """A renderer: chat messages to prompt tokens, and the stop conditions that fit them."""
 
     kind: ClassVar[str] = "renderer"
