@@ -33,6 +33,7 @@ from debate_core.backends.local.models.model_context import check_loadable
 from debate_core.backends.local.models.pretrained import load_pretrained
 from debate_core.backends.local.models.tokenizer import build_embedded_tokenizer, wrap_tokenizer
 from debate_core.errors import ConfigError
+from debate_core.records.json_values import JsonObject
 
 EMBEDDED_PREFIX = "embedded:"
 
@@ -69,7 +70,7 @@ class FinetuneMode:
     def full(self) -> bool:
         return self.lora_rank == 0
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return attrs.asdict(self)
 
 
