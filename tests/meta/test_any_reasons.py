@@ -1,4 +1,4 @@
-"""``Any`` only where it is needed, each with its reason (docs/architecture.md#typing-any): a line of
+"""``Any`` only where it is needed, each with its reason (docs/architecture.md, "Typing: Any"): a line of
 core/src/debate_core that uses ``Any`` says why with ``# Any: <reason>`` on that line or the line
 above. JSON values are named by ``records/json_values.py``, the one module that may use ``Any`` without."""
 
