@@ -71,7 +71,7 @@ def output_write_errors(path: Path) -> Iterator[None]:
 
 
 @contextmanager
-def atomic_file(path: Path, mode: Literal["w", "wb"] = "w") -> Iterator[IO[Any]]:
+def atomic_file(path: Path, mode: Literal["w", "wb"] = "w") -> Iterator[IO[Any]]:  # Any: str or bytes, as `mode`
     """A handle to write ``path`` through a temporary file, renamed into place when the block ends.
 
     The folder is created when missing; if the block raises, the temporary file is removed and
@@ -131,7 +131,7 @@ def atomic_write_text(path: Path, text: str) -> None:
         handle.write(text)
 
 
-def atomic_write_json(path: Path, data: Any, indent: int | None = 1) -> None:
+def atomic_write_json(path: Path, data: object, indent: int | None = 1) -> None:
     """Write ``data`` as JSON to ``path`` atomically."""
     with atomic_file(path) as handle:
         json.dump(data, handle, indent=indent)
@@ -139,7 +139,7 @@ def atomic_write_json(path: Path, data: Any, indent: int | None = 1) -> None:
 
 def read_jsonl(
     path: Path, error: Callable[[str], DebateError] = DebateError, what: str = "file", limit: str = "input_bytes"
-) -> Iterator[tuple[str, Any]]:
+) -> Iterator[tuple[str, Any]]:  # Any: a JSON value (records' JsonValue; files sits beside records)
     """The decoded objects of a JSON Lines file, as ``(where, object)``; blank lines are skipped.
     ``where`` is ``FILE:LINE``, for error messages about the object; ``what`` names the file
     in the message for a missing one (``no such dataset file``). The file is read only up to
@@ -179,7 +179,7 @@ class JsonLinesAppender:
             path.parent.mkdir(parents=True, exist_ok=True)
             self._handle = path.open("ab", buffering=0)
 
-    def append(self, record: dict[str, Any]) -> None:
+    def append(self, record: Mapping[str, object]) -> None:
         """Write ``record`` as one line, then fsync."""
         safe = {k: None if isinstance(v, float) and not math.isfinite(v) else v for k, v in record.items()}
         data = memoryview((json.dumps(safe, sort_keys=False) + "\n").encode("utf-8"))
@@ -204,7 +204,7 @@ class StepRecords:
         self.path = path
         self._file = JsonLinesAppender(path)
 
-    def write(self, step: int, metrics: Mapping[str, Any]) -> None:
+    def write(self, step: int, metrics: Mapping[str, object]) -> None:
         self._file.append({"step": step, **metrics})
 
     def resume(self, step: int) -> str:

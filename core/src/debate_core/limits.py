@@ -14,7 +14,7 @@ import json
 import os
 import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -134,7 +134,7 @@ def read_limited_text(path: Path, what: str = "file", limit: str = "input_bytes"
         raise DebateError(f"{path}: not UTF-8 text: {exc.reason} at byte {exc.start}") from None
 
 
-def loads_json(text: str) -> Any:
+def loads_json(text: str) -> Any:  # Any: a JSON value (records' JsonValue, a layer above limits)
     """Decode JSON text whose values nest at most ``nesting`` levels deep.
 
     Raises:
@@ -168,17 +168,17 @@ def nesting_message() -> str:
     return f"(more than {limit_value('nesting')} levels; raise it with {LIMITS['nesting'].env}=N; see docs/limits.md)"
 
 
-def check_nesting(data: Any, error: Callable[[int], Exception]) -> None:
+def check_nesting(data: object, error: Callable[[int], Exception]) -> None:
     """Raise ``error(depth)`` when lists and objects in ``data`` nest deeper than the ``nesting`` limit.
 
     Iterative, so that data nested too deeply for Python's recursion is reported, not crashed on.
     """
     most = limit_value("nesting")
-    stack: list[tuple[Any, int]] = [(data, 1)]
+    stack: list[tuple[object, int]] = [(data, 1)]
     while stack:
         value, depth = stack.pop()
         if isinstance(value, dict):
-            children: Any = value.values()
+            children: Iterable[object] = value.values()
         elif isinstance(value, list | tuple):
             children = value
         else:
@@ -188,7 +188,7 @@ def check_nesting(data: Any, error: Callable[[int], Exception]) -> None:
         stack.extend((child, depth + 1) for child in children)
 
 
-def short_repr(value: Any, limit: int = 60) -> str:
+def short_repr(value: object, limit: int = 60) -> str:
     """A ``repr`` for a message, cut to ``limit`` characters; safe on huge or deeply nested values
     and on integers too long to print."""
     if isinstance(value, list | tuple | dict):

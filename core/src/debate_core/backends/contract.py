@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Generator, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, TypeVar, runtime_checkable
 
 from debate_core.records.prompts import Tokenizer
 
@@ -33,7 +33,7 @@ class APIFutureLike(Protocol[T_co]):
 
     def result(self, timeout: float | None = None) -> T_co: ...
 
-    def __await__(self) -> Generator[Any, Any, T_co]: ...
+    def __await__(self) -> Generator[object, None, T_co]: ...
 
 
 @runtime_checkable

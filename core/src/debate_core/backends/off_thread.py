@@ -20,6 +20,7 @@ from typing import Any, Generic, TypeVar
 T = TypeVar("T")
 
 
+# Any: the call's value, or None when it raised (then the future gets the error)
 def _settle(future: asyncio.Future[Any], value: Any, error: BaseException | None) -> None:
     if future.done():  # the awaiting side gave up (cancelled) meanwhile
         return
@@ -50,6 +51,7 @@ class OffThread(Generic[T]):
     """An SDK future-returning call, started on a daemon thread when awaited (``result()`` runs it
     where it is called, as the SDK's own futures do)."""
 
+    # Any: the SDK call's future and its result, whose type only ``then`` knows
     def __init__(self, start: Callable[[], Any], then: Callable[[Any], T] = lambda value: value) -> None:
         self._start = start
         self._then = then
@@ -63,5 +65,5 @@ class OffThread(Generic[T]):
         value = await started if inspect.isawaitable(started) else started
         return self._then(value)
 
-    def __await__(self) -> Generator[Any, Any, T]:
+    def __await__(self) -> Generator[object, None, T]:
         return self._run().__await__()

@@ -14,10 +14,14 @@ from __future__ import annotations
 import socket
 import urllib.request
 from collections.abc import Sequence
-from typing import Any
 from urllib.parse import urlsplit
 
 from debate_core.errors import DebateError
+
+_AddressInfo = tuple[
+    socket.AddressFamily, socket.SocketKind, int, str, tuple[str, int] | tuple[str, int, int, int] | tuple[int, bytes]
+]
+"""One address of ``socket.getaddrinfo``: family, kind, protocol, name and the address (IPv4's or IPv6's)."""
 
 CONNECT_TIMEOUT_S = 5.0
 """How long the probe waits for a TCP connection; a slower one counts as a slow service."""
@@ -66,7 +70,9 @@ def check_reachable(url: str, source: str) -> None:
         )
 
 
-def _every_address_refuses(addresses: Sequence[tuple[socket.AddressFamily, socket.SocketKind, int, str, Any]]) -> bool:
+def _every_address_refuses(
+    addresses: Sequence[_AddressInfo],
+) -> bool:
     """True when at least one address refused and none connected or took long enough to be slow."""
     refused = False
     for family, kind, proto, _, address in addresses:

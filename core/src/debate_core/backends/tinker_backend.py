@@ -16,7 +16,7 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urlsplit
 
 import attrs
@@ -29,7 +29,11 @@ from debate_core.backends.tinker_restore import restored_training_client
 from debate_core.errors import ConfigError, PluginError
 
 if TYPE_CHECKING:
+    import tinker
+
     from debate_core.backends.contract import APIFutureLike, SamplingClientLike, TrainingClientLike
+
+S = TypeVar("S")
 
 logger = logging.getLogger(__name__)
 
@@ -113,7 +117,9 @@ class TinkerService:
     (:mod:`debate_core.backends.reachability`): a refused port or a name that does not resolve
     fails at once instead of after ``training.backend_timeout_s``."""
 
-    def __init__(self, client: Any, options: TinkerOptions | None = None, api_key: str | None = None) -> None:
+    def __init__(
+        self, client: tinker.ServiceClient, options: TinkerOptions | None = None, api_key: str | None = None
+    ) -> None:
         self.client = client
         self.options = options or TinkerOptions()
         self._api_key = api_key
@@ -132,11 +138,12 @@ class TinkerService:
         default = resolve_base_url(None)
         return default, f"the Tinker SDK's default address {default}"
 
-    def _first_checked(self, call: Callable[[], Any], then: Callable[[Any], Any]) -> OffThread[Any]:
+    # Any: a wrapped SDK client; TinkerTrainingClient forwards TrainingClientLike by __getattr__, unseen by mypy
+    def _first_checked(self, call: Callable[[], object], then: Callable[[S], Any]) -> OffThread[Any]:
         """``call`` on a daemon thread, the service's address checked first the first time; its
         value passes through ``then`` (the client wrappers of :mod:`debate_core.backends.tinker_clients`)."""
 
-        def start() -> Any:
+        def start() -> object:
             if not self._address_checked:
                 check_reachable(*self.service_address())
                 self._address_checked = True
@@ -144,7 +151,7 @@ class TinkerService:
 
         return OffThread(start, then)
 
-    def _rest_client(self) -> Any:
+    def _rest_client(self) -> tinker.RestClient:
         """A ``tinker.RestClient`` of this service's URL and key. The SDK keeps one REST connection
         per (base URL, key) for the whole process: name the URL this service uses, so a changed
         TINKER_BASE_URL never reaches an earlier server."""
@@ -153,10 +160,10 @@ class TinkerService:
         base_url = self.options.base_url or os.environ.get("TINKER_BASE_URL") or None
         return tinker.RestClient(base_url=base_url, api_key=self._api_key)
 
-    def _training(self, client: Any) -> TinkerTrainingClient:
+    def _training(self, client: tinker.TrainingClient) -> TinkerTrainingClient:
         return TinkerTrainingClient(client, self.service_address()[0])
 
-    def _sampling(self, client: Any) -> TinkerSamplingClient:
+    def _sampling(self, client: tinker.SamplingClient) -> TinkerSamplingClient:
         return TinkerSamplingClient(client, self.service_address()[0])
 
     def __repr__(self) -> str:  # never show the key
@@ -220,6 +227,7 @@ class TinkerService:
             "see the server's log"
         )
 
+    # Any: the trainer's training client (TrainingClientLike), the SDK's, whose model_id names its run
     def saved_path(self, training_client: Any, name: str, kind: str) -> str | None:
         """The service's path of a checkpoint ``name`` of the training client's run, when the
         service lists one (``SupportsSavedLookup``): the state (``kind="state"``,
@@ -281,7 +289,7 @@ class TinkerService:
     ) -> APIFutureLike[SamplingClientLike]:
         return self._first_checked(lambda: self.client.create_sampling_client(model_path, base_model), self._sampling)
 
-    def __getattr__(self, name: str) -> Any:
+    def __getattr__(self, name: str) -> Any:  # Any: any other attribute of the SDK's client, as it is
         return getattr(self.client, name)
 
 

@@ -15,6 +15,7 @@ from debate_core.backends.tinker_replies import (
 )
 
 if TYPE_CHECKING:  # the SDK imports torch when it is installed: not at the CLI's start
+    import tinker
     from tinker import types
 
 
@@ -22,7 +23,7 @@ class TinkerSamplingClient:
     """``tinker.SamplingClient``: ``sample``'s missing reply fields named, ``compute_logprobs``
     one value per prompt token."""
 
-    def __init__(self, client: Any, server: str) -> None:
+    def __init__(self, client: tinker.SamplingClient, server: str) -> None:
         self.client = client
         self.server = server
 
@@ -43,7 +44,7 @@ class TinkerSamplingClient:
             self.client.compute_logprobs(prompt), lambda values: completed_logprobs(values, length, self.server)
         )
 
-    def __getattr__(self, name: str) -> Any:
+    def __getattr__(self, name: str) -> Any:  # Any: any other attribute of the SDK's client, as it is
         return getattr(self.client, name)
 
 
@@ -51,7 +52,7 @@ class TinkerTrainingClient:
     """``tinker.TrainingClient``: ``forward_backward`` with ``loss:sum`` when the server reports
     none, and sampling clients that are :class:`TinkerSamplingClient`."""
 
-    def __init__(self, client: Any, server: str) -> None:
+    def __init__(self, client: tinker.TrainingClient, server: str) -> None:
         self.client = client
         self.server = server
 
@@ -66,9 +67,12 @@ class TinkerTrainingClient:
             future, lambda output: completed_forward_backward(output, loss_fn, data, loss_fn_config, self.server)
         )
 
-    def save_weights_and_get_sampling_client(self, name: str | None = None) -> Mapped[Any, TinkerSamplingClient]:
-        future = self.client.save_weights_and_get_sampling_client(*([name] if name is not None else []))
+    def save_weights_and_get_sampling_client(
+        self, name: str | None = None
+    ) -> Mapped[tinker.SamplingClient, TinkerSamplingClient]:
+        saving = self.client.save_weights_and_get_sampling_client
+        future = saving(name) if name is not None else saving()
         return Mapped(future, lambda client: TinkerSamplingClient(client, self.server))
 
-    def __getattr__(self, name: str) -> Any:
+    def __getattr__(self, name: str) -> Any:  # Any: any other attribute of the SDK's client, as it is
         return getattr(self.client, name)

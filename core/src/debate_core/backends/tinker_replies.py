@@ -20,11 +20,15 @@ import dataclasses
 import logging
 import threading
 from collections.abc import Callable, Generator, Mapping, Sequence
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Generic, TypeVar
 
 import numpy as np
 
+from debate_core.backends.contract import APIFutureLike
 from debate_core.errors import DebateError
+
+if TYPE_CHECKING:  # the SDK imports torch when it is installed: not at the CLI's start
+    from tinker import types
 
 logger = logging.getLogger("debate_core.backends.tinker_backend")
 
@@ -59,7 +63,7 @@ class Mapped(Generic[T, U]):
 
     def __init__(
         self,
-        future: Any,
+        future: APIFutureLike[T],
         then: Callable[[T], U],
         explain: Callable[[BaseException], BaseException | None] = lambda _: None,
     ) -> None:
@@ -87,12 +91,15 @@ class Mapped(Generic[T, U]):
             raise explained from exc
         return self._then(value)
 
-    def __await__(self) -> Generator[Any, Any, U]:
+    def __await__(self) -> Generator[object, None, U]:
         return self._run().__await__()
 
 
 def summed_loss(
-    loss_fn: str, datums: Sequence[Any], outputs: Sequence[Mapping[str, Any]], config: Mapping[str, float] | None
+    loss_fn: str,
+    datums: Sequence[types.Datum],
+    outputs: Sequence[types.LossFnOutput],
+    config: Mapping[str, float] | None,
 ) -> float:
     """The batch's loss by its definition (docs/training.md, as the local backend computes it) from
     the trainer's logprobs ``outputs[d]["logprobs"]`` and each datum's ``loss_fn_inputs``: summed
@@ -133,8 +140,12 @@ def summed_loss(
 
 
 def completed_forward_backward(
-    output: Any, loss_fn: str, datums: Sequence[Any], config: Mapping[str, float] | None, server: str
-) -> Any:
+    output: types.ForwardBackwardOutput,
+    loss_fn: str,
+    datums: Sequence[types.Datum],
+    config: Mapping[str, float] | None,
+    server: str,
+) -> types.ForwardBackwardOutput:
     """``output`` with ``loss:sum`` computed by :func:`summed_loss` when the server reported none."""
     metrics = dict(getattr(output, "metrics", None) or {})
     if "loss:sum" in metrics:

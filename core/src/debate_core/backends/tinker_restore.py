@@ -14,23 +14,28 @@ from __future__ import annotations
 import logging
 import warnings
 from collections.abc import Callable, Generator
-from typing import Any
+from typing import TYPE_CHECKING, Generic, TypeVar
 
 from debate_core.backends.tinker_replies import say_once
+
+if TYPE_CHECKING:  # the SDK imports torch when it is installed: not at the CLI's start
+    import tinker
+
+T = TypeVar("T")
 
 SDK_TRAINING_LOGGER = "tinker.lib.public_interfaces.training_client"
 
 
-class Settled:
+class Settled(Generic[T]):
     """A value as an SDK future (``result()``, awaitable) for :class:`~debate_core.backends.off_thread.OffThread`."""
 
-    def __init__(self, value: Any) -> None:
+    def __init__(self, value: T) -> None:
         self.value = value
 
-    def result(self, timeout: float | None = None) -> Any:
+    def result(self, timeout: float | None = None) -> T:
         return self.value
 
-    def __await__(self) -> Generator[Any, Any, Any]:
+    def __await__(self) -> Generator[None, None, T]:
         if False:  # pragma: no cover - makes this a generator
             yield
         return self.value
@@ -49,8 +54,13 @@ class _DropDeprecation(logging.Filter):
 
 
 def restored_training_client(
-    client: Any, rest: Callable[[], Any], path: str, base_model: str | None, optimizer: bool, server: str
-) -> Settled:
+    client: tinker.ServiceClient,
+    rest: Callable[[], tinker.RestClient],
+    path: str,
+    base_model: str | None,
+    optimizer: bool,
+    server: str,
+) -> Settled[tinker.TrainingClient]:
     """The SDK's ``create_training_client_from_state[_with_optimizer]``, resolved; on a server of
     the older protocol, a LoRA client of the state's base model and rank with the state loaded
     (``rest`` makes the ``tinker.RestClient`` that reads them)."""

@@ -7,13 +7,11 @@ or LoRA. torch and transformers are imported only when the backend is built.
 
 from __future__ import annotations
 
-from typing import Any
-
-from debate_core.backends import LocalBackendOptions, local_service
+from debate_core.backends import LocalBackendOptions, ServiceClientLike, local_service
 from debate_core.plugin import BackendSpec, hookimpl
 
 
-def build_local_backend(options: LocalBackendOptions | None) -> Any:
+def build_local_backend(options: LocalBackendOptions | None) -> ServiceClientLike:
     """A ``LocalServiceClient`` with these options (imports torch)."""
     return local_service(options)
 

@@ -15,7 +15,7 @@ import secrets
 import string
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import attrs
 
@@ -71,7 +71,7 @@ WANDB_RUN_FILE = "wandb-run.json"
 class WandbSink:
     """Logs each record with ``wandb.log(metrics, step=step)``; strings go to the run summary."""
 
-    def __init__(self, run: Any, run_id: str, options: WandbOptions) -> None:
+    def __init__(self, run: Any, run_id: str, options: WandbOptions) -> None:  # Any: a wandb Run (untyped)
         self._run = run
         self._id = run_id
         self._options = options
@@ -138,16 +138,26 @@ class TensorboardOptions:
     """Event files go to ``RUN_DIR/<subdirectory>``."""
 
 
+class _ScalarWriter(Protocol):
+    """The part of a TensorBoard ``SummaryWriter`` the sink uses."""
+
+    def add_scalar(self, tag: str, scalar_value: float, global_step: int) -> object: ...
+
+    def flush(self) -> object: ...
+
+    def close(self) -> object: ...
+
+
 class TensorboardSink:
     """Writes numeric metrics as scalars with a ``SummaryWriter`` on ``log_dir``, opened at the
     first write; on a resume with ``purge_step``, so that TensorBoard hides the events of the
     redone steps that an earlier process wrote."""
 
-    def __init__(self, open_writer: Callable[..., Any], log_dir: Path) -> None:
+    def __init__(self, open_writer: Callable[..., _ScalarWriter], log_dir: Path) -> None:
         self._open_writer = open_writer
         self._log_dir = log_dir
         self._purge_step: int | None = None
-        self._writer: Any = None
+        self._writer: _ScalarWriter | None = None
 
     def write(self, step: int, metrics: Mapping[str, MetricValue]) -> None:
         if self._writer is None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 from debate_core import Tokenizer
 from debate_core.debate import (
@@ -22,8 +21,8 @@ def _role_colon(options: RoleColonOptions) -> Callable[[Tokenizer], RoleColonRen
     return factory
 
 
-def _chat_template(options: ChatTemplateOptions) -> Callable[[Any], ChatTemplateRenderer]:
-    def factory(tokenizer: Any) -> ChatTemplateRenderer:  # Any: a Hugging Face tokenizer, with its chat template
+def _chat_template(options: ChatTemplateOptions) -> Callable[[Tokenizer], ChatTemplateRenderer]:
+    def factory(tokenizer: Tokenizer) -> ChatTemplateRenderer:
         return ChatTemplateRenderer(tokenizer, options)
 
     return factory

@@ -15,7 +15,7 @@ import sys
 import traceback
 import warnings
 from collections.abc import Callable, Sequence
-from typing import Any, NoReturn, TextIO
+from typing import NoReturn, TextIO
 
 from debate_core.config.environment import env_flag
 from debate_core.errors import DebateError
@@ -158,7 +158,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _run_handler(handler, args, f"debate {args.command}")
 
 
-def _run_handler(handler: Callable[[argparse.Namespace], Any], args: argparse.Namespace, command: str) -> int:
+def _run_handler(handler: Callable[[argparse.Namespace], int | None], args: argparse.Namespace, command: str) -> int:
     """The subcommand's status, or the one line and status of its failure (see :func:`main`)."""
     try:
         status = int(handler(args) or 0)

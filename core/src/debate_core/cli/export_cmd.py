@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from debate_core.errors import DebateError
+from debate_core.records.json_values import JsonObject
 
 if TYPE_CHECKING:
     from debate_core.backends.local.export import ExportedAdapter, ExportedModel
@@ -112,7 +113,7 @@ def _local_backend(argument: Path) -> LocalServiceClient:
     candidates = [argument, *list(argument.parents)[:3]]  # RUN_DIR, its manifests, its backend states
     runs = [c for c in candidates if (c / "config.toml").is_file() and (c / "checkpoints").is_dir()]
     config_file = runs[0] / "config.toml" if runs else None
-    options: dict[str, Any] = {}
+    options: JsonObject = {}
     if config_file is not None:
         config = load_run_config(config_file, registry=registry)
         if config.backend.name == "local":

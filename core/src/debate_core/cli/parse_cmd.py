@@ -6,11 +6,11 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
 
 from debate_core.cli.arguments import stdout_is_utf8
 from debate_core.errors import DebateError, LimitExceeded
 from debate_core.records import OutputParser
+from debate_core.records.json_values import JsonObject
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -67,12 +67,12 @@ def _parser(name: str) -> OutputParser:
 
 def parse_to_json(
     text: str, parser: OutputParser, author: int | None = None, num_agents: int | None = None
-) -> dict[str, Any]:
+) -> JsonObject:
     """What ``debate parse`` prints for one response."""
     from debate_core.records import apply_authorship
 
     response = parser.parse(text)
-    data: dict[str, Any] = {
+    data: JsonObject = {
         "solution": response.solution,
         "evaluation": response.evaluation,
         "comparison": response.comparison,
@@ -92,7 +92,7 @@ def parse_to_json(
     return data
 
 
-def format_json(data: dict[str, Any]) -> str:
+def format_json(data: JsonObject) -> str:
     """A JSON object with one key per line and each value on that line."""
     ascii_only = not stdout_is_utf8()
     rows = [f"  {json.dumps(key)}: {json.dumps(value, ensure_ascii=ascii_only)}" for key, value in data.items()]

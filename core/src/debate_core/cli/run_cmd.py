@@ -10,13 +10,14 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from debate_core.errors import DebateError
 
 if TYPE_CHECKING:
     from debate_core.config import RunConfig
     from debate_core.plugin import Registry
+    from debate_core.records import DebateAnswer, DebateRecord, Problem
     from debate_core.runtime.session import BackendSession
 
 
@@ -70,12 +71,12 @@ def _open_session(config: RunConfig, registry: Registry, checkpoint: str | None)
     return run_interruptibly(open_policy_session(config, registry, checkpoint, "--checkpoint"))
 
 
-def read_questions(path: str) -> list[Any]:
+def read_questions(path: str) -> list[Problem]:
     """The problems of a JSONL file; errors name the line."""
     from debate_core.files import read_jsonl
     from debate_core.records import Problem
 
-    problems: list[Any] = []
+    problems: list[Problem] = []
     for where, obj in read_jsonl(Path(path), DebateError, "questions file"):
         if not isinstance(obj, dict):
             raise DebateError(f"{where}: expected a JSON object with a 'question' key")
@@ -92,7 +93,7 @@ def read_questions(path: str) -> list[Any]:
     return problems
 
 
-def format_transcript(record: Any) -> list[str]:
+def format_transcript(record: DebateRecord) -> list[str]:
     """The turns of a debate as readable text."""
     lines = [f"Question: {record.question}"]
     for turn in record.turns:
@@ -104,7 +105,7 @@ def format_transcript(record: Any) -> list[str]:
     return lines
 
 
-def answer_basis(answer: Any) -> str:
+def answer_basis(answer: DebateAnswer) -> str:
     """Which answer rule gave the answer, and what it weighed (docs/answer-rules.md)."""
     if answer.fallback:
         return f"{answer.rule}: no vote to count, so {answer.fallback}"
@@ -113,7 +114,7 @@ def answer_basis(answer: Any) -> str:
     return f"{answer.rule}, vote score {answer.candidates[0].score:g}"
 
 
-def format_outcome(record: Any, answer: Any) -> list[str]:
+def format_outcome(record: DebateRecord, answer: DebateAnswer) -> list[str]:
     """Vote tally, consensus and final answer of a debate."""
     from debate_core.debate.final_answer import format_vote_counts
     from debate_core.records import vote_counts
@@ -177,8 +178,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _debate_each(
-    args: argparse.Namespace, config: RunConfig, registry: Registry, session: BackendSession, problems: list[Any]
-) -> list[Any]:
+    args: argparse.Namespace, config: RunConfig, registry: Registry, session: BackendSession, problems: list[Problem]
+) -> list[DebateRecord]:
     """Debate each problem on the open session, printing each transcript and outcome."""
 
     from debate_core.debate.final_answer import final_answer

@@ -15,10 +15,10 @@ from __future__ import annotations
 import argparse
 import json
 from functools import partial
-from typing import Any
 
 from debate_core.cli.arguments import MAX_INDENT, bounded_int
 from debate_core.errors import ConfigError
+from debate_core.records.json_values import JsonObject
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -53,7 +53,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.set_defaults(handler=run)
 
 
-def score(transcript: str, reward_name: str, options: list[str]) -> list[dict[str, Any]]:
+def score(transcript: str, reward_name: str, options: list[str]) -> list[JsonObject]:
     """One JSON object per debate of ``transcript``, in file order."""
     from debate_core.config import apply_overrides
     from debate_core.debate.transcripts import load_transcripts
@@ -61,7 +61,7 @@ def score(transcript: str, reward_name: str, options: list[str]) -> list[dict[st
     from debate_core.rewards.advantages import compute_advantages
     from debate_core.rundir.reward_sidecars import reward_summary
 
-    raw_options: dict[str, Any] = {}
+    raw_options: JsonObject = {}
     for text in options:
         if "=" not in text:
             raise ConfigError(f"--set {text!r}: expected key=value")

@@ -9,12 +9,12 @@ grade and parse error, then the vote tally, how it ended and its final answer un
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from debate_core.errors import DebateError
 
 if TYPE_CHECKING:
-    from debate_core.records import AnswerRule, DebateRecord, Grader
+    from debate_core.records import AnswerRule, DebateRecord, Grader, Turn
 
 SECTION_ORDER = ("solution", "evaluation", "comparison", "consensus", "consensus_reason")
 
@@ -45,7 +45,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.set_defaults(handler=run)
 
 
-def turn_lines(turn: Any) -> list[str]:
+def turn_lines(turn: Turn) -> list[str]:
     """One turn: who, grade, each section's content as the parser found it, votes and errors."""
     persona = f" ({turn.persona})" if turn.persona else ""
     grade = "" if turn.grade is None else ("  [correct]" if turn.grade >= 1.0 else "  [wrong]")

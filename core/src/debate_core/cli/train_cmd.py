@@ -8,9 +8,10 @@ import signal
 import sys
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 from debate_core.errors import DebateError, OutputWriteError
+from debate_core.records.json_values import JsonMapping
 from debate_core.runtime.interrupts import run_interruptibly
 
 if TYPE_CHECKING:
@@ -114,7 +115,7 @@ def format_changes(evaluations: Mapping[str, Mapping[str, float]]) -> list[str]:
     return [f"change from {labels[0]} to {labels[-1]}:", *lines] if lines else []
 
 
-def cost_line(costs: Mapping[str, Any]) -> str:
+def cost_line(costs: JsonMapping) -> str:
     """``tokens: 1.2M prompt sampled, 80k sampled, 1.1M trained; cost $3.21 (of ~$9.80 projected)``."""
     from debate_core.stats import dollars
 

@@ -7,7 +7,7 @@ checked against a catalog passed in (the plugin registry).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from debate_core.config.choices import ComponentChoice, normalise_name
 from debate_core.config.environment import env_flag
@@ -56,7 +56,7 @@ _LAZY = {
 ``import debate_core`` (and ``debate --help``) should not pay for."""
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> object:
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'debate_core.config' has no attribute {name!r}")

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import re
-from typing import Any
 
 import attrs
+
+from debate_core.records.json_values import JsonObject
 
 
 def normalise_name(name: str) -> str:
@@ -29,7 +30,7 @@ class ComponentChoice:
     """
 
     name: str = attrs.field(converter=normalise_name)
-    options: dict[str, Any] = attrs.field(factory=dict)
+    options: JsonObject = attrs.field(factory=dict)
 
 
 NESTED_KIND = "debate_core.component_kind"

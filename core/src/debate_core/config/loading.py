@@ -13,16 +13,16 @@ import os
 import tomllib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
 from debate_core.config.sections import RunConfig
 from debate_core.config.structuring import structure
-from debate_core.config.validation import ComponentCatalog, validate_components
+from debate_core.config.validation import ComponentCatalog, SpecT, validate_components
 from debate_core.errors import ConfigError, DebateError, LimitExceeded
 from debate_core.limits import check_nesting, long_integer_message, nesting_message, read_limited_text, short_repr
+from debate_core.records.json_values import JsonMapping, JsonObject, JsonValue
 
 
-def read_toml(path: str | os.PathLike[str]) -> dict[str, Any]:
+def read_toml(path: str | os.PathLike[str]) -> JsonObject:
     """Read a TOML file; a missing file, one past the ``input_bytes`` limit, a syntax error or values
     nested past the ``nesting`` limit (docs/limits.md) is a ``ConfigError`` naming the file."""
     file = Path(path)
@@ -35,7 +35,7 @@ def read_toml(path: str | os.PathLike[str]) -> dict[str, Any]:
     return _loads_toml(text, f"{file}: ")
 
 
-def _loads_toml(text: str, where: str) -> dict[str, Any]:
+def _loads_toml(text: str, where: str) -> JsonObject:
     """Decode TOML text; every failure is a one-line ``ConfigError`` starting with ``where``."""
     try:
         data = tomllib.loads(text)
@@ -49,7 +49,7 @@ def _loads_toml(text: str, where: str) -> dict[str, Any]:
     return data
 
 
-def parse_override(text: str) -> tuple[list[str], Any]:
+def parse_override(text: str) -> tuple[list[str], JsonValue]:
     """Split ``section.key=value`` into its key path and value.
 
     The value is read as a TOML value when it is one (``3``, ``1e-4``, ``true``,
@@ -61,7 +61,7 @@ def parse_override(text: str) -> tuple[list[str], Any]:
     if not sep or not all(keys):
         raise ConfigError(f"override {text!r}: expected section.key=value")
     try:
-        parsed: Any = tomllib.loads(f"value = {value.strip()}")["value"]
+        parsed: JsonValue = tomllib.loads(f"value = {value.strip()}")["value"]
     except tomllib.TOMLDecodeError:
         parsed = value.strip()
     except (RecursionError, ValueError):  # nested or too many digits: a one-line error below
@@ -71,7 +71,7 @@ def parse_override(text: str) -> tuple[list[str], Any]:
     return keys, parsed
 
 
-def apply_overrides(raw: dict[str, Any], overrides: Sequence[str]) -> dict[str, Any]:
+def apply_overrides(raw: JsonObject, overrides: Sequence[str]) -> JsonObject:
     """A copy of ``raw`` with each ``section.key=value`` override set.
 
     A component chosen by name (``reward = "v2"`` or a ``[reward]`` table) takes ``reward.name=X``
@@ -101,7 +101,7 @@ def apply_overrides(raw: dict[str, Any], overrides: Sequence[str]) -> dict[str, 
     return result
 
 
-def _deep_copy(raw: Mapping[str, Any]) -> dict[str, Any]:
+def _deep_copy(raw: JsonMapping) -> JsonObject:
     return {k: _deep_copy(val) if isinstance(val, Mapping) else val for k, val in raw.items()}
 
 
@@ -109,7 +109,7 @@ def load_run_config(
     path: str | os.PathLike[str] | None,
     overrides: Sequence[str] = (),
     *,
-    registry: ComponentCatalog[Any] | None,
+    registry: ComponentCatalog[SpecT] | None,
 ) -> RunConfig:
     """Read, override and structure a run file, and validate its components against ``registry``.
 
@@ -136,7 +136,7 @@ def _prefix_lines(prefix: str, text: str) -> str:
     return "\n".join(prefix + line for line in text.splitlines())
 
 
-def option_value(option: str, text: str, key: str) -> Any:
+def option_value(option: str, text: str, key: str) -> object:
     """The value of the command-line option ``option`` (``--temperature``), given as ``text``,
     checked exactly as the run-file key ``key`` (``evaluation.temperature``) is: the same types,
     the same refusal of ``nan`` and ``inf``, the same ranges.
@@ -151,7 +151,7 @@ def option_value(option: str, text: str, key: str) -> Any:
     except ConfigError as exc:
         reason = str(exc).splitlines()[0].removeprefix(f"{key}: ").removeprefix(f"override {key!r}: ")
         raise ConfigError(f"{where}: {reason} (as {key} in a run file)") from None
-    value: Any = config
+    value: object = config
     for part in key.split("."):
         value = getattr(value, part)
     return value

@@ -22,7 +22,7 @@ _NO_DEFAULT = "(required)"
 _TYPE_PREFIXES = ("typing.", "debate_core.config.choices.", "debate_core.config.sections.")
 
 # attrs' stubs declare ``Factory(f)`` as returning what ``f`` returns (so that field defaults
-# type-check); at run time it is a class with ``factory`` and ``takes_self``.
+# Any: type-check); at run time it is a class with ``factory`` and ``takes_self``.
 _FACTORY = cast("type[Any]", attrs.Factory)
 
 
@@ -48,14 +48,14 @@ def field_docs(cls: type) -> dict[str, str]:
     return docs
 
 
-def _type_name(annotation: Any) -> str:
+def _type_name(annotation: object) -> str:
     text = str(annotation) if not isinstance(annotation, type) else annotation.__name__
     for prefix in _TYPE_PREFIXES:
         text = text.replace(prefix, "")
     return text
 
 
-def _default_text(field: attrs.Attribute[Any]) -> str:
+def _default_text(field: attrs.Attribute[object]) -> str:
     default = field.default
     if default is attrs.NOTHING:
         return _NO_DEFAULT
@@ -74,7 +74,7 @@ def _default_text(field: attrs.Attribute[Any]) -> str:
     return repr(default)
 
 
-def _default_text_value(value: Any) -> str:
+def _default_text_value(value: object) -> str:
     if isinstance(value, ComponentChoice):
         return f'"{value.name}"'
     return f'"{value}"' if isinstance(value, str) else repr(value)

@@ -6,7 +6,8 @@ Every field has a default and a docstring (the string under it), from which
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from collections.abc import Callable
+from typing import Literal, TypeVar
 
 import attrs
 from attrs import validators as v
@@ -33,7 +34,11 @@ WarmstartFlaw = Literal["slip", "far", "bare"]
 each written as the judge-benchmark family of the same name writes its wrong solution."""
 
 
-def _distinct(instance: object, attribute: attrs.Attribute[Any], value: tuple[str, ...]) -> None:
+NameT = TypeVar("NameT", bound=str)
+"""The names a list-typed key holds (a ``Literal`` of them, or any string)."""
+
+
+def _distinct(instance: object, attribute: attrs.Attribute[tuple[NameT, ...]], value: tuple[NameT, ...]) -> None:
     repeated = sorted({x for x in value if value.count(x) > 1})
     if repeated:
         raise ValueError(f"'{attribute.name}' names {', '.join(repeated)} more than once")
@@ -55,7 +60,7 @@ def _check_loss_config(
         )
 
 
-def _within_limit(name: str) -> Any:
+def _within_limit(name: str) -> Callable[[object, attrs.Attribute[int], int], None]:
     """A validator refusing values past the documented limit ``name`` (docs/limits.md)."""
 
     def check(instance: object, attribute: attrs.Attribute[int], value: int) -> None:

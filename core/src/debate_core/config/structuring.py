@@ -8,8 +8,8 @@ import difflib
 import math
 import re
 import typing
-from collections.abc import Iterator, Mapping
-from typing import Any, TypeVar
+from collections.abc import Callable, Iterator, Mapping
+from typing import TypeVar
 
 import attrs
 import cattrs
@@ -20,6 +20,7 @@ from cattrs.errors import ClassValidationError, ForbiddenExtraKeysError, Iterabl
 from debate_core.config.choices import ComponentChoice
 from debate_core.errors import ConfigError
 from debate_core.limits import short_repr
+from debate_core.records.json_values import JsonMapping, JsonValue
 
 T = TypeVar("T")
 
@@ -43,7 +44,7 @@ def _make_converter() -> cattrs.Converter:
     return converter
 
 
-def _structure_float(value: Any, _: type) -> float:
+def _structure_float(value: object, _: type) -> float:
     """A finite number (an integer, float or numeric string; never a bool)."""
     if isinstance(value, bool) or not isinstance(value, int | float | str):
         raise TypeError(f"expected a number, got {type(value).__name__} {short_repr(value)}")
@@ -58,7 +59,7 @@ def _structure_float(value: Any, _: type) -> float:
     return number
 
 
-def _structure_int(value: Any, _: type) -> int:
+def _structure_int(value: object, _: type) -> int:
     """An integer (a whole float or an integer string too; never a bool)."""
     if isinstance(value, bool) or (isinstance(value, float) and not value.is_integer()):
         raise TypeError(f"expected an integer, got {short_repr(value)}")
@@ -70,7 +71,7 @@ def _structure_int(value: Any, _: type) -> int:
         raise TypeError(f"expected an integer, got {short_repr(value)}") from None
 
 
-def _structure_bool(value: Any, _: type) -> bool:
+def _structure_bool(value: object, _: type) -> bool:
     """``true`` or ``false``, as a boolean or (from the command line) a string in any case."""
     if isinstance(value, bool):
         return value
@@ -79,21 +80,21 @@ def _structure_bool(value: Any, _: type) -> bool:
     raise TypeError(f"expected true or false, got {short_repr(value)}")
 
 
-def _structure_str(value: Any, _: type) -> str:
+def _structure_str(value: object, _: type) -> str:
     """A string; a number is read as its text (``model.name = 7`` from the command line)."""
     if not isinstance(value, str | int | float) or isinstance(value, bool):
         raise TypeError(f"expected a string, got {type(value).__name__} {short_repr(value)}")
     return str(value)
 
 
-def _table_factory(cls: type, converter: cattrs.Converter) -> Any:
+def _table_factory(cls: type, converter: cattrs.Converter) -> Callable[[object, type], object]:
     """An attrs class is structured from a table only: any other value is named by its type and
     value (cattrs' own hook fails on it with "'str' object has no attribute 'keys'")."""
-    inner: cattrs.SimpleStructureHook[Mapping[str, Any], Any] = cattrs.gen.make_dict_structure_fn(
+    inner: cattrs.SimpleStructureHook[JsonMapping, object] = cattrs.gen.make_dict_structure_fn(
         cls, converter, _cattrs_forbid_extra_keys=True
     )
 
-    def structure_attrs(value: Any, target: type) -> Any:
+    def structure_attrs(value: object, target: type) -> object:
         if not isinstance(value, Mapping):
             raise TypeError(
                 f"expected a table of {target.__name__} keys, got {type(value).__name__} {short_repr(value)}"
@@ -103,13 +104,13 @@ def _table_factory(cls: type, converter: cattrs.Converter) -> Any:
     return structure_attrs
 
 
-def _is_homogeneous_sequence(target: Any) -> bool:
+def _is_homogeneous_sequence(target: object) -> bool:
     """``tuple[X, ...]`` or ``list[X]``: the list-typed keys of a run file and of component options."""
     origin, args = typing.get_origin(target), typing.get_args(target)
     return (origin is tuple and len(args) == 2 and args[1] is Ellipsis) or (origin is list and len(args) == 1)
 
 
-def _one_or_many_factory(target: Any, converter: cattrs.Converter) -> Any:
+def _one_or_many_factory(target: type, converter: cattrs.Converter) -> Callable[[object, object], object]:
     """A list-typed key given one value (``logging.sinks=wandb``, ``sinks = {name = "wandb"}``) holds that one
     value: a string, number or table is a one-element list, never split into its characters or keys
     (docs/config-reference.md#lists-tables-and-strings-on-the-command-line)."""
@@ -118,7 +119,7 @@ def _one_or_many_factory(target: Any, converter: cattrs.Converter) -> Any:
     else:
         inner = list_structure_factory(target, converter)
 
-    def structure_one_or_many(value: Any, type_: Any) -> Any:
+    def structure_one_or_many(value: object, type_: object) -> object:
         if isinstance(value, str | int | float | bool | Mapping):
             value = [value]
         return inner(value, type_)
@@ -130,7 +131,7 @@ converter = _make_converter()
 """The one converter for run files and component options (unknown keys are errors)."""
 
 
-def _structure_choice(value: Any, _: type) -> ComponentChoice:
+def _structure_choice(value: object, _: type) -> ComponentChoice:
     """Accept ``reward = "v2"`` as shorthand for ``[reward] name = "v2"``."""
     if isinstance(value, str):
         return ComponentChoice(name=value)
@@ -202,7 +203,7 @@ def iter_errors(exc: BaseException, path: str, cls: type | None = None) -> Itera
     yield f"{path or '<root>'}: {message}"
 
 
-def structure(raw: Any, cls: type[T], path: str = "") -> T:
+def structure(raw: object, cls: type[T], path: str = "") -> T:
     """Structure ``raw`` into ``cls``; raise one ``ConfigError`` listing every problem by key path."""
     try:
         return converter.structure(raw, cls)
@@ -216,6 +217,6 @@ def _clip(line: str, limit: int = 300) -> str:
     return line if len(line) <= limit else line[: limit - 1] + "\u2026"
 
 
-def unstructure(value: Any) -> Any:
+def unstructure(value: object) -> JsonValue:
     """Plain data (dicts, lists, scalars) for a record, for TOML or JSON output."""
     return converter.unstructure(value)

@@ -7,9 +7,9 @@ configuration never reaches up to the plugin system by itself.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import Protocol, TypeVar
 
 import tomli_w
 
@@ -18,6 +18,7 @@ from debate_core.config.sections import RunConfig
 from debate_core.config.structuring import unstructure
 from debate_core.errors import ConfigError, DebateError
 from debate_core.files import atomic_write_text
+from debate_core.records.json_values import JsonMapping, JsonObject, JsonValue
 
 SpecT = TypeVar("SpecT")
 
@@ -27,7 +28,7 @@ class ComponentCatalog(Protocol[SpecT]):
 
     def resolve(self, kind: str, name: str) -> SpecT: ...
 
-    def structure_options(self, spec: SpecT, options: Mapping[str, Any] | None, path: str = "") -> Any: ...
+    def structure_options(self, spec: SpecT, options: JsonMapping | None, path: str = "") -> object: ...
 
 
 def component_choices(config: RunConfig) -> Iterator[tuple[str, str, ComponentChoice]]:
@@ -48,13 +49,13 @@ def component_choices(config: RunConfig) -> Iterator[tuple[str, str, ComponentCh
         yield f"logging.sinks[{i}]", "metric_sink", sink
 
 
-def validate_components(config: RunConfig, registry: ComponentCatalog[Any]) -> dict[str, Any]:
+def validate_components(config: RunConfig, registry: ComponentCatalog[SpecT]) -> dict[str, object]:
     """Resolve every chosen component and structure its options; return ``{key path: options}``.
 
     Every problem is collected, so one run of ``debate config check`` reports them all.
     """
     problems: list[str] = []
-    resolved: dict[str, Any] = {}
+    resolved: dict[str, object] = {}
     for path, kind, choice in component_choices(config):
         options = _checked_options(registry, path, kind, choice, problems)
         if options is not _INVALID:
@@ -69,8 +70,8 @@ _INVALID = object()
 
 
 def _checked_options(
-    registry: ComponentCatalog[Any], path: str, kind: str, choice: ComponentChoice, problems: list[str]
-) -> Any:
+    registry: ComponentCatalog[SpecT], path: str, kind: str, choice: ComponentChoice, problems: list[str]
+) -> object:
     """The structured options of ``choice`` at ``path``, after checking the components they choose
     in turn (``config.choices.nested_component``); ``_INVALID`` with ``problems`` extended."""
     try:
@@ -88,30 +89,30 @@ def _checked_options(
     return options
 
 
-def resolved_config_dict(config: RunConfig, registry: ComponentCatalog[Any]) -> dict[str, Any]:
+def resolved_config_dict(config: RunConfig, registry: ComponentCatalog[SpecT]) -> JsonObject:
     """The run file with every default filled in, component options included."""
     options = validate_components(config, registry)
-    data: dict[str, Any] = unstructure(config)
+    data: JsonObject = unstructure(config)
     for path, value in options.items():
         node = _node_at(data, path)
         node["options"] = unstructure(value) if value is not None else {}
     return _drop_none_in_table(data)
 
 
-def _node_at(data: dict[str, Any], path: str) -> dict[str, Any]:
-    node: Any = data
+def _node_at(data: JsonObject, path: str) -> JsonObject:
+    node: JsonValue = data
     for part in path.replace("[", ".[").split("."):
         node = node[int(part[1:-1])] if part.startswith("[") else node[part]
     assert isinstance(node, dict)
     return node
 
 
-def _drop_none_in_table(table: dict[str, Any]) -> dict[str, Any]:
+def _drop_none_in_table(table: JsonObject) -> JsonObject:
     """The table without its ``None`` values, at every depth (TOML has no null)."""
     return {k: _drop_none(x) for k, x in table.items() if x is not None}
 
 
-def _drop_none(value: Any) -> Any:
+def _drop_none(value: JsonValue) -> JsonValue:
     if isinstance(value, dict):
         return _drop_none_in_table(value)
     if isinstance(value, list | tuple):
@@ -119,11 +120,11 @@ def _drop_none(value: Any) -> Any:
     return value
 
 
-def resolved_config_toml(config: RunConfig, registry: ComponentCatalog[Any]) -> str:
+def resolved_config_toml(config: RunConfig, registry: ComponentCatalog[SpecT]) -> str:
     """The resolved run file as TOML text."""
     return tomli_w.dumps(resolved_config_dict(config, registry))
 
 
-def write_resolved_config(config: RunConfig, path: str | os.PathLike[str], registry: ComponentCatalog[Any]) -> None:
+def write_resolved_config(config: RunConfig, path: str | os.PathLike[str], registry: ComponentCatalog[SpecT]) -> None:
     """Write the resolved run file atomically (a crash never leaves half a file)."""
     atomic_write_text(Path(path), resolved_config_toml(config, registry))

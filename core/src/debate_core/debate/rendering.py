@@ -126,10 +126,10 @@ class ChatTemplateOptions:
 class ChatTemplateRenderer:
     """The tokenizer's own chat template (Qwen3, Llama 3, ...), with token-id stops."""
 
-    def __init__(self, tokenizer: Any, options: ChatTemplateOptions | None = None) -> None:
+    def __init__(self, tokenizer: Tokenizer, options: ChatTemplateOptions | None = None) -> None:
         if not callable(getattr(tokenizer, "apply_chat_template", None)):
             raise TypeError("the hf_chat_template renderer needs a tokenizer with apply_chat_template()")
-        self.tokenizer = tokenizer
+        self.tokenizer: Any = tokenizer  # Any: a Hugging Face tokenizer (untyped), its chat template checked above
         self.options = options or ChatTemplateOptions()
         self._stop_ids = self._find_stop_ids()
 
@@ -149,7 +149,7 @@ class ChatTemplateRenderer:
             system = chat.pop(0)["content"]
             if chat:
                 chat[0] = {"role": chat[0]["role"], "content": f"{system}\n\n{chat[0]['content']}"}
-        kwargs: dict[str, Any] = {}
+        kwargs: dict[str, bool] = {}
         if self.options.enable_thinking is not None:
             kwargs["enable_thinking"] = self.options.enable_thinking
         rendered = self.tokenizer.apply_chat_template(chat, tokenize=False, add_generation_prompt=True, **kwargs)

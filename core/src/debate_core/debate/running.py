@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Sequence
-from typing import Any, TypeVar
+from typing import TypeVar
 
 import attrs
 
@@ -278,7 +278,7 @@ class _Debate:
         finished = asyncio.create_task(self.state.finished.wait(), name="debate-finished")
         failure: BaseException | None = None
         try:
-            pending: set[asyncio.Task[Any]] = set(tasks)
+            pending: set[asyncio.Task[None]] = set(tasks)
             while pending and not self.state.finished.is_set():
                 done, _ = await asyncio.wait(pending | {finished}, return_when=asyncio.FIRST_COMPLETED)
                 for task in done & pending:
@@ -287,8 +287,8 @@ class _Debate:
                         failure = task.exception()
                         await self.state.abort(f"a component failed: {failure}")
         finally:
-            for task in [*tasks, finished]:
-                task.cancel()
+            for started in [*tasks, finished]:
+                started.cancel()
             await asyncio.gather(*tasks, finished, return_exceptions=True)
         if failure is not None:
             if isinstance(failure, _ComponentRaised):

@@ -16,7 +16,7 @@ from typing import Any
 from debate_core.records import Renderer, SampledAction, StopCondition
 
 
-async def resolve_future(value: Any) -> Any:
+async def resolve_future(value: Any) -> Any:  # Any: the SDK's, ours or a concurrent future; the caller knows its result
     """The result of a backend call: await awaitables (repeatedly, for a coroutine that returns
     a future), wrap ``concurrent.futures.Future``, run any other ``result()`` in a thread."""
     while inspect.isawaitable(value):
@@ -38,6 +38,7 @@ class SamplingClientPolicy:
     re-decodes with the debate's renderer, so the default only matters to other callers.
     """
 
+    # Any: the backend's sampling client; its type (backends.contract) is in a layer above debate/
     def __init__(self, sampling_client: Any, renderer: Renderer | Callable[[Sequence[int]], str] | None = None) -> None:
         self.sampling_client = sampling_client
         self._decode: Callable[[Sequence[int]], str]

@@ -6,19 +6,22 @@ builds a record from checked values only (docs/transcript-format.md).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
 
 from debate_core.errors import TranscriptError
 from debate_core.limits import short_repr
 from debate_core.records import (
     CONSENSUS_RULES,
     Comparison,
+    ComparisonOp,
     ConsensusRule,
     Message,
     ParsedResponse,
     ParseError,
     SectionSpan,
 )
+from debate_core.records.json_values import JsonMapping, JsonValue
+
+_OPS: tuple[ComparisonOp, ...] = (">", "=")
 
 MISSING = object()
 """The default of :func:`value_of` that makes a key required."""
@@ -29,12 +32,12 @@ def fail(path: str, message: str) -> TranscriptError:
     return TranscriptError(f"{path}: {message}" if path else message)
 
 
-def type_name(value: Any) -> str:
+def type_name(value: object) -> str:
     """The JSON-ish name of a value's type for messages (``null`` for ``None``)."""
     return "null" if value is None else type(value).__name__
 
 
-def value_of(obj: Mapping[str, Any], key: str, path: str, default: Any = MISSING) -> Any:
+def value_of(obj: JsonMapping, key: str, path: str, default: object = MISSING) -> JsonValue:
     """``obj[key]``, or ``default``; a missing key without a default is an error at ``path``."""
     if key in obj:
         return obj[key]
@@ -43,7 +46,7 @@ def value_of(obj: Mapping[str, Any], key: str, path: str, default: Any = MISSING
     return default
 
 
-def as_int(value: Any, path: str, minimum: int | None = None) -> int:
+def as_int(value: object, path: str, minimum: int | None = None) -> int:
     """An integer (not a bool), at least ``minimum`` when one is given."""
     if isinstance(value, bool) or not isinstance(value, int):
         raise fail(path, f"expected an integer, got {type_name(value)} {short_repr(value)}")
@@ -52,47 +55,48 @@ def as_int(value: Any, path: str, minimum: int | None = None) -> int:
     return value
 
 
-def as_str(value: Any, path: str) -> str:
+def as_str(value: object, path: str) -> str:
     """A string."""
     if not isinstance(value, str):
         raise fail(path, f"expected a string, got {type_name(value)} {short_repr(value)}")
     return value
 
 
-def as_optional_str(value: Any, path: str) -> str | None:
+def as_optional_str(value: object, path: str) -> str | None:
     """A string or null."""
     return None if value is None else as_str(value, path)
 
 
-def as_bool(value: Any, path: str) -> bool:
+def as_bool(value: object, path: str) -> bool:
     """``true`` or ``false``."""
     if not isinstance(value, bool):
         raise fail(path, f"expected true or false, got {type_name(value)} {short_repr(value)}")
     return value
 
 
-def as_mapping(value: Any, path: str) -> Mapping[str, Any]:
+def as_mapping(value: object, path: str) -> JsonMapping:
     """A JSON object."""
     if not isinstance(value, Mapping):
         raise fail(path, f"expected an object, got {type_name(value)}")
     return value
 
 
-def as_list(value: Any, path: str) -> Sequence[Any]:
+def as_list(value: object, path: str) -> Sequence[JsonValue]:
     """A JSON list (a tuple too, for objects built in Python)."""
     if not isinstance(value, list | tuple):
         raise fail(path, f"expected a list, got {type_name(value)}")
     return value
 
 
-def as_op(value: Any, path: str) -> Any:
+def as_op(value: object, path: str) -> ComparisonOp:
     """A comparison operator: ``>`` or ``=``."""
-    if value not in (">", "="):
-        raise fail(path, f"expected '>' or '=', got {short_repr(value)}")
-    return value
+    for op in _OPS:
+        if value == op:
+            return op
+    raise fail(path, f"expected '>' or '=', got {short_repr(value)}")
 
 
-def as_grade(value: Any, path: str) -> float | None:
+def as_grade(value: object, path: str) -> float | None:
     """A turn's grade: a number or null."""
     if value is None:
         return None
@@ -101,22 +105,22 @@ def as_grade(value: Any, path: str) -> float | None:
     return float(value)
 
 
-def as_answer(value: Any) -> str | None:
+def as_answer(value: object) -> str | None:
     """The reference answer: a string or null; a number is read as its text."""
     if isinstance(value, int | float) and not isinstance(value, bool):
         return str(value)
     return as_optional_str(value, "answer")
 
 
-def as_consensus_rule(value: Any, path: str) -> ConsensusRule:
+def as_consensus_rule(value: object, path: str) -> ConsensusRule:
     """One of the consensus rules (``CONSENSUS_RULES``)."""
-    if value not in CONSENSUS_RULES:
-        raise fail(path, f"must be one of {', '.join(CONSENSUS_RULES)}, got {short_repr(value)}")
-    rule: ConsensusRule = value
-    return rule
+    for rule in CONSENSUS_RULES:
+        if value == rule:
+            return rule
+    raise fail(path, f"must be one of {', '.join(CONSENSUS_RULES)}, got {short_repr(value)}")
 
 
-def as_prompt(value: Any, path: str) -> tuple[Message, ...]:
+def as_prompt(value: object, path: str) -> tuple[Message, ...]:
     """A turn's prompt: a list of ``{"role", "content"}`` messages."""
     messages = []
     for index, raw in enumerate(as_list(value, path)):
@@ -128,7 +132,7 @@ def as_prompt(value: Any, path: str) -> tuple[Message, ...]:
     return tuple(messages)
 
 
-def _parsed_comparisons(raw: Any, path: str) -> tuple[Comparison, ...]:
+def _parsed_comparisons(raw: object, path: str) -> tuple[Comparison, ...]:
     """The ``[a, op, b]`` triples of a turn's ``parsed.comparisons``."""
     comparisons = []
     for k, item in enumerate(as_list(raw, path)):
@@ -144,7 +148,7 @@ def _parsed_comparisons(raw: Any, path: str) -> tuple[Comparison, ...]:
     return tuple(comparisons)
 
 
-def _spans(raw: Any, path: str) -> tuple[SectionSpan, ...]:
+def _spans(raw: object, path: str) -> tuple[SectionSpan, ...]:
     """The ``{"name", "start", "end"}`` section spans of a turn's ``parsed.spans``."""
     spans = []
     for k, item in enumerate(as_list(raw, path)):
@@ -160,7 +164,7 @@ def _spans(raw: Any, path: str) -> tuple[SectionSpan, ...]:
     return tuple(spans)
 
 
-def _parse_error(raw: Any, path: str) -> ParseError | None:
+def _parse_error(raw: object, path: str) -> ParseError | None:
     """A turn's ``parsed.error``: null, or ``{"code", "message"}``."""
     if raw is None:
         return None
@@ -171,7 +175,7 @@ def _parse_error(raw: Any, path: str) -> ParseError | None:
     )
 
 
-def as_parsed(raw: Any, path: str) -> ParsedResponse:
+def as_parsed(raw: object, path: str) -> ParsedResponse:
     """A turn's ``parsed`` object: the parse the transcript recorded (every key optional)."""
     obj = as_mapping(raw, path)
     comparisons = _parsed_comparisons(value_of(obj, "comparisons", path, []), f"{path}.comparisons")
@@ -192,7 +196,7 @@ def as_parsed(raw: Any, path: str) -> ParsedResponse:
     )
 
 
-def as_stored_comparisons(raw: Any, path: str, author: int) -> tuple[Comparison, ...]:
+def as_stored_comparisons(raw: object, path: str, author: int) -> tuple[Comparison, ...]:
     """A turn's ``comparisons``: ``{"author", "a", "op", "b"}`` objects, each by the turn's agent."""
     found = []
     for k, item in enumerate(as_list(raw, path)):
@@ -211,7 +215,9 @@ def as_stored_comparisons(raw: Any, path: str, author: int) -> tuple[Comparison,
     return tuple(found)
 
 
-def check_agrees(obj: Mapping[str, Any], key: str, path: str, expected: Any, read: Callable[[Any, str], Any]) -> None:
+def check_agrees(
+    obj: JsonMapping, key: str, path: str, expected: object, read: Callable[[JsonValue, str], object]
+) -> None:
     """A value the transcript states (when it states ``key``) must equal the one its turns give."""
     if key not in obj:
         return

@@ -18,7 +18,6 @@ import json
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
 import attrs
 
@@ -54,6 +53,7 @@ from debate_core.records import (
     apply_authorship,
     round_reaches_consensus,
 )
+from debate_core.records.json_values import JsonMapping, JsonObject, JsonValue
 
 FORMAT_NAME = "debate-transcript"
 FORMAT_VERSION = 2
@@ -62,7 +62,7 @@ FORMAT_VERSION = 2
 # ------------------------------------------------------------------ writing
 
 
-def parsed_to_json(response: ParsedResponse) -> dict[str, Any]:
+def parsed_to_json(response: ParsedResponse) -> JsonObject:
     """The parsed fields of one response as plain JSON data."""
     return {
         "solution": response.solution,
@@ -77,7 +77,7 @@ def parsed_to_json(response: ParsedResponse) -> dict[str, Any]:
     }
 
 
-def turn_to_json(turn: Turn) -> dict[str, Any]:
+def turn_to_json(turn: Turn) -> JsonObject:
     """One turn as plain JSON data."""
     return {
         "round": turn.round,
@@ -97,7 +97,7 @@ def turn_to_json(turn: Turn) -> dict[str, Any]:
     }
 
 
-def record_to_json(record: DebateRecord) -> dict[str, Any]:
+def record_to_json(record: DebateRecord) -> JsonObject:
     """A debate record in the full transcript form."""
     return {
         "format": FORMAT_NAME,
@@ -158,7 +158,7 @@ def _read_text(path: Path) -> str:
         raise TranscriptError(f"not UTF-8 text: {exc.reason} at byte {exc.start}") from None
 
 
-def _read_file(path: Path) -> Mapping[str, Any]:
+def _read_file(path: Path) -> JsonMapping:
     """The decoded JSON object of a transcript file; errors say what is wrong, not where
     (``load_transcript`` puts the file name in front, once). Its JSON may nest only to the
     ``nesting`` limit (docs/limits.md)."""
@@ -172,9 +172,7 @@ def _read_file(path: Path) -> Mapping[str, Any]:
     return data
 
 
-def load_transcript(
-    source: str | os.PathLike[str] | Mapping[str, Any], parser: OutputParser | None = None
-) -> DebateRecord:
+def load_transcript(source: str | os.PathLike[str] | JsonMapping, parser: OutputParser | None = None) -> DebateRecord:
     """Read a transcript (a file path or an already-decoded JSON object), full or minimal form.
 
     Turns without ``parsed`` fields are parsed with ``parser`` (default: the built-in XML
@@ -208,7 +206,7 @@ def load_transcripts(path: str | os.PathLike[str], parser: OutputParser | None =
     try:
         text = _read_text(file)
         try:
-            data: Any = json.loads(text)
+            data: JsonValue = json.loads(text)
         except json.JSONDecodeError as whole:
             return _load_lines(file, text, chosen, whole)
         except (RecursionError, ValueError):  # nested too deeply, or an integer too long to read
@@ -231,7 +229,7 @@ def load_transcripts(path: str | os.PathLike[str], parser: OutputParser | None =
         raise TranscriptError(f"{file}: {exc}") from None
 
 
-def _loads(text: str) -> Any:
+def _loads(text: str) -> JsonValue:
     """JSON text within the ``nesting`` limit (docs/limits.md); one-line errors."""
     try:
         return loads_json(text)
@@ -265,7 +263,7 @@ class _TurnEntry:
 
     round: int
     agent: int
-    obj: Mapping[str, Any]
+    obj: JsonMapping
     path: str
 
 
@@ -279,7 +277,7 @@ class _TurnReader:
     history: HistoryIndex
 
 
-def _load(data: Mapping[str, Any], parser: OutputParser) -> DebateRecord:
+def _load(data: JsonMapping, parser: OutputParser) -> DebateRecord:
     """A debate record from a decoded transcript, full or minimal form; the first problem
     raises ``TranscriptError`` naming its key path."""
     _check_format(data)
@@ -295,7 +293,7 @@ def _load(data: Mapping[str, Any], parser: OutputParser) -> DebateRecord:
     return _record(data, turns, protocol, num_agents)
 
 
-def _check_format(data: Mapping[str, Any]) -> None:
+def _check_format(data: JsonMapping) -> None:
     """A stated format must be this one, and a stated version one this debate-core reads."""
     if "format" in data and data["format"] != FORMAT_NAME:
         raise fail("format", f"expected {FORMAT_NAME!r}, got {short_repr(data['format'])}")
@@ -305,7 +303,7 @@ def _check_format(data: Mapping[str, Any]) -> None:
             raise fail("version", f"this debate-core reads transcripts up to version {FORMAT_VERSION}, got {version}")
 
 
-def _turn_entries(raw_turns: Sequence[Any], num_agents: int) -> list[_TurnEntry]:
+def _turn_entries(raw_turns: Sequence[JsonValue], num_agents: int) -> list[_TurnEntry]:
     """The turns in debate order (round, then agent), whatever their order in the file; an agent
     out of range or a second turn of one agent in a round is an error."""
     entries: list[_TurnEntry] = []
@@ -394,7 +392,7 @@ def _check_authored(entry: _TurnEntry, authored: CheckedComparisons) -> None:
             )
 
 
-def _record(data: Mapping[str, Any], turns: list[Turn], protocol: str, num_agents: int) -> DebateRecord:
+def _record(data: JsonMapping, turns: list[Turn], protocol: str, num_agents: int) -> DebateRecord:
     """The debate record of the read turns: consensus and abort derived from them (and checked
     against what the transcript states), the rest read from the transcript."""
     failed = next((t for t in turns if t.failed), None)
@@ -423,7 +421,7 @@ def _record(data: Mapping[str, Any], turns: list[Turn], protocol: str, num_agent
     )
 
 
-def _abort_reason(data: Mapping[str, Any], failed: Turn | None) -> str | None:
+def _abort_reason(data: JsonMapping, failed: Turn | None) -> str | None:
     """The stated abort reason, else the failed turn's parse error (``round R, agent A: code: message``)."""
     computed_reason = None
     if failed is not None and failed.response.error is not None:
@@ -432,7 +430,7 @@ def _abort_reason(data: Mapping[str, Any], failed: Turn | None) -> str | None:
     return as_optional_str(data.get("abort_reason", computed_reason), "abort_reason")
 
 
-def _max_rounds(data: Mapping[str, Any], rounds: int) -> int:
+def _max_rounds(data: JsonMapping, rounds: int) -> int:
     """The stated round limit (default: the rounds the turns reach), which the turns must not pass."""
     max_rounds = as_int(value_of(data, "max_rounds", "", max(rounds, 1)), "max_rounds", 1)
     check_limit("rounds", max_rounds, "max_rounds")

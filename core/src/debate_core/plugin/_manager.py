@@ -9,12 +9,11 @@ the registry (``plugin._registry``) keeps what each plugin provided, by kind and
 from __future__ import annotations
 
 import difflib
-from typing import Any
 
 import pluggy
 
 from debate_core.plugin import _hookspecs as hookspecs
-from debate_core.plugin._specs import ComponentSpec
+from debate_core.plugin._specs import AnySpec
 
 __all__ = ["call_alone", "describe_failure", "in_call_order", "new_manager", "register_checked"]
 
@@ -53,8 +52,8 @@ def in_call_order(hook: pluggy.HookCaller) -> list[pluggy.HookImpl]:
 
 
 def call_alone(
-    manager: pluggy.PluginManager, hook_name: str, impl: pluggy.HookImpl, expected: type[ComponentSpec[Any]]
-) -> list[ComponentSpec[Any]]:
+    manager: pluggy.PluginManager, hook_name: str, impl: pluggy.HookImpl, expected: type[AnySpec]
+) -> list[AnySpec]:
     """The specs one plugin's hook returns, called through pluggy (so tracing, hook-call
     monitoring and wrappers apply) with every other plugin's implementation left out: each
     plugin's specs keep their source, and one plugin's exception stops only that plugin."""

@@ -21,7 +21,7 @@ import re
 import sys
 import types
 import warnings
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from importlib.metadata import EntryPoint, entry_points
 from typing import Any, Literal
@@ -35,7 +35,8 @@ from debate_core.config.structuring import structure
 from debate_core.errors import ConflictingPluginsError, PluginError, UnknownComponentError
 from debate_core.plugin import _hookspecs as hookspecs
 from debate_core.plugin._manager import call_alone, describe_failure, in_call_order, new_manager, register_checked
-from debate_core.plugin._specs import KINDS, SPEC_TYPES, BuildContext, ComponentSpec
+from debate_core.plugin._specs import KINDS, SPEC_TYPES, AnySpec, BuildContext, ComponentSpec
+from debate_core.records.json_values import JsonMapping, JsonObject
 
 __all__ = [
     "CORE_DISTRIBUTION",
@@ -109,14 +110,14 @@ class ComponentEntry:
     status: PluginStatus
     reason: str | None = None
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> JsonObject:
         """The JSON object ``debate plugins --json`` prints."""
         return attrs.asdict(self)
 
 
 @attrs.frozen
 class _Provided:
-    spec: ComponentSpec[Any]
+    spec: AnySpec
     source: PluginSource
 
 
@@ -132,7 +133,7 @@ class Registry:
         self._sources: dict[str, PluginSource] = {s.plugin_name: s for s in sources}
         self._strict = strict
         self._collected: dict[str, dict[str, list[_Provided]]] | None = None
-        self._imported: dict[tuple[str, str], ComponentSpec[Any]] = {}
+        self._imported: dict[tuple[str, str], AnySpec] = {}
         self._failed_kinds: dict[str, set[str]] = {}
 
     @property
@@ -192,13 +193,13 @@ class Registry:
         self._check_kind(kind)
         return sorted(self._collect()[kind])
 
-    def specs(self, kind: str) -> list[ComponentSpec[Any]]:
+    def specs(self, kind: str) -> list[AnySpec]:
         """Every component of one kind, sorted by name (conflicting names are left out)."""
         self._check_kind(kind)
         found = self._collect()[kind]
         return [found[name][0].spec for name in sorted(found) if len(found[name]) == 1]
 
-    def resolve(self, kind: str, name: str) -> ComponentSpec[Any]:
+    def resolve(self, kind: str, name: str) -> AnySpec:
         """The component of ``kind`` called ``name``.
 
         Raises:
@@ -256,7 +257,7 @@ class Registry:
                 return source
         return None
 
-    def _import_component(self, kind: str, path: str) -> ComponentSpec[Any]:
+    def _import_component(self, kind: str, path: str) -> AnySpec:
         """A component named by import path, ``module:attribute``: the attribute is a spec of this
         kind (validated like an entry point's), or the component itself (a reward function), which
         then takes no options. The current directory is importable, as for ``python -m``."""
@@ -270,7 +271,7 @@ class Registry:
         if "" not in sys.path and os.getcwd() not in sys.path:
             sys.path.append(os.getcwd())
         try:
-            target: Any = importlib.import_module(module_name)
+            target: object = importlib.import_module(module_name)
         except Exception as exc:
             raise PluginError(f"{label}: cannot import module '{module_name}': {describe_failure(exc)}") from exc
         for part in attribute.split("."):
@@ -281,7 +282,7 @@ class Registry:
         if isinstance(target, ComponentSpec):
             if not isinstance(target, expected):
                 raise PluginError(f"{label} is a {type(target).__name__}, expected a {expected.__name__}")
-            spec: ComponentSpec[Any] = target
+            spec: AnySpec = target
         elif inspect.isclass(target) or not callable(target):
             raise PluginError(
                 f"{label} is {'a class' if inspect.isclass(target) else type(target).__name__}: name a "
@@ -297,7 +298,8 @@ class Registry:
         self._imported[(kind, path)] = spec
         return spec
 
-    def build(self, kind: str, name: str, options: Mapping[str, Any] | None = None, path: str = "") -> Any:
+    # Any: the component of kind ``kind`` (a string at run time), as ``ComponentBuilder.build``
+    def build(self, kind: str, name: str, options: JsonMapping | None = None, path: str = "") -> Any:
         """Resolve a component, validate ``options`` with its own options class, and build it.
 
         ``path`` is the key path of the options in the run file (``reward.options``), used in
@@ -308,7 +310,7 @@ class Registry:
         context = BuildContext(kind=spec.kind, name=spec.name, path=where, builder=self)
         return spec.make(self.structure_options(spec, options, path), context)
 
-    def structure_options(self, spec: ComponentSpec[Any], options: Mapping[str, Any] | None, path: str = "") -> Any:
+    def structure_options(self, spec: AnySpec, options: JsonMapping | None, path: str = "") -> object:
         """The options instance of a component (defaults filled); errors name ``path``."""
         raw = dict(options or {})
         where = path or f"{spec.kind} '{spec.name}' options"
@@ -395,7 +397,7 @@ def _summary_of(target: object) -> str:
     return doc.strip().splitlines()[0] if doc.strip() else ""
 
 
-def _constant(component: object) -> Any:
+def _constant(component: object) -> Callable[[None], object]:
     """A ``build`` that takes no options and returns ``component`` itself."""
 
     def build(options: None) -> object:

@@ -8,9 +8,9 @@ Building is deferred so that listing plugins never imports heavy libraries.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, ClassVar, Generic, Protocol, TypeVar, cast
+from typing import Any, ClassVar, Generic, Protocol, TypeAlias, TypeVar, cast
 
 import attrs
 
@@ -27,7 +27,9 @@ from debate_core.records import (
     PersonaSet,
     Renderer,
     RewardFunction,
+    Tokenizer,
 )
+from debate_core.records.json_values import JsonMapping
 
 __all__ = [
     "KINDS",
@@ -62,7 +64,7 @@ def _check_name(instance: object, attribute: attrs.Attribute[str], value: str) -
         )
 
 
-def _check_options(instance: object, attribute: attrs.Attribute[Any], value: Any) -> None:
+def _check_options(instance: object, attribute: attrs.Attribute[type | None], value: type | None) -> None:
     if value is not None and not attrs.has(value):
         raise TypeError(f"options of a component must be an attrs class, got {value!r}")
 
@@ -71,7 +73,8 @@ class ComponentBuilder(Protocol):
     """Builds a component by kind and name from its raw options (``Registry.build``); ``path`` is
     the key path of the options in the run file, for error messages."""
 
-    def build(self, kind: str, name: str, options: Mapping[str, Any] | None = None, path: str = "") -> Any: ...
+    # Any: the component of kind ``kind`` (a string at run time): what that kind's spec builds
+    def build(self, kind: str, name: str, options: JsonMapping | None = None, path: str = "") -> Any: ...
 
 
 @attrs.frozen(kw_only=True)
@@ -98,7 +101,7 @@ class BuildContext:
     builder: ComponentBuilder
     """What builds nested components (the registry that builds this one)."""
 
-    def build(self, kind: str, choice: ComponentChoice, option: str) -> Any:
+    def build(self, kind: str, choice: ComponentChoice, option: str) -> Any:  # Any: the kind's component (a string)
         """Build the component of ``kind`` that this component's option ``option`` chooses.
 
         Raises:
@@ -110,7 +113,7 @@ class BuildContext:
         return build_choice(self.builder, kind, choice, where)
 
 
-def _takes_context(build: Callable[..., Any]) -> bool:
+def _takes_context(build: Callable[..., object]) -> bool:
     """True when ``build`` accepts a second positional argument (the build context)."""
     import inspect  # not at module level: importing debate_core stays cheap
 
@@ -138,7 +141,7 @@ class ComponentSpec(Generic[T]):
 
     name: str = attrs.field(converter=normalise_name, validator=_check_name)
     description: str
-    build: Callable[[Any], T] | Callable[[Any, BuildContext], T]
+    build: Callable[[Any], T] | Callable[[Any, BuildContext], T]  # Any: each component's own options class, or None
     options: type | None = attrs.field(default=None, validator=_check_options)
 
     @property
@@ -146,7 +149,7 @@ class ComponentSpec(Generic[T]):
         """True when ``build`` takes a build context after the options."""
         return _takes_context(self.build)
 
-    def make(self, options: Any = None, context: BuildContext | None = None) -> T:
+    def make(self, options: object = None, context: BuildContext | None = None) -> T:
         """Build the component, with default options when none are given.
 
         Raises:
@@ -155,10 +158,16 @@ class ComponentSpec(Generic[T]):
         if options is None and self.options is not None:
             options = self.options()
         if not self.takes_context:
+            # Any: the options class's, as in ``build``; which of the two ``build`` is, takes_context says
             return cast("Callable[[Any], T]", self.build)(options)
         if context is None:
             raise PluginError(f"{self.kind} '{self.name}' builds other components and needs a build context")
+        # Any: as above
         return cast("Callable[[Any, BuildContext], T]", self.build)(options, context)
+
+
+AnySpec: TypeAlias = ComponentSpec[Any]  # Any: a spec of any kind, what it builds named by the kind (a string)
+"""A spec of whichever kind: the registry's, which looks them up by kind and name."""
 
 
 @attrs.frozen(kw_only=True)
@@ -220,7 +229,7 @@ class CoordinatorSpec(ComponentSpec[Any]):
 
 
 @attrs.frozen(kw_only=True)
-class RendererSpec(ComponentSpec[Callable[[Any], Renderer]]):
+class RendererSpec(ComponentSpec[Callable[[Tokenizer], Renderer]]):
     """A renderer: chat messages to prompt tokens, and the stop conditions that fit them."""
 
     kind: ClassVar[str] = "renderer"
@@ -248,7 +257,7 @@ class AnswerRuleSpec(ComponentSpec[AnswerRule]):
     kind: ClassVar[str] = "answer_rule"
 
 
-SPEC_TYPES: tuple[type[ComponentSpec[Any]], ...] = (
+SPEC_TYPES: tuple[type[AnySpec], ...] = (
     ParserSpec,
     RewardSpec,
     PersonaSetSpec,
@@ -268,6 +277,7 @@ KINDS: tuple[str, ...] = tuple(spec.kind for spec in SPEC_TYPES)
 """Every kind name (``parser``, ``reward``, ...), in the order listings show them."""
 
 
+# Any: the component of kind ``kind`` (a string at run time), as ``ComponentBuilder.build``
 def build_choice(builder: ComponentBuilder, kind: str, choice: ComponentChoice, path: str) -> Any:
     """Build the component a run file chooses at key path ``path`` (``reward``, ``debate.parser``).
 

@@ -20,11 +20,11 @@ import subprocess
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
 
 import attrs
 
 from debate_core.errors import DebateError
+from debate_core.records.json_values import JsonObject, JsonValue
 
 CHROMIUM_ENV = "DEBATE_CHROMIUM"
 """A Chromium (or Chrome) binary to use instead of the first one found on ``PATH``."""
@@ -51,7 +51,7 @@ class PageVisit:
     """Console errors, uncaught exceptions and browser log errors, one line each."""
     requests: tuple[str, ...]
     """Every URL the page requested (the page's own included)."""
-    value: Any
+    value: JsonValue
     """What ``script`` returned (JSON), ``None`` without one."""
     screenshot: bytes
     """A PNG of the whole page."""
@@ -66,11 +66,11 @@ class _Pipe:
         self.timeout_s = timeout_s
         self.buffer = b""
         self.next_id = 0
-        self.events: list[dict[str, Any]] = []
+        self.events: list[JsonObject] = []
 
-    def send(self, method: str, params: dict[str, Any] | None = None, session: str | None = None) -> dict[str, Any]:
+    def send(self, method: str, params: JsonObject | None = None, session: str | None = None) -> JsonObject:
         self.next_id += 1
-        message: dict[str, Any] = {"id": self.next_id, "method": method, "params": params or {}}
+        message: JsonObject = {"id": self.next_id, "method": method, "params": params or {}}
         if session is not None:
             message["sessionId"] = session
         os.write(self.to_browser, json.dumps(message).encode() + b"\0")
@@ -79,11 +79,11 @@ class _Pipe:
             if reply.get("id") == self.next_id:
                 if "error" in reply:
                     raise BrowserError(f"{method}: {reply['error'].get('message', reply['error'])}")
-                result: dict[str, Any] = reply.get("result", {})
+                result: JsonObject = reply.get("result", {})
                 return result
             self.events.append(reply)
 
-    def wait_for(self, method: str) -> dict[str, Any]:
+    def wait_for(self, method: str) -> JsonObject:
         for index, event in enumerate(self.events):
             if event.get("method") == method:
                 return self.events.pop(index)
@@ -93,7 +93,7 @@ class _Pipe:
                 return event
             self.events.append(event)
 
-    def _read(self) -> dict[str, Any]:
+    def _read(self) -> JsonObject:
         deadline = time.monotonic() + self.timeout_s
         while b"\0" not in self.buffer:
             left = deadline - time.monotonic()
@@ -104,7 +104,7 @@ class _Pipe:
                 raise BrowserError("the browser closed its DevTools pipe (it exited)")
             self.buffer += chunk
         message, _, self.buffer = self.buffer.partition(b"\0")
-        decoded: dict[str, Any] = json.loads(message)
+        decoded: JsonObject = json.loads(message)
         return decoded
 
 
@@ -114,7 +114,7 @@ def _high_fd(fd: int) -> int:
     return fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 10)
 
 
-def _event_line(event: dict[str, Any]) -> str | None:
+def _event_line(event: JsonObject) -> str | None:
     """One line for a console error, an uncaught exception or a browser log error; else ``None``."""
     params = event.get("params", {})
     method = event.get("method")
@@ -231,7 +231,7 @@ def _visit(pipe: _Pipe, page: Path, script: str | None, width: int, height: int,
         if "exceptionDetails" in evaluated:
             raise BrowserError(f"the script raised: {evaluated['exceptionDetails'].get('text', '')}")
         value = evaluated.get("result", {}).get("value")
-    params: dict[str, Any] = {"format": "png"}
+    params: JsonObject = {"format": "png"}
     if full_page:
         size = pipe.send("Page.getLayoutMetrics", session=session)["cssContentSize"]
         params["captureBeyondViewport"] = True

@@ -9,11 +9,11 @@ import re
 import tomllib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
 import attrs
 
 from debate_core.errors import DebateError
+from debate_core.records.json_values import JsonMapping
 from debate_core.report.charts import PALETTE
 from debate_core.report.evaluation_table import (
     evaluation_prefixes,
@@ -55,7 +55,7 @@ class Column:
     title: str
     run: int
     """The run's position in the comparison (0-based)."""
-    record: Mapping[str, Any]
+    record: JsonMapping
 
 
 def read_runs(roots: Sequence[Path]) -> list[ComparedRun]:
@@ -104,7 +104,7 @@ def same_problems(a: ComparedRun, b: ComparedRun) -> bool:
     return bool(keys) and all(a.config[k] == b.config[k] for k in keys)
 
 
-def pick_evaluation(run: ComparedRun, which: str) -> Mapping[str, Any]:
+def pick_evaluation(run: ComparedRun, which: str) -> JsonMapping:
     """A run's evaluation record: ``first``, ``last`` or the latest one labelled ``which``."""
     records = run.data.evaluations
     if not records:

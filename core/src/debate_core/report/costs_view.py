@@ -7,8 +7,8 @@ from __future__ import annotations
 import tomllib
 from collections.abc import Sequence
 from html import escape
-from typing import Any
 
+from debate_core.records.json_values import JsonObject, JsonValue
 from debate_core.report.charts import Marker, Series, line_chart
 from debate_core.report.run_data import MetricsLog, RunData
 from debate_core.stats import dollars
@@ -26,7 +26,7 @@ def total(metrics: MetricsLog, name: str) -> int:
     return int(sum(value for _, value in metrics.series(name))) if name else 0
 
 
-def _run_file_tables(run: RunData) -> tuple[dict[str, Any], dict[str, Any]]:
+def _run_file_tables(run: RunData) -> tuple[JsonObject, JsonObject]:
     """The run's ``[pricing]`` and ``[training]`` tables from its config.toml (empty when unreadable)."""
     try:
         config = tomllib.loads(run.config_text or "")
@@ -75,7 +75,7 @@ def cost_section(run: RunData, markers: Sequence[Marker]) -> str:
     return table + '<div class="charts">' + "".join(charts) + "</div>"
 
 
-def _cost_table(metrics: MetricsLog, budget: Any) -> str:
+def _cost_table(metrics: MetricsLog, budget: JsonValue) -> str:
     so_far = metrics.series("cost/total")[-1][1]
     projected = metrics.series("cost/projected")
     cells = [("cost so far", dollars(so_far))]
@@ -90,7 +90,7 @@ def _cost_table(metrics: MetricsLog, budget: Any) -> str:
     return f'<table class="cost"><tr>{head}</tr><tr>{body}</tr></table>'
 
 
-def _cost_chart(metrics: MetricsLog, budget: Any, markers: Sequence[Marker]) -> str:
+def _cost_chart(metrics: MetricsLog, budget: JsonValue, markers: Sequence[Marker]) -> str:
     series = [
         Series("so far", metrics.series("cost/total")),
         Series("projected by the end", metrics.series("cost/projected"), dashed=True),

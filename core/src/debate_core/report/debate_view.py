@@ -3,18 +3,18 @@ every step, and per round the vote matrix (who preferred whom) beside the ground
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from html import escape
-from typing import Any
 
 from debate_core.records import DebateAnswer, DebateRecord, Turn
+from debate_core.records.json_values import JsonMapping, JsonValue
 from debate_core.report.run_data import LoggedDebate
 
 DebateAnswerer = Callable[[DebateRecord], DebateAnswer]
 """The debate's answer under the run's rule, answers read by its grader (``report.page.run_answerer``)."""
 
 
-def _number(value: Any) -> str:
+def _number(value: object) -> str:
     if isinstance(value, int | float) and not isinstance(value, bool):
         return f"{value:+.3f}" if value else "0"
     return "–"
@@ -52,7 +52,7 @@ def marked_text(turn: Turn) -> str:
     return "".join(out) or '<span class="outside">(no text)</span>'
 
 
-def _stream_values(rewards: Mapping[str, Any] | None, key: str, agent: int, step: int) -> dict[str, float]:
+def _stream_values(rewards: JsonMapping | None, key: str, agent: int, step: int) -> dict[str, float]:
     """``stream -> value`` of one agent's step in a sidecar table (``streams`` or ``stream_advantages``)."""
     out: dict[str, float] = {}
     for stream, rows in ((rewards or {}).get(key) or {}).items():
@@ -63,7 +63,7 @@ def _stream_values(rewards: Mapping[str, Any] | None, key: str, agent: int, step
     return out
 
 
-def _turn_rewards(rewards: Mapping[str, Any] | None, turn: Turn) -> str:
+def _turn_rewards(rewards: JsonMapping | None, turn: Turn) -> str:
     """``generator r +0.500 A +0.250 · judge ...``: the step's reward and advantage per stream."""
     step_rewards = _stream_values(rewards, "streams", turn.agent, turn.step)
     step_advantages = _stream_values(rewards, "stream_advantages", turn.agent, turn.step)
@@ -77,7 +77,7 @@ def _turn_rewards(rewards: Mapping[str, Any] | None, turn: Turn) -> str:
     return '<span class="step-rewards">' + " · ".join(cells) + "</span>"
 
 
-def render_turn(turn: Turn, rewards: Mapping[str, Any] | None) -> str:
+def render_turn(turn: Turn, rewards: JsonMapping | None) -> str:
     """One turn: who spoke, its grade, its step rewards, and its text with sections marked."""
     persona = f" ({escape(turn.persona)})" if turn.persona else ""
     failed = ""
@@ -126,12 +126,12 @@ def vote_matrix(record: DebateRecord, round_: int) -> str:
     )
 
 
-def reward_table(record: DebateRecord, rewards: Mapping[str, Any] | None) -> str:
+def reward_table(record: DebateRecord, rewards: JsonMapping | None) -> str:
     """Per agent: final grade, the configured reward, failure penalty and advantage."""
     if rewards is None:
         return '<p class="note">No rewards beside this transcript (written by an older trainer, or not logged).</p>'
 
-    def at(key: str, agent: int) -> Any:
+    def at(key: str, agent: int) -> JsonValue:
         values = rewards.get(key)
         return values[agent] if isinstance(values, Sequence) and agent < len(values) else None
 

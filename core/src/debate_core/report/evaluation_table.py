@@ -5,10 +5,10 @@ a small count instead of an SE), each change coloured by the metric's declared d
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from html import escape
-from typing import Any
 
+from debate_core.records.json_values import JsonMapping, JsonObject
 from debate_core.report.segments import Segment, segment_of
 from debate_core.rundir.evaluation_figures import (
     Change,
@@ -94,7 +94,7 @@ CHANGE_NOTE = (
 )
 
 
-def per_problem(record: Mapping[str, Any]) -> dict[str, list[float]]:
+def per_problem(record: JsonMapping) -> dict[str, list[float]]:
     """A record's per-problem values, with ``debate_minus_direct`` per problem (the debate's
     answer minus the direct answers) where the record predates its being kept."""
     kept = record.get("per_problem")
@@ -115,7 +115,7 @@ def per_problem(record: Mapping[str, Any]) -> dict[str, list[float]]:
     return values
 
 
-def paired_between(before: Mapping[str, Any], after: Mapping[str, Any]) -> dict[str, Paired]:
+def paired_between(before: JsonMapping, after: JsonMapping) -> dict[str, Paired]:
     """The paired change of every metric both evaluation records hold per problem (equally many
     values), by full metric name. Only meaningful for evaluations of the same problems in the same
     order."""
@@ -127,7 +127,7 @@ def paired_between(before: Mapping[str, Any], after: Mapping[str, Any]) -> dict[
     }
 
 
-def with_paired_changes(evaluations: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+def with_paired_changes(evaluations: Sequence[JsonObject]) -> list[JsonObject]:
     """The evaluations, the last one's metrics completed with the paired ``<metric>_change`` and
     ``<metric>_change_se`` since the first from both records' per-problem values, where it did
     not record them itself (a run made before a metric was kept per problem); what a record
@@ -139,7 +139,7 @@ def with_paired_changes(evaluations: Sequence[dict[str, Any]]) -> list[dict[str,
     return out
 
 
-def evaluation_prefixes(evaluations: Sequence[Mapping[str, Any]]) -> list[str]:
+def evaluation_prefixes(evaluations: Sequence[JsonMapping]) -> list[str]:
     """The ``eval_<dataset>`` prefixes the evaluations report."""
     return sorted({name.split("/", 1)[0] for e in evaluations for name in e["metrics"] if name.startswith("eval_")})
 
@@ -160,12 +160,12 @@ def other_rows(present: set[str], shown: Sequence[tuple[str, str]]) -> list[str]
     return sorted(n for n in present if n not in skip and not DERIVED.search(n))
 
 
-def metrics_of(record: Mapping[str, Any], prefix: str) -> set[str]:
+def metrics_of(record: JsonMapping, prefix: str) -> set[str]:
     """The metric names (without ``prefix/``) an evaluation record holds under ``prefix``."""
     return {k.split("/", 1)[1] for k in record["metrics"] if k.startswith(prefix + "/")}
 
 
-def figure_html(metrics: Mapping[str, Any], name: str) -> str:
+def figure_html(metrics: JsonMapping, name: str) -> str:
     """A value with its interval or SE and count (``–`` when absent)."""
     figure = read_figure(metrics, name)
     if figure is None:
@@ -185,7 +185,7 @@ def change_html(change: Change | None) -> str:
     )
 
 
-def _heading(record: Mapping[str, Any], segments: Sequence[Segment]) -> str:
+def _heading(record: JsonMapping, segments: Sequence[Segment]) -> str:
     where = f"step {record['step']}"
     if len(segments) > 1:
         where += f" · segment {segment_of(segments, int(record['step'])).number}"
@@ -200,7 +200,7 @@ def segments_note(segments: Sequence[Segment]) -> str:
     return f'<p class="note">The configuration changed at a resume; segments:</p><ul class="segments">{items}</ul>'
 
 
-def evaluation_table(evaluations: Sequence[dict[str, Any]], segments: Sequence[Segment] = ()) -> str:
+def evaluation_table(evaluations: Sequence[JsonObject], segments: Sequence[Segment] = ()) -> str:
     """Per evaluation dataset: the headline metrics at each evaluation, and their change since the
     first evaluation; every other metric in a folded table. With ``segments`` of a resumed run,
     each column names its segment."""

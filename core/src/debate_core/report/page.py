@@ -6,8 +6,8 @@ import re
 import time
 from collections.abc import Sequence
 from html import escape
-from typing import Any
 
+from debate_core.records.json_values import JsonObject
 from debate_core.report.charts import Marker, Series, line_chart
 from debate_core.report.costs_view import cost_section
 from debate_core.report.debate_view import DebateAnswerer, render_debate
@@ -56,7 +56,7 @@ pre.config{background:#fff;border:1px solid #d5dae0;padding:10px;font-size:12px;
 """
 
 
-def _eval_series(evaluations: Sequence[dict[str, Any]], metric: str, label: str, dashed: bool = False) -> Series:
+def _eval_series(evaluations: Sequence[JsonObject], metric: str, label: str, dashed: bool = False) -> Series:
     """``metric`` (a trailing ``@k``: any k) of every evaluation over steps, with its standard
     error when recorded and measured over enough observations (one point per evaluation and dataset)."""
     points: list[tuple[float, float]] = []
@@ -71,7 +71,7 @@ def _eval_series(evaluations: Sequence[dict[str, Any]], metric: str, label: str,
     return Series(label, tuple(points), dashed, tuple(errors) if any(errors) else ())
 
 
-def _debate_accuracy_series(evaluations: Sequence[dict[str, Any]]) -> Series:
+def _debate_accuracy_series(evaluations: Sequence[JsonObject]) -> Series:
     """Debate accuracy: the debate's answer under its rule (``debate/answer_correct``), or, for runs
     recorded before answer rules, the majority of the final answers (``debate/cons@k``)."""
     series = _eval_series(evaluations, "debate/answer_correct", "debate (its answer)")

@@ -7,8 +7,9 @@ import itertools
 import math
 import time
 import tomllib
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TypeVar
 
 import attrs
 
@@ -16,6 +17,7 @@ from debate_core.debate.transcripts import load_transcript
 from debate_core.errors import DebateError
 from debate_core.limits import loads_json, read_limited_text
 from debate_core.records import DebateRecord
+from debate_core.records.json_values import JsonObject
 from debate_core.report.segments import Segment, read_segments
 from debate_core.rundir.directory import RunDirectory
 from debate_core.rundir.environment import entry_facts, read_environment
@@ -26,6 +28,8 @@ from debate_core.rundir.reward_sidecars import SIDECAR_SUFFIX, read_sidecar
 from debate_core.runtime.checkpoint_format import Checkpoint
 from debate_core.runtime.manifests import list_checkpoints
 
+ItemT = TypeVar("ItemT")
+
 
 class ReportError(DebateError):
     """No report can be made of this directory."""
@@ -35,7 +39,7 @@ class ReportError(DebateError):
 class MetricsLog:
     """The readable records of ``metrics.jsonl`` in step order, and a note per damaged line."""
 
-    records: tuple[dict[str, Any], ...]
+    records: tuple[JsonObject, ...]
     damaged: tuple[str, ...]
 
     def series(self, name: str) -> tuple[tuple[float, float], ...]:
@@ -56,7 +60,7 @@ def read_metrics_log(path: Path) -> MetricsLog:
     """Read ``metrics.jsonl``: a line that is not an intact record (UTF-8, a JSON object with an
     integer ``step``; ``rundir.metrics_file``), or that repeats an earlier step, is reported
     (``metrics.jsonl line 7: ...``) and skipped."""
-    records: list[dict[str, Any]] = []
+    records: list[JsonObject] = []
     damaged: list[str] = []
     if not path.exists() and not path.is_symlink():
         return MetricsLog((), ())
@@ -89,7 +93,7 @@ class LoggedDebate:
     index: int
     path: Path
     record: DebateRecord | None
-    rewards: dict[str, Any] | None
+    rewards: JsonObject | None
     error: str | None = None
 
 
@@ -106,7 +110,7 @@ def logged_transcripts(transcripts: Path) -> list[tuple[int, int, Path]]:
     return found
 
 
-def spread(items: list[Any], count: int) -> list[Any]:
+def spread(items: Sequence[ItemT], count: int) -> list[ItemT]:
     """``count`` items spread evenly over ``items``, the first and the last included."""
     if count <= 0:
         return []
@@ -135,18 +139,18 @@ class RunData:
     root: Path
     config_text: str | None
     metrics: MetricsLog
-    evaluations: tuple[dict[str, Any], ...]
+    evaluations: tuple[JsonObject, ...]
     debates: tuple[LoggedDebate, ...]
     debates_logged: int
     checkpoints: tuple[Checkpoint, ...]
-    summary: dict[str, Any] | None
+    summary: JsonObject | None
     last_change: float | None
     notes: tuple[str, ...]
     segments: tuple[Segment, ...] = (Segment(1, 0, "config.toml", ()),)
     """The steps trained under each configuration (more than one after a resume that changed it)."""
     evaluation_file: bool = False
     """An evaluation file of ``debate eval --out`` read as a run: one evaluation, no training."""
-    environment: tuple[dict[str, Any], ...] = ()
+    environment: tuple[JsonObject, ...] = ()
     """``environment.json``'s entries, one per start and resume: where each part of the run computed."""
 
     @property
@@ -277,7 +281,7 @@ def read_run(root: Path, max_debates: int = 8) -> RunData:
     )
 
 
-def moved_notes(entries: tuple[dict[str, Any], ...]) -> list[str]:
+def moved_notes(entries: tuple[JsonObject, ...]) -> list[str]:
     """A note for each resume that computed somewhere else than the part before it: another
     machine or backend set-up rounds differently, so the steps after it are not what one machine
     would have made (docs/local-backend.md#what-is-reproducible)."""

@@ -24,15 +24,14 @@ Step ``s`` is the state after ``s`` updates; every file about it carries that nu
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 import attrs
 
 from debate_core.errors import DebateError
 from debate_core.files import atomic_write_json, output_write_errors
 from debate_core.limits import loads_json, read_limited_text
+from debate_core.records.json_values import JsonMapping, JsonObject
 from debate_core.rundir.environment import ENVIRONMENT_NAME
 from debate_core.rundir.lock import LOCK_NAME, held_message, live_holder
 from debate_core.rundir.metrics_file import (
@@ -150,7 +149,7 @@ class RunDirectory:
         """The folder of one evaluation's debates (a transcript and its rewards per debate)."""
         return self.evaluations / f"step_{step:06d}_{label}"
 
-    def write_summary(self, summary: Mapping[str, Any]) -> None:
+    def write_summary(self, summary: JsonMapping) -> None:
         atomic_write_json(self.summary_path, dict(summary))
 
     def open_metrics(self) -> MetricsRecord:
@@ -165,7 +164,7 @@ class RunDirectory:
         """
         return list(read_metrics_lines(self.metrics_path))
 
-    def metric_records(self, up_to_step: int) -> list[dict[str, Any]]:
+    def metric_records(self, up_to_step: int) -> list[JsonObject]:
         """The intact records of steps ``1..up_to_step`` of ``metrics.jsonl`` in file order (none
         when it is missing), read up to its limit.
 

@@ -17,11 +17,11 @@ import platform
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
 from debate_core.errors import DebateError
 from debate_core.files import atomic_write_json
 from debate_core.limits import loads_json, read_limited_text
+from debate_core.records.json_values import JsonMapping, JsonObject
 
 ENVIRONMENT_NAME = "environment.json"
 """The file under the run directory."""
@@ -53,7 +53,7 @@ def machine_facts() -> dict[str, str]:
     }
 
 
-def read_environment(path: Path) -> list[dict[str, Any]]:
+def read_environment(path: Path) -> list[JsonObject]:
     """The entries of an ``environment.json``, oldest first; none when it is missing or unreadable
     (a run made before the file existed)."""
     try:
@@ -66,7 +66,7 @@ def read_environment(path: Path) -> list[dict[str, Any]]:
 def record_environment(path: Path, step: int, backend: Mapping[str, str]) -> None:
     """Add an entry for a start (``step`` 0) or a resume from ``step``: this machine and ``backend``'s
     facts, with the time."""
-    entry: dict[str, Any] = {
+    entry: JsonObject = {
         "step": step,
         "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         **machine_facts(),
@@ -75,12 +75,12 @@ def record_environment(path: Path, step: int, backend: Mapping[str, str]) -> Non
     atomic_write_json(path, [*read_environment(path), entry])
 
 
-def entry_facts(entry: Mapping[str, Any]) -> dict[str, Any]:
+def entry_facts(entry: JsonMapping) -> JsonObject:
     """Where one start or resume computed: its entry without the time and step."""
     return {k: v for k, v in entry.items() if k not in NOT_COMPARED}
 
 
-def latest_facts(entries: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+def latest_facts(entries: Sequence[JsonMapping]) -> JsonObject:
     """Where the run last computed (``{}`` without an entry): what ``debate compare`` sets beside
     the config."""
     return entry_facts(entries[-1]) if entries else {}

@@ -7,10 +7,10 @@ from __future__ import annotations
 import math
 import re
 from pathlib import Path
-from typing import Any
 
 from debate_core.errors import DebateError
 from debate_core.limits import loads_json, read_limited_text
+from debate_core.records.json_values import JsonObject
 from debate_core.stats import paired_difference
 
 EVALUATION_FILE_LABEL = "eval"
@@ -24,7 +24,7 @@ class EvaluationFileError(DebateError):
     """A file named as an evaluation file is not one."""
 
 
-def read_evaluation_file(path: Path) -> tuple[dict[str, Any], str | None]:
+def read_evaluation_file(path: Path) -> tuple[JsonObject, str | None]:
     """The record of an evaluation file (``debate eval --out``) and its resolved run file (``None``
     in a file written before it carried one); a file that is not such a record is an error naming
     it and what is wrong."""
@@ -43,17 +43,17 @@ def read_evaluation_file(path: Path) -> tuple[dict[str, Any], str | None]:
     return record, config
 
 
-def _made(record: dict[str, Any]) -> tuple[int, int]:
+def _made(record: JsonObject) -> tuple[int, int]:
     """When a record was made: its step, then its training progress (an evaluation at the start
     and the first iteration's share step 0 when there is no warm-start)."""
     progress = sum(v for v in (record.get("warmstart_steps"), record.get("iteration")) if isinstance(v, int))
     return int(record["step"]), progress
 
 
-def read_evaluation_records(directory: Path) -> list[dict[str, Any]]:
+def read_evaluation_records(directory: Path) -> list[JsonObject]:
     """Every readable evaluation record in ``directory``, in the order they were made (unreadable
     files are skipped: a run may be writing one)."""
-    records: list[dict[str, Any]] = []
+    records: list[JsonObject] = []
     if not directory.is_dir():
         return records
     for path in sorted(directory.glob("step_*.json")):
@@ -71,7 +71,7 @@ def read_evaluation_records(directory: Path) -> list[dict[str, Any]]:
     return sorted(records, key=_made)
 
 
-def first_evaluation(directory: Path) -> dict[str, Any] | None:
+def first_evaluation(directory: Path) -> JsonObject | None:
     """The run's earliest evaluation record (the baseline of paired changes), if any."""
     records = read_evaluation_records(directory)
     return records[0] if records else None

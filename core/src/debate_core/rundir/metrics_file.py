@@ -14,12 +14,12 @@ import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import attrs
 
 from debate_core.files import StepRecords, atomic_write_text, output_write_errors
 from debate_core.limits import loads_json, read_limited_bytes
+from debate_core.records.json_values import JsonObject
 
 METRICS_NAME = "metrics.jsonl"
 """The file of the run directory that holds one record per step."""
@@ -34,7 +34,7 @@ class MetricsLine:
 
     number: int
     text: str
-    record: dict[str, Any] | None
+    record: JsonObject | None
     problem: str | None
     ends_with_newline: bool
 
@@ -79,7 +79,7 @@ def _classify(number: int, raw: bytes, *, ends_with_newline: bool) -> MetricsLin
     return MetricsLine(number, text, record, None, ends_with_newline)
 
 
-def _as_json(value: Any, limit: int = 40) -> str:
+def _as_json(value: object, limit: int = 40) -> str:
     """``value`` as it reads in the file (``"x"``, ``true``), cut to ``limit`` characters."""
     text = json.dumps(value)
     return text if len(text) <= limit else text[: limit - 1] + "\u2026"
@@ -99,7 +99,7 @@ def read_metrics_lines(path: Path) -> Iterator[MetricsLine]:
     return metrics_lines(read_limited_bytes(path, "metrics file", limit="metrics_bytes"))
 
 
-def intact_records(path: Path, up_to_step: int) -> list[dict[str, Any]]:
+def intact_records(path: Path, up_to_step: int) -> list[JsonObject]:
     """The intact records of steps ``1..up_to_step`` in file order (none when the file is
     missing); damaged lines are left out, as the resume's repair leaves them.
 

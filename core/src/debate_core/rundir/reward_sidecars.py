@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 from debate_core.files import atomic_write_json
 from debate_core.records import DebateRecord, RewardResult
+from debate_core.records.json_values import JsonObject
 from debate_core.rewards.advantages import DebateAdvantages
 
 SIDECAR_SUFFIX = ".rewards.json"
@@ -42,7 +42,7 @@ def failure_penalties(record: DebateRecord) -> list[int]:
 
 def reward_summary(
     reward_name: str, record: DebateRecord, result: RewardResult, advantages: DebateAdvantages | None
-) -> dict[str, Any]:
+) -> JsonObject:
     """The JSON object of one scored debate (the sidecar, and what ``debate score`` prints)."""
     return {
         "reward": reward_name,
@@ -61,14 +61,14 @@ def reward_summary(
     }
 
 
-def write_sidecar(transcript: Path, summary: dict[str, Any]) -> Path:
+def write_sidecar(transcript: Path, summary: JsonObject) -> Path:
     """Write ``summary`` beside ``transcript`` (atomically); returns its path."""
     path = sidecar_path(transcript)
     atomic_write_json(path, summary)
     return path
 
 
-def read_sidecar(transcript: Path) -> dict[str, Any] | None:
+def read_sidecar(transcript: Path) -> JsonObject | None:
     """The rewards beside a transcript, or ``None`` when there are none or they cannot be read."""
     path = sidecar_path(transcript)
     try:

@@ -29,12 +29,13 @@ import os
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import attrs
 import numpy as np
+from numpy.typing import ArrayLike
 
 from debate_core.errors import DebateError
+from debate_core.records.json_values import JsonObject
 
 FORMAT_VERSION = 4
 """The version every manifest is written in."""
@@ -87,7 +88,7 @@ class Checkpoint:
     backend_state: str
     data: DataPosition
     seed: int
-    rng: dict[str, Any] = attrs.field(factory=dict)
+    rng: JsonObject = attrs.field(factory=dict)
     created: float = attrs.field(factory=time.time)
     reason: str = "scheduled"
     sampler_weights: str | None = None
@@ -97,7 +98,7 @@ class Checkpoint:
     """How long the backend keeps both saves (``None``: until deleted)."""
     periodic: bool = False
     """A checkpoint of ``save_every`` that ``keep_last`` may prune (not a phase end, stop or failure)."""
-    costs: dict[str, Any] = attrs.field(factory=dict)
+    costs: JsonObject = attrs.field(factory=dict)
     """What the run had used by this step (tokens, dollars; version 4 on, ``{}`` before)."""
     files: dict[str, str] = attrs.field(factory=dict)
     """``sha256:<hex>`` of every file of the saved states inside the run directory, by path
@@ -115,7 +116,7 @@ class Checkpoint:
         return expiry is not None and (time.time() if now is None else now) >= expiry
 
 
-def manifest_checksum(raw: dict[str, Any]) -> str:
+def manifest_checksum(raw: JsonObject) -> str:
     """``sha256:<hex>`` of a manifest's content without its own checksum (keys sorted, compact)."""
     content = {k: v for k, v in raw.items() if k != CHECKSUM_FIELD}
     canonical = json.dumps(content, sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False)
@@ -137,7 +138,7 @@ def position_problem(checkpoint: Checkpoint) -> str | None:
     return None
 
 
-def pack_integers(values: Any, dtype: type[np.generic]) -> str:
+def pack_integers(values: ArrayLike, dtype: type[np.generic]) -> str:
     """Integers as one base64 string of their bytes (``dtype``, little-endian): how a manifest
     stores an RNG state vector."""
     return base64.b64encode(np.asarray(values, dtype=np.dtype(dtype).newbyteorder("<")).tobytes()).decode("ascii")
@@ -151,7 +152,7 @@ def unpack_integers(packed: str, dtype: type[np.generic]) -> np.ndarray:
 # ---------------------------------------------------------------- writing
 
 
-def encode_manifest(checkpoint: Checkpoint, directory: Path, files: dict[str, str]) -> dict[str, Any]:
+def encode_manifest(checkpoint: Checkpoint, directory: Path, files: dict[str, str]) -> JsonObject:
     """The JSON object of a checkpoint in the current version, for a manifest in ``directory``:
     states inside the run directory named relative to it, ``files`` their checksums, the
     manifest's own checksum last."""
@@ -187,7 +188,7 @@ def relative_state_path(directory: Path, saved: str | None) -> str | None:
 # ---------------------------------------------------------------- reading
 
 
-def decode_manifest(raw: dict[str, Any], directory: Path) -> Checkpoint:
+def decode_manifest(raw: JsonObject, directory: Path) -> Checkpoint:
     """The checkpoint a manifest in ``directory`` holds, read by its version's reader; state paths
     come back absolute.
 
@@ -212,7 +213,7 @@ def readable_versions() -> tuple[int, ...]:
     return tuple(sorted(_READERS))
 
 
-def _read_version_1(raw: dict[str, Any], directory: Path) -> Checkpoint:
+def _read_version_1(raw: JsonObject, directory: Path) -> Checkpoint:
     """No checksums; RNG vectors as lists or packed; absolute paths mean this run's own states."""
     checkpoint = _fields(raw, directory)
     return attrs.evolve(
@@ -223,14 +224,14 @@ def _read_version_1(raw: dict[str, Any], directory: Path) -> Checkpoint:
     )
 
 
-def _read_version_2(raw: dict[str, Any], directory: Path) -> Checkpoint:
+def _read_version_2(raw: JsonObject, directory: Path) -> Checkpoint:
     """Version 1 with the manifest's checksum (checked here) and its states' file checksums."""
     if raw.get(CHECKSUM_FIELD) != manifest_checksum(raw):
         raise CheckpointError("its checksum does not match its content (edited or damaged)")
     return _fields(raw, directory)
 
 
-_READERS: dict[int, Callable[[dict[str, Any], Path], Checkpoint]] = {
+_READERS: dict[int, Callable[[JsonObject, Path], Checkpoint]] = {
     1: _read_version_1,
     2: _read_version_2,
     3: _read_version_2,  # version 3 renamed the version field only
@@ -238,7 +239,7 @@ _READERS: dict[int, Callable[[dict[str, Any], Path], Checkpoint]] = {
 }
 
 
-def _fields(raw: dict[str, Any], directory: Path) -> Checkpoint:
+def _fields(raw: JsonObject, directory: Path) -> Checkpoint:
     """The fields every version shares; relative state paths made absolute against ``directory``."""
     data = raw.get("data") or {}
     files = raw.get("files") or {}
@@ -264,7 +265,7 @@ def _fields(raw: dict[str, Any], directory: Path) -> Checkpoint:
     )
 
 
-def _costs(raw: Any) -> dict[str, Any]:
+def _costs(raw: object) -> JsonObject:
     if raw is None:
         return {}
     if not isinstance(raw, dict):
@@ -297,7 +298,7 @@ _RNG_VECTORS: dict[str, tuple[int, type[np.generic]]] = {"python": (1, np.uint32
 """Where version 1 may hold an RNG state vector as a list: the state's key, its index, its dtype."""
 
 
-def _packed_rng(rng: dict[str, Any]) -> dict[str, Any]:
+def _packed_rng(rng: JsonObject) -> JsonObject:
     """Version 1's RNG states with every state vector packed as the later versions store it."""
     out = dict(rng)
     for key, (index, dtype) in _RNG_VECTORS.items():

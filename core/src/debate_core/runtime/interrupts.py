@@ -23,9 +23,11 @@ import contextlib
 import signal
 from collections.abc import Callable, Coroutine, Iterator
 from types import FrameType
-from typing import Any, NoReturn, TypeVar
+from typing import NoReturn, TypeVar
 
 T = TypeVar("T")
+_Handler = Callable[[int, FrameType | None], object] | int | signal.Handlers | None
+"""A signal's handler as ``signal.getsignal`` returns it: a function, ``SIG_DFL``, ``SIG_IGN`` or ``None``."""
 
 STOP_SIGNALS: tuple[signal.Signals, ...] = (signal.SIGINT, signal.SIGTERM)
 """The signals that stop a command: Ctrl-C and a polite kill."""
@@ -70,7 +72,7 @@ class _Routes:
     def __init__(self) -> None:
         self.callbacks: list[SignalCallback] = []
         self.loop: asyncio.AbstractEventLoop | None = None
-        self.previous: dict[signal.Signals, Any] = {}
+        self.previous: dict[signal.Signals, _Handler] = {}
 
     def dispatch(self, signum: signal.Signals) -> None:
         if self.loop is None:  # released while this signal waited in the loop: it is a second one
@@ -130,13 +132,13 @@ def release_signals() -> None:
     _ROUTES.release()
 
 
-def run_interruptibly(main: Coroutine[Any, Any, T]) -> T:
+def run_interruptibly(main: Coroutine[object, None, T]) -> T:
     """``asyncio.run(main)``, its first SIGINT or SIGTERM cancelling ``main`` at once; raises
     ``KeyboardInterrupt`` (SIGINT) or :class:`Terminated` (SIGTERM) then."""
     return asyncio.run(_cancelled_by_signals(main))
 
 
-async def _cancelled_by_signals(main: Coroutine[Any, Any, T]) -> T:
+async def _cancelled_by_signals(main: Coroutine[object, None, T]) -> T:
     task = asyncio.current_task()
     received: list[signal.Signals] = []
 

@@ -27,7 +27,6 @@ import random
 import shutil
 import sys
 from pathlib import Path
-from typing import Any
 
 import attrs
 import numpy as np
@@ -35,6 +34,7 @@ import numpy as np
 from debate_core.errors import DebateError
 from debate_core.files import atomic_write_json
 from debate_core.limits import loads_json, read_limited_text
+from debate_core.records.json_values import JsonObject
 from debate_core.runtime.checkpoint_format import (
     Checkpoint,
     CheckpointError,
@@ -73,11 +73,11 @@ def _state_files(directory: Path, saved: str | None) -> dict[str, str]:
     }
 
 
-def capture_rng_state() -> dict[str, Any]:
+def capture_rng_state() -> JsonObject:
     """Every process-wide RNG state, as JSON-ready data (state vectors as base64 strings)."""
     version, state, gauss = random.getstate()
     name, keys, pos, has_gauss, cached = np.random.get_state(legacy=True)
-    captured: dict[str, Any] = {
+    captured: JsonObject = {
         "python": [version, pack_integers(state, np.uint32), gauss],
         "numpy": [name, pack_integers(keys, np.uint32), int(pos), int(has_gauss), float(cached)],
     }
@@ -89,7 +89,7 @@ def capture_rng_state() -> dict[str, Any]:
     return captured
 
 
-def restore_rng_state(captured: dict[str, Any]) -> None:
+def restore_rng_state(captured: JsonObject) -> None:
     """Put back what :func:`capture_rng_state` captured (torch only when it is loaded)."""
     if "python" in captured:
         version, state, gauss = captured["python"]

@@ -291,7 +291,7 @@ class RetryingFuture(Generic[T]):
     def result(self, timeout: float | None = None) -> T:
         return self._answered(self._submit().result(timeout))
 
-    def __await__(self) -> Generator[Any, Any, T]:
+    def __await__(self) -> Generator[object, None, T]:
         return self._run().__await__()
 
 

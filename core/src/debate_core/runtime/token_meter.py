@@ -5,10 +5,10 @@ sampled, and tokens trained (every input token of a Datum sent to ``forward_back
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping
-from typing import Any
 
 import attrs
+
+from debate_core.records.json_values import JsonMapping
 
 
 @attrs.frozen
@@ -34,7 +34,7 @@ class TokenCount:
         return attrs.asdict(self)
 
     @classmethod
-    def from_json(cls, raw: Mapping[str, Any]) -> TokenCount:
+    def from_json(cls, raw: JsonMapping) -> TokenCount:
         """The count a ``to_json`` wrote; a missing kind counts 0."""
         return cls(*(int(raw.get(field.name, 0)) for field in attrs.fields(cls)))
 
@@ -50,7 +50,7 @@ class TokenMeter:
         with self._lock:
             self._count = self._count + tokens
 
-    def sampling_result(self, prompt_tokens: int, response: Any) -> None:
+    def sampling_result(self, prompt_tokens: int, response: object) -> None:
         """Count one answered sampling request: its prompt once, and every sequence it returned."""
         sequences = getattr(response, "sequences", None) or ()
         self.add(TokenCount(prompt_sampled=prompt_tokens, sampled=sum(len(s.tokens) for s in sequences)))

@@ -18,11 +18,12 @@ import time
 import traceback
 from collections.abc import Callable, Coroutine, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from debate_core.config import RunConfig
 from debate_core.config.environment import env_flag
 from debate_core.limits import limit_value
+from debate_core.records.json_values import JsonObject
 from debate_core.serve.policy import ServedPolicy
 from debate_core.serve.wire import ApiError, completion_body, models_body, parse_chat_request
 
@@ -43,7 +44,7 @@ class EventLoopThread:
         self._thread = threading.Thread(target=self.loop.run_forever, name="debate-serve-loop", daemon=True)
         self._thread.start()
 
-    def run(self, coroutine: Coroutine[Any, Any, T]) -> T:
+    def run(self, coroutine: Coroutine[object, None, T]) -> T:
         """Run ``coroutine`` on the loop and wait for its result (raised as it was raised)."""
         return asyncio.run_coroutine_threadsafe(coroutine, self.loop).result()
 
@@ -88,7 +89,7 @@ class PolicyServer:
         """Close the listening socket (the loop and the policy are the caller's)."""
         self.httpd.server_close()
 
-    def respond(self, method: str, path: str, body: bytes) -> tuple[int, dict[str, Any]]:
+    def respond(self, method: str, path: str, body: bytes) -> tuple[int, JsonObject]:
         """The status and JSON body of one request."""
         try:
             return 200, self._route(method, path.split("?", 1)[0].rstrip("/"), body)
@@ -100,7 +101,7 @@ class PolicyServer:
             text = " ".join(str(exc).split())
             return 500, ApiError(500, f"internal error: {type(exc).__name__}: {text}"[:2000]).body()
 
-    def _route(self, method: str, path: str, body: bytes) -> dict[str, Any]:
+    def _route(self, method: str, path: str, body: bytes) -> JsonObject:
         models = self.policy.models
         if path == CHAT_PATH:
             _allow(method, "POST", path)
@@ -162,7 +163,7 @@ class _Handler(BaseHTTPRequestHandler):
         status, payload = self.server.app.respond(method, self.path, body)
         self._send(status, payload)
 
-    def _send(self, status: int, payload: dict[str, Any]) -> None:
+    def _send(self, status: int, payload: JsonObject) -> None:
         data = json.dumps(payload, ensure_ascii=False).encode("utf-8")
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
@@ -170,7 +171,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
 
-    def log_message(self, format: str, *args: Any) -> None:
+    def log_message(self, format: str, *args: object) -> None:
         log = self.server.app.log
         if log is not None:
             line = format % args

@@ -11,13 +11,13 @@ from __future__ import annotations
 import math
 import time
 import uuid
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 import attrs
 
 from debate_core.limits import limit_value, loads_json
 from debate_core.records import Message
+from debate_core.records.json_values import JsonMapping, JsonObject
 
 ROLES = ("system", "developer", "user", "assistant")
 """The message roles a request may use; ``developer`` is read as ``system``."""
@@ -41,7 +41,7 @@ class ApiError(Exception):
         """The API's error ``type``: ``invalid_request_error`` for the client's mistakes, else ``server_error``."""
         return "invalid_request_error" if self.status < 500 else "server_error"
 
-    def body(self) -> dict[str, Any]:
+    def body(self) -> JsonObject:
         """The JSON body of the error."""
         return {"error": {"message": self.message, "type": self.error_type, "param": self.param, "code": self.code}}
 
@@ -72,13 +72,13 @@ class Completion:
     finish_reason: str
     prompt_tokens: int
     completion_tokens: int
-    debate: Mapping[str, Any] | None = None
-    direct: Mapping[str, Any] | None = None
+    debate: JsonMapping | None = None
+    direct: JsonMapping | None = None
     """For a question answered as evaluation's direct answers are: the whole response, whether it
     followed the output contract, and the answer the grader reads (an extra ``direct`` object)."""
 
 
-def read_body(body: bytes) -> dict[str, Any]:
+def read_body(body: bytes) -> JsonObject:
     """The request's JSON object.
 
     Raises:
@@ -153,7 +153,7 @@ def _content(value: object, where: str) -> str:
     raise ApiError(400, f"'{where}.content' must be a string or text parts (no images or audio)", f"{where}.content")
 
 
-def _max_tokens(data: Mapping[str, Any]) -> int | None:
+def _max_tokens(data: JsonMapping) -> int | None:
     """``max_completion_tokens`` (the newer name) or ``max_tokens``."""
     name = "max_completion_tokens" if data.get("max_completion_tokens") is not None else "max_tokens"
     value = data.get(name)
@@ -167,7 +167,7 @@ def _max_tokens(data: Mapping[str, Any]) -> int | None:
     return value
 
 
-def _number(data: Mapping[str, Any], name: str, low: float, high: float) -> float | None:
+def _number(data: JsonMapping, name: str, low: float, high: float) -> float | None:
     value = data.get(name)
     if value is None:
         return None
@@ -203,9 +203,9 @@ def cut_at_stop(text: str, stops: Sequence[str]) -> tuple[str, bool]:
     return (text[: min(cuts)], True) if cuts else (text, False)
 
 
-def completion_body(request: ChatRequest, completion: Completion, created: int | None = None) -> dict[str, Any]:
+def completion_body(request: ChatRequest, completion: Completion, created: int | None = None) -> JsonObject:
     """The ``chat.completion`` object of an answer."""
-    body: dict[str, Any] = {
+    body: JsonObject = {
         "id": f"chatcmpl-{uuid.uuid4().hex}",
         "object": "chat.completion",
         "created": int(time.time()) if created is None else created,
@@ -231,7 +231,7 @@ def completion_body(request: ChatRequest, completion: Completion, created: int |
     return body
 
 
-def models_body(models: Sequence[str], created: int) -> dict[str, Any]:
+def models_body(models: Sequence[str], created: int) -> JsonObject:
     """The ``/v1/models`` list."""
     return {
         "object": "list",

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any
 
 import attrs
 
 from debate_core.records import Problem
+from debate_core.records.json_values import JsonMapping, JsonValue
 from debate_core.tasks.errors import DatasetError
 
 
@@ -45,7 +45,7 @@ class FieldMapping:
     ``answer`` holds one. Records without it, and runs without this option, get
     ``warmstart.solution_template``."""
 
-    def problem(self, record: Any, where: str, default_id: str) -> Problem:
+    def problem(self, record: object, where: str, default_id: str) -> Problem:
         """The problem in one record; ``where`` (file and line) prefixes every error."""
         if not isinstance(record, Mapping):
             raise DatasetError(f"{where}: expected a JSON object, got {type(record).__name__}")
@@ -76,14 +76,14 @@ class FieldMapping:
         return (match.group(1) if match.groups() else match.group(0)).strip()
 
 
-def _as_text(value: Any) -> str:
+def _as_text(value: object) -> str:
     if isinstance(value, float) and value.is_integer():
         return str(int(value))
     return str(value)
 
 
-def _lookup(record: Mapping[str, Any], dotted: str, where: str) -> Any:
-    node: Any = record
+def _lookup(record: JsonMapping, dotted: str, where: str) -> JsonValue:
+    node: JsonValue = record
     for depth, part in enumerate(dotted.split(".")):
         if isinstance(node, Mapping) and part in node:
             node = node[part]

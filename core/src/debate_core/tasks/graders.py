@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 import threading
-from typing import Any
+from types import ModuleType
 
 from debate_core.errors import ConfigError
 from debate_core.records import Grade
@@ -59,7 +59,7 @@ class MathVerifyGrader:
     The same grades from any thread: on the main thread math-verify keeps its 5-second limits,
     elsewhere it runs without them (they rely on signals, docs/datasets.md#graders)."""
 
-    def __init__(self, module: Any) -> None:
+    def __init__(self, module: ModuleType) -> None:
         self._mv = module
 
     def grade(self, solution: str, answer: str) -> Grade:

@@ -45,7 +45,7 @@ def require_datasets_library() -> None:
         raise DatasetError(_NO_LIBRARY)
 
 
-def load_rows(options: HuggingFaceOptions, split_name: str) -> Any:
+def load_rows(options: HuggingFaceOptions, split_name: str) -> Any:  # Any: a `datasets` split (untyped)
     """The rows of one split through ``datasets.load_dataset``; ``DatasetError`` when the library
     is missing or the dataset cannot be loaded."""
     try:

@@ -13,13 +13,14 @@ import importlib.util
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 import attrs
 from attrs import validators as v
 
 from debate_core.files import read_jsonl
 from debate_core.records import Problem
+from debate_core.records.json_values import JsonValue
 from debate_core.tasks.answers import extract_last_boxed
 from debate_core.tasks.errors import DatasetError
 from debate_core.tasks.fields import FieldMapping
@@ -80,7 +81,7 @@ def local_file(source: str, candidates: Sequence[str], dataset: str) -> Path:
     raise DatasetError(f"{dataset}: source {source!r} ({folder}) has none of: {', '.join(candidates)}")
 
 
-def source_rows(source: str, layout: Layout, split: str, dataset: str) -> Iterable[tuple[str, Any]]:
+def source_rows(source: str, layout: Layout, split: str, dataset: str) -> Iterable[tuple[str, JsonValue]]:
     """``(where, record)`` for every record of one split, from the hub or from local files."""
     if source == HUB:
         hub = layout.hub[split]
@@ -146,7 +147,7 @@ class _PresetDataset:
         for split in splits:
             self.problems(split)
 
-    def problem(self, record: Any, where: str, default_id: str) -> Problem | None:
+    def problem(self, record: JsonValue, where: str, default_id: str) -> Problem | None:
         """The problem in one record; ``None`` leaves the record out."""
         raise NotImplementedError
 
@@ -177,7 +178,7 @@ class Gsm8kDataset(_PresetDataset):
     layout = GSM8K_LAYOUT
     _mapping = FieldMapping(question_field="question", answer_field="answer", answer_regex=GSM8K_ANSWER)
 
-    def problem(self, record: Any, where: str, default_id: str) -> Problem:
+    def problem(self, record: JsonValue, where: str, default_id: str) -> Problem:
         problem = self._mapping.problem(record, where, default_id)
         assert problem.answer is not None  # the mapping has an answer field
         solution = gsm8k_worked_solution(str(record["answer"]), problem.answer)
@@ -215,7 +216,7 @@ def _subject_key(text: str) -> str:
     return re.sub(r"[\s_]+", " ", text.strip().lower()).replace(" and ", " & ")
 
 
-def _level(value: Any) -> int | None:
+def _level(value: object) -> int | None:
     match = re.search(r"\d", str(value))
     return int(match.group(0)) if match else None
 
@@ -237,7 +238,7 @@ class MathDataset(_PresetDataset):
     def layout_split(self, split: str) -> str:
         return split if split == "train" else f"test_{self.math_options.test_set}"
 
-    def problem(self, record: Any, where: str, default_id: str) -> Problem | None:
+    def problem(self, record: JsonValue, where: str, default_id: str) -> Problem | None:
         base = self._mapping.problem(record, where, default_id)
         subject = record.get("type", record.get("subject", ""))
         if self._subjects and _subject_key(str(subject)) not in self._subjects:

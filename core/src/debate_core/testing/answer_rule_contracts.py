@@ -5,11 +5,10 @@ answers, and never reads the ground truth."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 import pytest
 
-from debate_core.records import DebateRecord
+from debate_core.records import AnswerRule, DebateAnswer, DebateRecord
 from debate_core.testing.other_kind_contracts import ComponentContract
 from debate_core.testing.reward_parser_contracts import CONTRACT_DEBATES, build_installed
 
@@ -31,14 +30,14 @@ class AnswerRuleContract(ComponentContract):
     kind = "answer_rule"
 
     @staticmethod
-    def _answer(rule: Any, record: DebateRecord, read: Callable[[str], str | None]) -> Any:
+    def _answer(rule: AnswerRule, record: DebateRecord, read: Callable[[str], str | None]) -> DebateAnswer:
         from debate_core.plugin import PluginCall, checked_debate_answer
 
         call = PluginCall("answer rule", "under test", "__call__", f"debate '{record.debate_id}'")
         return checked_debate_answer(call, lambda: rule(record, read))
 
     @pytest.mark.parametrize("reader", ["boxed", "none"])
-    def test_answers_every_contract_debate(self, contract_component: Any, reader: str) -> None:
+    def test_answers_every_contract_debate(self, contract_component: AnswerRule, reader: str) -> None:
         from debate_core.records import answer_of
 
         read: Callable[[str], str | None] = _boxed_reader if reader == "boxed" else (lambda _s: None)
@@ -52,7 +51,7 @@ class AnswerRuleContract(ComponentContract):
                 assert answer.answer in given, f"{name}: {answer.answer!r} is no answer of the debate ({given})"
             assert self._answer(contract_component, record, read) == answer, f"{name}: not deterministic"
 
-    def test_does_not_read_the_ground_truth(self, contract_component: Any) -> None:
+    def test_does_not_read_the_ground_truth(self, contract_component: AnswerRule) -> None:
         import attrs
 
         record = CONTRACT_DEBATES["graded"]()
@@ -67,5 +66,6 @@ class InstalledAnswerRuleContract(AnswerRuleContract):
     """``AnswerRuleContract`` over every installed answer rule."""
 
     @pytest.fixture
-    def contract_component(self, installed_answer_rule: str) -> Any:
-        return build_installed("answer_rule", installed_answer_rule)
+    def contract_component(self, installed_answer_rule: str) -> AnswerRule:
+        rule: AnswerRule = build_installed("answer_rule", installed_answer_rule)
+        return rule

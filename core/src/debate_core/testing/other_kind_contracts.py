@@ -18,18 +18,30 @@ from typing import Any, ClassVar
 
 import pytest
 
+from debate_core.debate import Coordinator
 from debate_core.plugin import ComponentSpec
 from debate_core.records import (
+    AgentPolicy,
+    Dataset,
     DebateRecord,
     Grade,
+    Grader,
     HistoryEntry,
+    HistoryPolicy,
+    Judge,
+    JudgeHost,
     JudgePair,
     Message,
     MetricSink,
     Persona,
+    PersonaSet,
     Problem,
+    Renderer,
     StopCondition,
+    Tokenizer,
+    Verdict,
 )
+from debate_core.records.json_values import JsonMapping
 
 __all__ = [
     "BackendContract",
@@ -65,7 +77,8 @@ def _texts(num_agents: int, rounds: int, consensus_round: int | None = None) -> 
     ]
 
 
-def build_component(kind: str, name: str | None, spec: ComponentSpec[Any] | None, options: Mapping[str, Any]) -> Any:
+# Any: the component of kind ``kind`` (a string): each contract's tests name its type
+def build_component(kind: str, name: str | None, spec: ComponentSpec[Any] | None, options: JsonMapping) -> Any:
     """A component under test: built from ``spec`` with ``options`` (a spec not installed), or the
     installed component called ``name``, through the process-wide registry."""
     from debate_core.config.structuring import structure
@@ -86,15 +99,16 @@ class ComponentContract:
 
     kind: ClassVar[str] = ""
     component_name: ClassVar[str | None] = None
-    component_spec: ClassVar[ComponentSpec[Any] | None] = None
-    component_options: ClassVar[Mapping[str, Any]] = {}
+    component_spec: ClassVar[ComponentSpec[Any] | None] = None  # Any: a spec of the class's kind
+    component_options: ClassVar[JsonMapping] = {}
 
     @pytest.fixture
-    def contract_component(self) -> Any:
+    def contract_component(self) -> Any:  # Any: the component of the class's kind; its tests name the type
         """The component under test; override this fixture to build it another way."""
         return build_component(self.kind, self.component_name, self.component_spec, self.component_options)
 
 
+# Any: fields of DebateSetup, each of its own type, as attrs.evolve takes them
 def _run(setup_changes: Mapping[str, Any], texts: Sequence[str], num_agents: int, rounds: int) -> DebateRecord:
     """A scripted debate with the built-in parts except ``setup_changes``."""
     import attrs
@@ -115,7 +129,7 @@ class PersonaSetContract(ComponentContract):
     kind = "persona_set"
 
     @pytest.mark.parametrize("num_agents", [1, 2, 3, 5, 8])
-    def test_every_agent_gets_a_persona(self, contract_component: Any, num_agents: int) -> None:
+    def test_every_agent_gets_a_persona(self, contract_component: PersonaSet, num_agents: int) -> None:
         for agent in range(num_agents):
             persona = contract_component.persona(agent, num_agents)
             assert isinstance(persona, Persona)
@@ -124,7 +138,7 @@ class PersonaSetContract(ComponentContract):
             assert persona.temperature is None or (math.isfinite(persona.temperature) and persona.temperature >= 0)
             assert contract_component.persona(agent, num_agents) == persona
 
-    def test_a_debate_runs_with_it(self, contract_component: Any) -> None:
+    def test_a_debate_runs_with_it(self, contract_component: PersonaSet) -> None:
         record = _run({"persona_set": contract_component}, _texts(3, 2), 3, 2)
         assert len(record.turns) == 6 and not record.aborted
         assert [t.persona for t in record.turns[:3]] == [contract_component.persona(a, 3).name for a in range(3)]
@@ -148,7 +162,9 @@ class HistoryPolicyContract(ComponentContract):
             return scripted_debate([*_texts(3, 1), "no tags at all"], 3, max_rounds=2)
         return scripted_debate(_texts(3, 3), 3, protocol=request.param)
 
-    def test_entries_are_visible_turns(self, contract_component: Any, contract_history_debate: DebateRecord) -> None:
+    def test_entries_are_visible_turns(
+        self, contract_component: HistoryPolicy, contract_history_debate: DebateRecord
+    ) -> None:
         record = contract_history_debate
         for turn in record.turns:
             visible = record.turns[: turn.visible_turns]
@@ -161,7 +177,7 @@ class HistoryPolicyContract(ComponentContract):
                 assert e.comparison is None or isinstance(e.comparison, str)
             assert list(contract_component.select(visible, turn.round)) == entries
 
-    def test_a_debate_runs_with_it(self, contract_component: Any) -> None:
+    def test_a_debate_runs_with_it(self, contract_component: HistoryPolicy) -> None:
         record = _run({"history_policy": contract_component}, _texts(3, 2), 3, 2)
         assert len(record.turns) == 6 and not record.aborted
 
@@ -176,7 +192,7 @@ class DatasetContract(ComponentContract):
     kind = "dataset"
     splits: ClassVar[Sequence[str]] = ("train", "test")
 
-    def test_problems_are_well_formed_and_deterministic(self, contract_component: Any) -> None:
+    def test_problems_are_well_formed_and_deterministic(self, contract_component: Dataset) -> None:
         for split in self.splits:
             problems = list(contract_component.problems(split))
             assert all(isinstance(p, Problem) for p in problems), split
@@ -187,7 +203,7 @@ class DatasetContract(ComponentContract):
                 assert p.answer is None or isinstance(p.answer, str), f"{split}/{p.id}: answer is not a string"
             assert list(contract_component.problems(split)) == problems, f"split {split} changes between reads"
 
-    def test_train_has_problems(self, contract_component: Any) -> None:
+    def test_train_has_problems(self, contract_component: Dataset) -> None:
         assert list(contract_component.problems("train"))
 
 
@@ -214,7 +230,7 @@ class GraderContract(ComponentContract):
     kind = "grader"
 
     @pytest.mark.parametrize("case", sorted(GRADER_TEXTS))
-    def test_grades_any_text(self, contract_component: Any, case: str) -> None:
+    def test_grades_any_text(self, contract_component: Grader, case: str) -> None:
         solution, answer = GRADER_TEXTS[case]
         grade = contract_component.grade(solution, answer)
         assert isinstance(grade, Grade)
@@ -233,12 +249,12 @@ class CoordinatorContract(ComponentContract):
 
     kind = "coordinator"
 
-    def test_names_its_protocol(self, contract_component: Any) -> None:
+    def test_names_its_protocol(self, contract_component: Coordinator) -> None:
         assert isinstance(contract_component.protocol_name, str) and contract_component.protocol_name
         assert isinstance(contract_component.hide_comparisons, bool)
 
     @pytest.mark.parametrize("num_agents", [1, 2, 3])
-    def test_a_full_debate(self, contract_component: Any, num_agents: int) -> None:
+    def test_a_full_debate(self, contract_component: Coordinator, num_agents: int) -> None:
         record = _run({"coordinator": contract_component}, _texts(num_agents, 3), num_agents, 3)
         assert record.protocol == contract_component.protocol_name
         assert not record.aborted and 1 <= record.rounds_played <= 3
@@ -251,19 +267,19 @@ class CoordinatorContract(ComponentContract):
             assert all(t.round <= turn.round for t in record.turns[: turn.visible_turns])
         self._reads_back(record)
 
-    def test_a_failed_turn_ends_the_debate(self, contract_component: Any) -> None:
+    def test_a_failed_turn_ends_the_debate(self, contract_component: Coordinator) -> None:
         texts = [*_texts(3, 1), "no tags at all", *_texts(3, 1)]
         record = _run({"coordinator": contract_component}, texts, 3, 3)
         assert record.aborted and record.turns[-1].failed
         assert sum(t.failed for t in record.turns) == 1
 
-    def test_consensus_ends_the_debate(self, contract_component: Any) -> None:
+    def test_consensus_ends_the_debate(self, contract_component: Coordinator) -> None:
         # docs/protocol.md#when-a-debate-ends: by round 2 every agent has seen every other
         # agent's latest solution, so a unanimous YES there counts under the default rule
         record = _run({"coordinator": contract_component}, _texts(3, 3, consensus_round=2), 3, 3)
         assert record.consensus_reached and record.rounds_played == 2
 
-    def test_a_unanimous_yes_ends_round_one_under_the_literal_rule(self, contract_component: Any) -> None:
+    def test_a_unanimous_yes_ends_round_one_under_the_literal_rule(self, contract_component: Coordinator) -> None:
         changes = {"coordinator": contract_component, "consensus_rule": "any"}
         record = _run(changes, _texts(3, 3, consensus_round=1), 3, 3)
         assert record.consensus_reached and record.rounds_played == 1
@@ -286,18 +302,20 @@ class RendererContract(ComponentContract):
     kind = "renderer"
 
     @pytest.fixture
-    def contract_tokenizer(self) -> Any:
+    def contract_tokenizer(self) -> Tokenizer:
         """The tokenizer the renderer is built for."""
         from debate_core.testing.tokenizer import ByteTokenizer
 
         return ByteTokenizer()
 
     @pytest.fixture
-    def contract_renderer(self, contract_component: Any, contract_tokenizer: Any) -> Any:
+    def contract_renderer(
+        self, contract_component: Callable[[Tokenizer], Renderer], contract_tokenizer: Tokenizer
+    ) -> Renderer:
         """The renderer built for the contract's tokenizer."""
         return contract_component(contract_tokenizer)
 
-    def test_prompts_carry_every_message(self, contract_renderer: Any) -> None:
+    def test_prompts_carry_every_message(self, contract_renderer: Renderer) -> None:
         messages = [
             Message("system", "You are Agent 0."),
             Message("user", "What is 6 * 7?"),
@@ -311,12 +329,12 @@ class RendererContract(ComponentContract):
             assert message.content in text, message
         assert contract_renderer.build_prompt(messages) == tokens
 
-    def test_has_a_stop_condition(self, contract_renderer: Any) -> None:
+    def test_has_a_stop_condition(self, contract_renderer: Renderer) -> None:
         stop = contract_renderer.stop_condition()
         assert isinstance(stop, StopCondition)
         assert stop.token_ids or stop.strings
 
-    def test_a_debate_runs_with_it(self, contract_renderer: Any) -> None:
+    def test_a_debate_runs_with_it(self, contract_renderer: Renderer) -> None:
         record = _run({"renderer": contract_renderer}, _texts(2, 2), 2, 2)
         assert len(record.turns) == 4 and not record.aborted
 
@@ -330,7 +348,7 @@ class MetricSinkContract(ComponentContract):
 
     kind = "metric_sink"
 
-    def test_writes_steps_and_closes(self, contract_component: Any, tmp_path: Path) -> None:
+    def test_writes_steps_and_closes(self, contract_component: Callable[[Path], MetricSink], tmp_path: Path) -> None:
         sink = contract_component(tmp_path)
         assert isinstance(sink, MetricSink)
         sink.write(1, {"phase": "warmstart", "loss": 1.5, "count": 3})
@@ -342,7 +360,7 @@ class MetricSinkContract(ComponentContract):
 # ---------------------------------------------------------------- backends
 
 
-def _parameters(function: Callable[..., Any]) -> list[inspect.Parameter]:
+def _parameters(function: Callable[..., object]) -> list[inspect.Parameter]:
     params = list(inspect.signature(function).parameters.values())
     return params[1:] if params and params[0].name == "self" else params
 
@@ -396,7 +414,7 @@ class BackendContract(ComponentContract):
 
     kind = "backend"
 
-    def test_the_service_client_has_the_sdk_surface(self, contract_component: Any) -> None:
+    def test_the_service_client_has_the_sdk_surface(self, contract_component: object) -> None:
         assert sdk_mismatches(type(contract_component), "ServiceClient") == []
 
 
@@ -412,7 +430,7 @@ class ScriptedJudgeHost:
         self.judge_dir = judge_dir
         self.requests: list[tuple[str, str | None]] = []
 
-    async def sampling_policy(self, base_model: str, weights: str | None) -> tuple[Any, Any]:
+    async def sampling_policy(self, base_model: str, weights: str | None) -> tuple[AgentPolicy, Renderer]:
         from debate_core.debate.rendering import RoleColonRenderer
         from debate_core.testing.scripted_debate import ScriptedPolicy
         from debate_core.testing.tokenizer import ByteTokenizer
@@ -445,16 +463,16 @@ class JudgeContract(ComponentContract):
     kind = "judge"
 
     @pytest.fixture
-    def contract_host(self) -> Any:
+    def contract_host(self) -> JudgeHost:
         """The ``JudgeHost`` the judge is given."""
         return ScriptedJudgeHost()
 
-    def _compare(self, judge: Any, pairs: Sequence[JudgePair], host: Any) -> list[int]:
+    def _compare(self, judge: Judge, pairs: Sequence[JudgePair], host: JudgeHost) -> list[Verdict]:
         import asyncio
 
         return list(asyncio.run(judge.compare(list(pairs), host)))
 
-    def test_one_verdict_per_pair(self, contract_component: Any, contract_host: Any) -> None:
+    def test_one_verdict_per_pair(self, contract_component: Judge, contract_host: JudgeHost) -> None:
         from debate_core.records import CountingJudge
 
         pairs = _judge_pairs()
@@ -466,10 +484,10 @@ class JudgeContract(ComponentContract):
             assert isinstance(counts, Mapping)
             assert all(isinstance(k, str) and type(v) in (int, float) and math.isfinite(v) for k, v in counts.items())
 
-    def test_no_pairs_no_verdicts(self, contract_component: Any, contract_host: Any) -> None:
+    def test_no_pairs_no_verdicts(self, contract_component: Judge, contract_host: JudgeHost) -> None:
         assert self._compare(contract_component, [], contract_host) == []
 
-    def test_the_same_pairs_get_the_same_verdicts(self, contract_component: Any, contract_host: Any) -> None:
+    def test_the_same_pairs_get_the_same_verdicts(self, contract_component: Judge, contract_host: JudgeHost) -> None:
         pairs = _judge_pairs()
         first = self._compare(contract_component, pairs, contract_host)
         assert self._compare(contract_component, pairs, contract_host) == first

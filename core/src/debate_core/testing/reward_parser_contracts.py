@@ -25,21 +25,31 @@ from typing import Any, ClassVar
 import attrs
 import pytest
 
+from debate_core.debate import Coordinator
 from debate_core.plugin import ParserSpec, RewardSpec
 from debate_core.plugin import reward_result_problems as result_problems
 from debate_core.records import (
     AgentPolicy,
     Comparison,
+    ComparisonOp,
+    Dataset,
     DebateRecord,
+    Grader,
+    HistoryPolicy,
+    Judge,
+    MetricSink,
     OutputParser,
     ParsedResponse,
+    PersonaSet,
     Renderer,
     ResponseContent,
     RewardFunction,
     RewardResult,
+    Tokenizer,
     TrainingRound,
     TrainingTimeReward,
 )
+from debate_core.records.json_values import JsonMapping
 from debate_core.tasks.errors import DatasetError
 from debate_core.testing.other_kind_contracts import (
     BackendContract,
@@ -79,10 +89,10 @@ __all__ = [
 # ---------------------------------------------------------------- the debates every reward must handle
 
 
-def _votes(*lines: str) -> tuple[tuple[int, Any, int], ...]:
-    out: list[tuple[int, Any, int]] = []
+def _votes(*lines: str) -> tuple[tuple[int, ComparisonOp, int], ...]:
+    out: list[tuple[int, ComparisonOp, int]] = []
     for line in lines:
-        op = ">" if ">" in line else "="
+        op: ComparisonOp = ">" if ">" in line else "="
         a, b = line.split(op)
         out.append((int(a), op, int(b)))
     return tuple(out)
@@ -147,7 +157,7 @@ class RewardContract:
 
     reward_name: ClassVar[str | None] = None
     reward_spec: ClassVar[RewardSpec | None] = None
-    reward_options: ClassVar[Mapping[str, Any]] = {}
+    reward_options: ClassVar[JsonMapping] = {}
 
     @pytest.fixture
     def contract_reward(self) -> RewardFunction:
@@ -275,26 +285,27 @@ class ParserContract:
 
     parser_name: ClassVar[str | None] = None
     parser_spec: ClassVar[ParserSpec | None] = None
-    parser_options: ClassVar[Mapping[str, Any]] = {}
+    parser_options: ClassVar[JsonMapping] = {}
     valid_examples: ClassVar[Sequence[str]] = (_CANONICAL,)
 
     @pytest.fixture
-    def contract_parser(self) -> Any:
+    def contract_parser(self) -> OutputParser:
         """The parser under test; override this fixture to build it another way."""
-        return build_component("parser", self.parser_name, self.parser_spec, self.parser_options)
+        parser: OutputParser = build_component("parser", self.parser_name, self.parser_spec, self.parser_options)
+        return parser
 
     @pytest.fixture(params=sorted(PARSER_TEXTS))
     def contract_text(self, request: pytest.FixtureRequest) -> str:
         """Each text of ``PARSER_TEXTS`` in turn."""
         return PARSER_TEXTS[str(request.param)]
 
-    def test_never_raises(self, contract_parser: Any, contract_text: str) -> None:
+    def test_never_raises(self, contract_parser: OutputParser, contract_text: str) -> None:
         assert isinstance(contract_parser.parse(contract_text), ParsedResponse)
 
-    def test_is_deterministic(self, contract_parser: Any, contract_text: str) -> None:
+    def test_is_deterministic(self, contract_parser: OutputParser, contract_text: str) -> None:
         assert contract_parser.parse(contract_text) == contract_parser.parse(contract_text)
 
-    def test_spans_lie_inside_the_text_in_order(self, contract_parser: Any, contract_text: str) -> None:
+    def test_spans_lie_inside_the_text_in_order(self, contract_parser: OutputParser, contract_text: str) -> None:
         response: ParsedResponse = contract_parser.parse(contract_text)
         end = 0
         for span in response.spans:
@@ -302,13 +313,13 @@ class ParserContract:
             assert end <= span.start <= span.end <= len(contract_text), span
             end = span.end
 
-    def test_errors_explain_themselves(self, contract_parser: Any, contract_text: str) -> None:
+    def test_errors_explain_themselves(self, contract_parser: OutputParser, contract_text: str) -> None:
         response: ParsedResponse = contract_parser.parse(contract_text)
         assert response.invalid_comparison_lines >= 0
         if response.error is not None:
             assert response.error.code and response.error.message
 
-    def test_has_a_complete_output_contract(self, contract_parser: Any) -> None:
+    def test_has_a_complete_output_contract(self, contract_parser: OutputParser) -> None:
         assert isinstance(contract_parser, OutputParser)
         contract = contract_parser.contract
         assert contract.sections and contract.stop_marker and contract.empty_marker
@@ -316,7 +327,7 @@ class ParserContract:
         assert "7" in contract.instructions_for(7)
 
     @pytest.mark.parametrize("name", sorted(CONTRACT_RESPONSES))
-    def test_reads_back_what_its_contract_writes(self, contract_parser: Any, name: str) -> None:
+    def test_reads_back_what_its_contract_writes(self, contract_parser: OutputParser, name: str) -> None:
         content = CONTRACT_RESPONSES[name]
         contract = contract_parser.contract
         rendered = contract.render(content)
@@ -332,7 +343,7 @@ class ParserContract:
             assert response.consensus_reason == content.consensus_reason
         assert response.spans == rendered.spans
 
-    def test_accepts_valid_examples(self, contract_parser: Any) -> None:
+    def test_accepts_valid_examples(self, contract_parser: OutputParser) -> None:
         for text in self.valid_examples:
             response: ParsedResponse = contract_parser.parse(text)
             assert response.ok, (text[:200], response.error)
@@ -345,7 +356,7 @@ class ParserContract:
 # ---------------------------------------------------------------- every installed component of a kind
 
 
-def build_installed(kind: str, name: str) -> Any:
+def build_installed(kind: str, name: str) -> Any:  # Any: the component of kind `kind` (a string)
     """Build an installed component with its default options; skip the test, with the reason,
     when it cannot be built so here (it needs options, a key, or an optional package that is not
     installed, such as torch for the ``local`` backend). Its own bugs fail."""
@@ -373,24 +384,27 @@ class InstalledParserContract(ParserContract):
     """``ParserContract`` over every installed parser."""
 
     @pytest.fixture
-    def contract_parser(self, installed_parser: str) -> Any:
-        return build_installed("parser", installed_parser)
+    def contract_parser(self, installed_parser: str) -> OutputParser:
+        parser: OutputParser = build_installed("parser", installed_parser)
+        return parser
 
 
 class InstalledPersonaSetContract(PersonaSetContract):
     """``PersonaSetContract`` over every installed persona set."""
 
     @pytest.fixture
-    def contract_component(self, installed_persona_set: str) -> Any:
-        return build_installed("persona_set", installed_persona_set)
+    def contract_component(self, installed_persona_set: str) -> PersonaSet:
+        component: PersonaSet = build_installed("persona_set", installed_persona_set)
+        return component
 
 
 class InstalledHistoryPolicyContract(HistoryPolicyContract):
     """``HistoryPolicyContract`` over every installed history policy."""
 
     @pytest.fixture
-    def contract_component(self, installed_history_policy: str) -> Any:
-        return build_installed("history_policy", installed_history_policy)
+    def contract_component(self, installed_history_policy: str) -> HistoryPolicy:
+        component: HistoryPolicy = build_installed("history_policy", installed_history_policy)
+        return component
 
 
 class InstalledDatasetContract(DatasetContract):
@@ -399,8 +413,8 @@ class InstalledDatasetContract(DatasetContract):
     the reason."""
 
     @pytest.fixture
-    def contract_component(self, installed_dataset: str) -> Any:
-        dataset = build_installed("dataset", installed_dataset)
+    def contract_component(self, installed_dataset: str) -> Dataset:
+        dataset: Dataset = build_installed("dataset", installed_dataset)
         try:
             dataset.problems("train")
         except DatasetError as exc:
@@ -412,16 +426,18 @@ class InstalledGraderContract(GraderContract):
     """``GraderContract`` over every installed grader."""
 
     @pytest.fixture
-    def contract_component(self, installed_grader: str) -> Any:
-        return build_installed("grader", installed_grader)
+    def contract_component(self, installed_grader: str) -> Grader:
+        component: Grader = build_installed("grader", installed_grader)
+        return component
 
 
 class InstalledCoordinatorContract(CoordinatorContract):
     """``CoordinatorContract`` over every installed coordinator."""
 
     @pytest.fixture
-    def contract_component(self, installed_coordinator: str) -> Any:
-        return build_installed("coordinator", installed_coordinator)
+    def contract_component(self, installed_coordinator: str) -> Coordinator:
+        component: Coordinator = build_installed("coordinator", installed_coordinator)
+        return component
 
 
 class InstalledRendererContract(RendererContract):
@@ -429,11 +445,14 @@ class InstalledRendererContract(RendererContract):
     tokenizer (a chat template needs a real tokenizer) is skipped with the reason."""
 
     @pytest.fixture
-    def contract_component(self, installed_renderer: str) -> Any:
-        return build_installed("renderer", installed_renderer)
+    def contract_component(self, installed_renderer: str) -> Callable[[Tokenizer], Renderer]:
+        component: Callable[[Tokenizer], Renderer] = build_installed("renderer", installed_renderer)
+        return component
 
     @pytest.fixture
-    def contract_renderer(self, contract_component: Any, contract_tokenizer: Any) -> Any:
+    def contract_renderer(
+        self, contract_component: Callable[[Tokenizer], Renderer], contract_tokenizer: Tokenizer
+    ) -> Renderer:
         from debate_core.errors import DebateError
 
         try:
@@ -446,21 +465,24 @@ class InstalledMetricSinkContract(MetricSinkContract):
     """``MetricSinkContract`` over every installed metric sink."""
 
     @pytest.fixture
-    def contract_component(self, installed_metric_sink: str) -> Any:
-        return build_installed("metric_sink", installed_metric_sink)
+    def contract_component(self, installed_metric_sink: str) -> Callable[[Path], MetricSink]:
+        component: Callable[[Path], MetricSink] = build_installed("metric_sink", installed_metric_sink)
+        return component
 
 
 class InstalledBackendContract(BackendContract):
     """``BackendContract`` over every installed backend."""
 
     @pytest.fixture
-    def contract_component(self, installed_backend: str) -> Any:
-        return build_installed("backend", installed_backend)
+    def contract_component(self, installed_backend: str) -> object:
+        component: object = build_installed("backend", installed_backend)
+        return component
 
 
 class InstalledJudgeContract(JudgeContract):
     """``JudgeContract`` over every installed judge."""
 
     @pytest.fixture
-    def contract_component(self, installed_judge: str) -> Any:
-        return build_installed("judge", installed_judge)
+    def contract_component(self, installed_judge: str) -> Judge:
+        component: Judge = build_installed("judge", installed_judge)
+        return component

@@ -11,7 +11,7 @@ import asyncio
 import concurrent.futures
 import math
 from collections.abc import Callable, Coroutine, Mapping, Sequence
-from typing import Any, Literal, TypeVar
+from typing import Literal, TypeVar
 
 import attrs
 
@@ -32,6 +32,7 @@ from debate_core.records import (
     Renderer,
     SampledAction,
     StopCondition,
+    Tokenizer,
 )
 from debate_core.testing.tokenizer import ByteTokenizer
 
@@ -62,7 +63,7 @@ class ScriptedPolicy:
     that turn.
     """
 
-    def __init__(self, script: Script, tokenizer: Any | None = None, *, logprob: float = -1.0) -> None:
+    def __init__(self, script: Script, tokenizer: Tokenizer | None = None, *, logprob: float = -1.0) -> None:
         self.script = script
         self.tokenizer = tokenizer if tokenizer is not None else ByteTokenizer()
         self.logprob = logprob
@@ -128,7 +129,7 @@ def scripted_setup(
     )
 
 
-def run_sync(coroutine: Coroutine[Any, Any, T]) -> T:
+def run_sync(coroutine: Coroutine[object, None, T]) -> T:
     """Run a coroutine to completion from synchronous code, even inside a running event loop
     (then on a fresh loop in a worker thread)."""
     try:

@@ -28,13 +28,13 @@ import random
 import time
 from importlib import resources
 from pathlib import Path
-from typing import Any
 
 import torch
 
 from debate_core.backends.local.models.loading import embedded_config, embedded_specs
 from debate_core.backends.local.models.pretrained import pretrained_file, tokenizer_hash
 from debate_core.backends.local.models.tokenizer import build_embedded_tokenizer
+from debate_core.records import Tokenizer
 
 
 def _digit_fact(rng: random.Random) -> str:
@@ -63,7 +63,7 @@ class PretrainingData:
     """Sequences of corpus text with copy exercises: a span or a number string is shown, and
     repeated after a gap of other text."""
 
-    def __init__(self, tokenizer: Any, seed: int) -> None:
+    def __init__(self, tokenizer: Tokenizer, seed: int) -> None:
         corpus = resources.files("debate_core.backends.local").joinpath("data/corpus.txt").read_text("utf-8")
         self.tokenizer = tokenizer
         self.tokens = list(tokenizer.encode(corpus, add_special_tokens=False))

@@ -14,13 +14,18 @@ import contextlib
 import json
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import attrs
 
 from debate_core.backends.local.service import LocalServiceClient
 from debate_core.errors import DebateError
 from debate_core.files import atomic_directory
+
+if TYPE_CHECKING:
+    import torch
+
+    from debate_core.backends.local.training_client import LocalTrainingClient
 
 ROLE_COLON_CHAT_TEMPLATE = (
     "{%- if bos_token %}{{ bos_token }}{% endif -%}"
@@ -60,7 +65,7 @@ class ExportedAdapter:
     target_modules: tuple[str, ...]
 
 
-def _untie_an_adapted_unembedding(peft_model: Any) -> None:
+def _untie_an_adapted_unembedding(peft_model: torch.nn.Module) -> None:
     """Give an adapted unembedding its own weight before merging: with tied embeddings, merging its
     adapter into the shared tensor would change the input embeddings too, which the adapter never did."""
     import torch
@@ -74,7 +79,7 @@ def _untie_an_adapted_unembedding(peft_model: Any) -> None:
     base.config.tie_word_embeddings = False
 
 
-def _forget_the_gguf_quantizer(model: Any) -> None:
+def _forget_the_gguf_quantizer(model: torch.nn.Module) -> None:
     """A model read from a GGUF file holds its weights dequantized (the local backend trains them so),
     but ``transformers`` still marks it as GGUF-quantized and refuses to save it: the mark goes, and the
     directory holds plain weights of the dtype they were trained in."""
@@ -98,7 +103,7 @@ def export_checkpoint(state_path: str, target: Path, service: LocalServiceClient
     _check_target(target)
     client = service.create_training_client_from_state(state_path).result()
     try:
-        module: Any = client.module
+        module: torch.nn.Module = client.module
         merged = hasattr(module, "merge_and_unload")  # a peft model: fold B·A into each adapted weight
         if merged:
             _untie_an_adapted_unembedding(module)
@@ -110,7 +115,7 @@ def export_checkpoint(state_path: str, target: Path, service: LocalServiceClient
     return ExportedModel(target, base_model, merged, added)
 
 
-def _write_model(model: Any, client: Any, target: Path) -> bool:
+def _write_model(model: torch.nn.Module, client: LocalTrainingClient, target: Path) -> bool:
     """Save ``model`` with the client's tokenizer to ``target``; whether a chat template was added."""
     tokenizer = client.get_tokenizer()
     added = not getattr(tokenizer, "chat_template", None)
@@ -143,9 +148,9 @@ def _check_target(target: Path) -> None:
         raise ExportError(f"--to {target}: already exists and is not an empty directory; name a new one")
 
 
-def _lora_module(client: Any, flag: str) -> Any:
+def _lora_module(client: LocalTrainingClient, flag: str) -> torch.nn.Module:
     """The checkpoint's peft model, or a clear refusal for a full fine-tune (it has no adapter)."""
-    module: Any = client.module
+    module: torch.nn.Module = client.module
     if not hasattr(module, "peft_config"):
         raise ExportError(
             f"{flag}: this checkpoint is a full fine-tune (model.lora_rank = 0), it has no LoRA adapter; "

@@ -38,7 +38,7 @@ class _Shape:
     hidden: int
 
     @classmethod
-    def of(cls, model_config: Any) -> _Shape:
+    def of(cls, model_config: Any) -> _Shape:  # Any: a transformers PretrainedConfig (untyped)
         heads = int(model_config.num_attention_heads)
         return cls(
             heads=heads,
@@ -49,7 +49,7 @@ class _Shape:
         )
 
 
-def _rope(core: Any, positions: torch.Tensor, dtype: torch.dtype) -> tuple[torch.Tensor, torch.Tensor]:
+def _rope(core: torch.nn.Module, positions: torch.Tensor, dtype: torch.dtype) -> tuple[torch.Tensor, torch.Tensor]:
     """cos and signed sin ``[B, S, 1, D]`` for integer positions ``[B, S]``: ``x * cos +
     x.roll(D / 2) * sin`` rotates ``x`` (the sine's first half negated stands for rotate-half's
     negated second half: the same products, without the copies of a concatenation)."""
@@ -66,7 +66,7 @@ def _rotated(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Ten
 
 
 def _layer_qkv(
-    layer: Any, x: torch.Tensor, shape: _Shape, cos: torch.Tensor, sin: torch.Tensor
+    layer: torch.nn.Module, x: torch.Tensor, shape: _Shape, cos: torch.Tensor, sin: torch.Tensor
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Queries ``[B, H, S, D]`` and keys, values ``[B, Hkv, S, D]`` of one layer (rotated)."""
     attn = layer.self_attn
@@ -89,7 +89,7 @@ def _layer_qkv(
     return _rotated(q, cos, sin).transpose(1, 2), _rotated(k, cos, sin).transpose(1, 2), v.transpose(1, 2)
 
 
-def _layer_rest(layer: Any, x: torch.Tensor, attended: torch.Tensor, shape: _Shape) -> torch.Tensor:
+def _layer_rest(layer: torch.nn.Module, x: torch.Tensor, attended: torch.Tensor, shape: _Shape) -> torch.Tensor:
     """Output projection, residual, and the MLP block of one layer."""
     attn, mlp = layer.self_attn, layer.mlp
     batch, steps = x.shape[:2]
@@ -130,7 +130,7 @@ def _suffix_mask(starts: torch.Tensor, width: int, steps: int, dtype: torch.dtyp
 
 
 def shared_prefix_hidden(
-    core: Any,
+    core: torch.nn.Module,
     prefixes: torch.Tensor,
     prefix_lengths: torch.Tensor,
     suffixes: torch.Tensor,
@@ -177,7 +177,9 @@ def shared_prefix_hidden(
     return hidden_p, hidden_s
 
 
-def logprobs_at(head: Any, hidden: torch.Tensor, targets: torch.Tensor, needs_grad: torch.Tensor) -> torch.Tensor:
+def logprobs_at(
+    head: torch.nn.Module, hidden: torch.Tensor, targets: torch.Tensor, needs_grad: torch.Tensor
+) -> torch.Tensor:
     """``log softmax(head(hidden))[targets]`` for rows ``[M, H]``; a graph only where ``needs_grad``."""
     out = torch.zeros(targets.shape, dtype=torch.float32, device=targets.device)
     training = torch.is_grad_enabled()
@@ -197,7 +199,7 @@ def logprobs_at(head: Any, hidden: torch.Tensor, targets: torch.Tensor, needs_gr
 
 def batch_logprobs(
     module: torch.nn.Module,
-    core: Any,
+    core: torch.nn.Module,
     groups: Sequence[PrefixGroup],
     sequences: Sequence[Sequence[int]],
     targets: Sequence[torch.Tensor],
@@ -238,7 +240,7 @@ def _plain_logprobs(
 
 
 def _shared_logprobs(
-    core: Any,
+    core: torch.nn.Module,
     groups: Sequence[PrefixGroup],
     sequences: Sequence[Sequence[int]],
     targets: Sequence[torch.Tensor],
@@ -256,7 +258,7 @@ def _shared_logprobs(
 
 
 def _run_groups(
-    core: Any,
+    core: torch.nn.Module,
     groups: Sequence[PrefixGroup],
     sequences: Sequence[Sequence[int]],
     targets: Sequence[torch.Tensor],

@@ -31,9 +31,9 @@ def completed(value: T) -> AwaitableConcurrentFuture[T]:
     return AwaitableConcurrentFuture(future)
 
 
-def failed(error: BaseException) -> AwaitableConcurrentFuture[Any]:
+def failed(error: BaseException) -> AwaitableConcurrentFuture[T]:
     """A future that already holds ``error``."""
-    future: Future[Any] = Future()
+    future: Future[T] = Future()
     future.set_exception(error)
     return AwaitableConcurrentFuture(future)
 
@@ -83,6 +83,7 @@ class OrderedWorker:
     """
 
     def __init__(self, name: str) -> None:
+        # Any: jobs of every result type, each with its own future
         self._queue: queue.SimpleQueue[tuple[Callable[[], Any], Future[Any]] | None] = queue.SimpleQueue()
         self._thread = threading.Thread(target=self._run, name=name, daemon=True)
         self._closed = False

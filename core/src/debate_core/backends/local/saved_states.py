@@ -19,7 +19,6 @@ import json
 import os
 import re
 from pathlib import Path
-from typing import Any
 
 import attrs
 import torch
@@ -27,6 +26,7 @@ from safetensors.torch import load_file, save_file
 
 from debate_core.errors import DebateError
 from debate_core.files import atomic_directory, write_failure
+from debate_core.records.json_values import JsonObject
 
 FORMAT = "debate-core-local/1"
 STATE_FILE = "state.json"
@@ -44,7 +44,7 @@ class SavedState:
     """What a checkpoint directory holds, read back."""
 
     path: Path
-    meta: dict[str, Any]
+    meta: JsonObject
     weights: dict[str, torch.Tensor]
     optimizer: dict[str, torch.Tensor] | None
     tokenizer_json: str | None
@@ -53,7 +53,7 @@ class SavedState:
 def write_state(
     path: Path,
     *,
-    meta: dict[str, Any],
+    meta: JsonObject,
     weights: dict[str, torch.Tensor],
     optimizer: dict[str, torch.Tensor] | None,
     tokenizer_json: str | None,

@@ -42,6 +42,7 @@ class LocalServiceClient:
     runs_in_process = True
     """Its calls are this machine's work: no give-up time applies (``backends.contract.RunsInProcess``)."""
 
+    # Any: fields of LocalBackendOptions, each of its own type, as attrs.evolve takes them
     def __init__(self, settings: LocalBackendOptions | None = None, **overrides: Any) -> None:
         self.settings = attrs.evolve(settings or LocalBackendOptions(), **overrides)
         self.threads = configure_torch(self.settings.num_threads)

@@ -84,7 +84,7 @@ class LocalTrainingClient:
     def optimizer_steps(self) -> int:
         return self._steps
 
-    def get_tokenizer(self) -> Any:
+    def get_tokenizer(self) -> Any:  # Any: the Hugging Face tokenizer itself (untyped), more than records.Tokenizer
         return self._loaded.tokenizer
 
     def get_info(self) -> types.GetInfoResponse:

@@ -61,7 +61,7 @@ class DecoderWeights:
         return len(self.layers)
 
 
-def supports(model_config: Any) -> bool:
+def supports(model_config: Any) -> bool:  # Any: a transformers PretrainedConfig (untyped)
     """Whether a ``transformers`` config can run on this decoder (else the generic one runs)."""
     if getattr(model_config, "model_type", None) not in SUPPORTED_MODEL_TYPES:
         return False
@@ -100,11 +100,13 @@ def _owned(parameter: torch.Tensor) -> torch.Tensor:
     return parameter.detach().clone() if parameter.requires_grad else parameter.detach()
 
 
-def _kv_heads(model_config: Any) -> int:
+def _kv_heads(model_config: Any) -> int:  # Any: a transformers PretrainedConfig (untyped)
     return int(getattr(model_config, "num_key_value_heads", None) or model_config.num_attention_heads)
 
 
-def _stacked_norms(q_norm: Any, k_norm: Any, heads: int, kv_heads: int) -> torch.Tensor | None:
+def _stacked_norms(
+    q_norm: torch.nn.Module | None, k_norm: torch.nn.Module | None, heads: int, kv_heads: int
+) -> torch.Tensor | None:
     """The q norm's weight once per query head, then the k norm's once per kv head (a copy)."""
     if q_norm is None or k_norm is None:
         return None
@@ -152,7 +154,7 @@ def extract_weights(model: torch.nn.Module) -> DecoderWeights:
     )
 
 
-def _layer_weights(layer: Any, heads: int, kv_heads: int) -> LayerWeights:
+def _layer_weights(layer: torch.nn.Module, heads: int, kv_heads: int) -> LayerWeights:
     """One decoder layer's weights, LoRA merged, with q/k/v and gate/up fused; the output and down
     projections are owned copies, since the fused ones are new tensors already."""
     attn, mlp = layer.self_attn, layer.mlp
@@ -179,7 +181,7 @@ def _layer_weights(layer: Any, heads: int, kv_heads: int) -> LayerWeights:
     )
 
 
-def _rope_tables(rotary: Any, max_positions: int, embed: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+def _rope_tables(rotary: torch.nn.Module, max_positions: int, embed: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """The rotary embedding's cosines and sines for every position, ``[max_positions, head_dim]``,
     computed in float32 from the model's frequencies and scaling, stored in the weights' dtype."""
     positions = torch.arange(max_positions, dtype=torch.float32, device=embed.device)

@@ -33,6 +33,7 @@ from debate_core.backends.local.models.model_context import check_loadable
 from debate_core.backends.local.models.pretrained import load_pretrained
 from debate_core.backends.local.models.tokenizer import build_embedded_tokenizer, wrap_tokenizer
 from debate_core.errors import ConfigError
+from debate_core.records.json_values import JsonObject
 
 EMBEDDED_PREFIX = "embedded:"
 
@@ -69,7 +70,7 @@ class FinetuneMode:
     def full(self) -> bool:
         return self.lora_rank == 0
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return attrs.asdict(self)
 
 
@@ -82,7 +83,7 @@ class LoadedModel:
     """
 
     module: torch.nn.Module
-    tokenizer: Any
+    tokenizer: Any  # Any: a Hugging Face tokenizer (untyped)
     tokenizer_json: str | None
     base_model: str
     mode: FinetuneMode
@@ -110,6 +111,7 @@ def embedded_spec(base_model: str) -> EmbeddedModelSpec:
     return specs[name]
 
 
+# Any: a transformers Qwen3Config (untyped)
 def embedded_config(spec: EmbeddedModelSpec, vocab_size: int, eos_token_id: int, pad_token_id: int) -> Any:
     """The ``transformers`` ``Qwen3Config`` of an embedded model."""
     from transformers import Qwen3Config
@@ -147,6 +149,7 @@ def model_context_length(base_model: str) -> int | None:
     return None
 
 
+# Any: the model's Hugging Face tokenizer (untyped)
 def load_base(
     base_model: str,
     *,
@@ -204,7 +207,7 @@ def _quiet_transformers() -> Iterator[None]:
 
     was_enabled = logging.is_progress_bar_enabled()
     logging.disable_progress_bar()
-    gguf_utils: Any = None
+    gguf_utils: Any = None  # Any: transformers' GGUF module (untyped), its tqdm patched below
     with contextlib.suppress(ImportError):
         gguf_utils = importlib.import_module("transformers.modeling_gguf_pytorch_utils")
     bar = getattr(gguf_utils, "tqdm", None)
@@ -227,9 +230,11 @@ def _importable(module: str) -> bool:
 
 
 _gguf_lock = threading.Lock()
+# Any: a Hugging Face tokenizer (untyped)
 _gguf_loaded: dict[tuple[str, int, int, torch.dtype], tuple[torch.nn.Module, Any]] = {}
 
 
+# Any: a Hugging Face tokenizer (untyped)
 def _load_gguf(path: Path, dtype: torch.dtype) -> tuple[torch.nn.Module, Any]:
     """A GGUF file's model (weights dequantized to ``dtype``) and tokenizer with its chat template.
 

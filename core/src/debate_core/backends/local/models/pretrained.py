@@ -5,16 +5,19 @@ from __future__ import annotations
 
 import hashlib
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING
 
 import torch
 
 from debate_core.errors import ConfigError
 
+if TYPE_CHECKING:
+    from importlib.resources.abc import Traversable
+
 PRETRAINED_DIRECTORY = "data/pretrained"
 
 
-def pretrained_file(name: str) -> Any:
+def pretrained_file(name: str) -> Traversable:
     """The packaged base-weights resource of embedded model ``name`` (may not exist)."""
     return resources.files("debate_core.backends.local").joinpath(f"{PRETRAINED_DIRECTORY}/{name}.safetensors")
 

@@ -78,7 +78,7 @@ def build_embedded_tokenizer(vocab_size: int) -> tuple[PreTrainedTokenizerFast, 
     return wrap_tokenizer(text), text
 
 
-def token_byte_table(tokenizer: Any) -> list[bytes] | None:
+def token_byte_table(tokenizer: Any) -> list[bytes] | None:  # Any: a Hugging Face tokenizer (untyped)
     """The exact bytes each token id decodes to, for byte-level BPE tokenizers; else ``None``.
 
     With it, stop strings are matched on bytes as tokens arrive, without decoding.

@@ -93,7 +93,7 @@ class LocalSamplingClient:
         response.future().add_done_callback(done)
         return AwaitableConcurrentFuture(result)
 
-    def get_tokenizer(self) -> Any:
+    def get_tokenizer(self) -> Any:  # Any: the Hugging Face tokenizer itself (untyped), more than records.Tokenizer
         return self._snapshot.tokenizer
 
     def get_base_model(self) -> str:

@@ -19,7 +19,7 @@ import time
 from collections import deque
 from collections.abc import Sequence
 from concurrent.futures import Future
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeAlias
 
 import attrs
 import numpy as np
@@ -30,6 +30,9 @@ from debate_core.backends.local.futures import stop_at_exit
 from debate_core.backends.local.sampling.prefix_cache import PrefixCache
 from debate_core.backends.local.sampling.stops import StopMatcher, StopSpec
 from debate_core.backends.local.threads import forget_thread_count
+
+DecoderState: TypeAlias = Any  # Any: each decoder's own batch state (KVBatch, GenericState), opaque to the engine
+"""The running batch as a decoder keeps it; only that decoder reads it."""
 
 
 class Decoder(Protocol):
@@ -48,15 +51,15 @@ class Decoder(Protocol):
 
     def prefill(
         self, prompts: Sequence[Sequence[int]], capacity: int, prefix_cache: PrefixCache
-    ) -> tuple[Any, torch.Tensor]: ...
+    ) -> tuple[DecoderState, torch.Tensor]: ...
 
-    def step(self, state: Any, tokens: torch.Tensor, active: torch.Tensor) -> torch.Tensor: ...
+    def step(self, state: DecoderState, tokens: torch.Tensor, active: torch.Tensor) -> torch.Tensor: ...
 
-    def select(self, state: Any, rows: torch.Tensor) -> Any: ...
+    def select(self, state: DecoderState, rows: torch.Tensor) -> DecoderState: ...
 
-    def extend(self, state: Any, other: Any) -> Any: ...
+    def extend(self, state: DecoderState, other: DecoderState) -> DecoderState: ...
 
-    def remember(self, state: Any, row: int, tokens: Sequence[int], prefix_cache: PrefixCache) -> None: ...
+    def remember(self, state: DecoderState, row: int, tokens: Sequence[int], prefix_cache: PrefixCache) -> None: ...
 
     def prompt_logprobs(self, prompt: Sequence[int]) -> list[float | None]: ...
 
@@ -70,7 +73,7 @@ class SamplerSnapshot:
     def __init__(
         self,
         decoder: Decoder,
-        tokenizer: Any,
+        tokenizer: Any,  # Any: a Hugging Face tokenizer (untyped)
         byte_table: Sequence[bytes] | None,
         prefix_cache: PrefixCache,
         seed: int,
@@ -279,7 +282,7 @@ class SamplerEngine:
         """
         decoder = snapshot.decoder
         rows: list[_Row] = []
-        state: Any = None
+        state: DecoderState = None
         waiting = list(requests)
         while True:
             admitted, waiting = self._take(waiting, self._max_rows - len(rows), batch_empty=not rows)
@@ -341,7 +344,7 @@ class SamplerEngine:
                 rest.append(request)
         return taken, rest
 
-    def _admit(self, snapshot: SamplerSnapshot, requests: list[SampleRequest]) -> tuple[Any, list[_Row]]:
+    def _admit(self, snapshot: SamplerSnapshot, requests: list[SampleRequest]) -> tuple[DecoderState, list[_Row]]:
         """Prefill the prompts of ``requests`` (each distinct prompt once) and sample each row's first token."""
         decoder = snapshot.decoder
         valid: list[SampleRequest] = []
@@ -439,7 +442,7 @@ class SamplerEngine:
         return row.stop_reason is not None
 
     @staticmethod
-    def _compact(decoder: Decoder, state: Any, rows: list[_Row]) -> tuple[Any, list[_Row]]:
+    def _compact(decoder: Decoder, state: DecoderState, rows: list[_Row]) -> tuple[DecoderState, list[_Row]]:
         """Drop finished rows once they are a quarter of the batch (or all of it)."""
         done = sum(r.stop_reason is not None for r in rows)
         if done == 0 or (done * 4 < len(rows)):
@@ -450,7 +453,7 @@ class SamplerEngine:
         return decoder.select(state, torch.tensor(keep, device=decoder.device)), [rows[i] for i in keep]
 
     @staticmethod
-    def _finish(snapshot: SamplerSnapshot, state: Any, position: int, row: _Row) -> None:
+    def _finish(snapshot: SamplerSnapshot, state: DecoderState, position: int, row: _Row) -> None:
         """Keep the row's keys and values for later prompts, and complete its request when it was the last row."""
         request = row.request
         snapshot.decoder.remember(state, position, request.prompt + row.tokens[:-1], snapshot.prefix_cache)

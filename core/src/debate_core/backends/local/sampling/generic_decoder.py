@@ -24,7 +24,7 @@ class GenericState:
     """The running batch: the model's cache, the attention mask over every position so far,
     and the position id of each row's next token."""
 
-    cache: Any
+    cache: Any  # Any: the model's own cache object (transformers' Cache or legacy tuples)
     attention_mask: torch.Tensor
     next_positions: torch.Tensor
 

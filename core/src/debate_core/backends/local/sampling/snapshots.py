@@ -22,7 +22,7 @@ def core_module(module: torch.nn.Module) -> torch.nn.Module:
 
 def make_snapshot(
     module: torch.nn.Module,
-    tokenizer: Any,
+    tokenizer: Any,  # Any: a Hugging Face tokenizer (untyped)
     *,
     byte_table: list[bytes] | None,
     prefix_cache_mb: int,

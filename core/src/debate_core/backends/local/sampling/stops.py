@@ -26,6 +26,7 @@ class StopSpec:
         """Read ``SamplingParams.stop``; a mix of strings and ids is refused (the SDK does too)."""
         if stop is None:
             return cls(frozenset() if eos_token_id is None else frozenset({eos_token_id}), ())
+        # Any: strings or token ids, told apart by the checks below
         items: Sequence[Any] = [stop] if isinstance(stop, str) else list(stop)
         if all(isinstance(item, str) for item in items):
             strings = tuple(dict.fromkeys(item.encode("utf-8") for item in items if item))
