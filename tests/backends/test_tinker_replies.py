@@ -1,11 +1,13 @@
 """What the ``tinker`` backend makes of a Tinker-compatible server's answers
 (``backends/tinker_replies.py``): ``loss:sum`` recomputed by each loss's definition equals the
 local backend's loss, ``compute_logprobs`` one value per prompt token, and the line for a reply
-without ``sample_sequence_ids``."""
+without ``sample_sequence_ids``, raised whether the reply is read or awaited."""
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
+from collections.abc import Generator
 
 import numpy as np
 import pytest
@@ -17,6 +19,7 @@ from tinker import types
 from debate_core.backends.local.losses import check_loss, datum_loss
 from debate_core.backends.tinker_replies import (
     SEQUENCE_IDS_ASSERTION,
+    Mapped,
     ServerReplyError,
     completed_forward_backward,
     completed_logprobs,
@@ -106,3 +109,38 @@ def test_a_reply_without_sequence_ids_is_named() -> None:
     assert str(explained).startswith(f"the server at {SERVER} answers sample without sample_sequence_ids")
     assert missing_reply_field(AssertionError("another"), SERVER) is None
     assert missing_reply_field(ValueError(SEQUENCE_IDS_ASSERTION), SERVER) is None
+
+
+class _Failing:
+    """An SDK future whose reply raised ``error``, read by ``result()`` or awaited."""
+
+    def __init__(self, error: Exception) -> None:
+        self.error = error
+
+    def result(self, timeout: float | None = None) -> object:
+        raise self.error
+
+    def __await__(self) -> Generator[object, None, object]:
+        raise self.error
+        yield  # a generator: awaiting it raises
+
+
+@pytest.mark.parametrize("message", [SEQUENCE_IDS_ASSERTION, "another"])
+def test_a_mapped_reply_raises_its_error_as_explained_or_as_it_was(message: str) -> None:
+    def explain(error: BaseException) -> BaseException | None:
+        return missing_reply_field(error, SERVER)
+
+    def awaited(mapped: Mapped[object, object]) -> object:
+        async def wait() -> object:
+            return await mapped
+
+        return asyncio.run(wait())
+
+    for read in (lambda m: m.result(), awaited):
+        original = AssertionError(message)
+        with pytest.raises(Exception) as raised:
+            read(Mapped(_Failing(original), lambda value: value, explain))
+        if message == SEQUENCE_IDS_ASSERTION:
+            assert isinstance(raised.value, ServerReplyError) and raised.value.__cause__ is original
+        else:
+            assert raised.value is original

@@ -12,8 +12,6 @@ from pathlib import Path
 SOURCE = Path(__file__).resolve().parents[2] / "core" / "src" / "debate_core"
 JSON_VALUES = "records/json_values.py"
 """Where JSON's aliases over ``Any`` are defined, with their reason in the module's docstring."""
-AUDIT_PENDING = ("training/",)
-"""Folders (relative to debate_core/) not yet audited; emptied once training/'s refactor is merged."""
 REASON = "# Any:"
 
 _STATEMENT_STARTS = {tokenize.NEWLINE, tokenize.NL, tokenize.INDENT, tokenize.DEDENT, tokenize.ENCODING}
@@ -70,8 +68,7 @@ def unexplained(text: str) -> list[int]:
 
 
 def _audited(path: Path) -> bool:
-    where = path.relative_to(SOURCE).as_posix()
-    return where != JSON_VALUES and not where.startswith(AUDIT_PENDING)
+    return path.relative_to(SOURCE).as_posix() != JSON_VALUES
 
 
 def test_every_any_says_why() -> None:
@@ -111,8 +108,3 @@ def k(
 '''
     assert set(lines_using_any(text)) == {5, 7, 10, 12, 17, 20}
     assert unexplained(text) == [5, 7, 20]
-
-
-def test_the_pending_folders_exist() -> None:
-    """Every folder still waiting for its audit is in the tree (a renamed one would silently pass)."""
-    assert all((SOURCE / folder).is_dir() for folder in AUDIT_PENDING)

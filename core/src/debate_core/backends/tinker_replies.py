@@ -16,10 +16,11 @@ Each is said once per process in the log (``backend 'tinker': ...``).
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import logging
 import threading
-from collections.abc import Callable, Generator, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Generic, TypeVar
 
 import numpy as np
@@ -72,24 +73,25 @@ class Mapped(Generic[T, U]):
         self._explain = explain
 
     def result(self, timeout: float | None = None) -> U:
-        try:
+        with self._explained():
             value: T = self._future.result(timeout)
-        except Exception as exc:
-            explained = self._explain(exc)
-            if explained is None:
-                raise
-            raise explained from exc
         return self._then(value)
 
     async def _run(self) -> U:
-        try:
+        with self._explained():
             value: T = await self._future
+        return self._then(value)
+
+    @contextlib.contextmanager
+    def _explained(self) -> Iterator[None]:
+        """Re-raise what the reply raised as ``explain`` words it, or as it was."""
+        try:
+            yield
         except Exception as exc:
             explained = self._explain(exc)
             if explained is None:
                 raise
             raise explained from exc
-        return self._then(value)
 
     def __await__(self) -> Generator[object, None, U]:
         return self._run().__await__()

@@ -10,11 +10,11 @@ that a resumed run goes on counting from what its checkpoint had spent.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 import attrs
 
 from debate_core.config import PricingSettings
+from debate_core.records.json_values import JsonMapping, JsonObject
 from debate_core.records.metrics import MetricValue
 from debate_core.runtime.token_meter import TokenCount, TokenMeter
 from debate_core.stats import dollars
@@ -60,7 +60,7 @@ class CostLedger:
             total += steps * self.phase_usd.get(phase, 0.0) / done
         return total
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {
             "tokens": self.tokens.to_json(),
             "usd": self.usd,
@@ -69,7 +69,7 @@ class CostLedger:
         }
 
     @classmethod
-    def from_json(cls, raw: Mapping[str, Any]) -> CostLedger:
+    def from_json(cls, raw: JsonMapping) -> CostLedger:
         """The ledger a checkpoint carried (``{}``, from a checkpoint written before costs were
         counted: nothing spent)."""
         return cls(

@@ -29,10 +29,10 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import Any
 
 import attrs
 
+from debate_core.records.json_values import JsonObject
 from debate_core.records.metrics import MetricSink, MetricValue
 from debate_core.rundir.evaluation_records import latest_by_label
 from debate_core.rundir.lost_history import LostHistory
@@ -61,13 +61,13 @@ class RunOutcome:
     evaluations: dict[str, dict[str, float]]
     lost_history: dict[str, list[int]] = attrs.field(factory=dict)
     """Steps up to a resume's checkpoint with no metrics record or transcripts (``LostHistory``)."""
-    costs: dict[str, Any] = attrs.field(factory=dict)
+    costs: JsonObject = attrs.field(factory=dict)
     """The tokens and dollars the run has used, resumes included (``CostLedger.to_json``), with
     ``projected`` while steps are left and the price is known."""
     budget_reached: str | None = None
     """Why the run stopped before its end at ``training.max_cost`` (one line), ``None`` otherwise."""
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         data = attrs.asdict(self)
         data["run_dir"] = str(self.run_dir)
         return data
@@ -152,7 +152,7 @@ class Trainer:
         self.context.run_dir.write_summary(outcome.to_json())
         return outcome
 
-    def _costs(self) -> dict[str, Any]:
+    def _costs(self) -> JsonObject:
         costs = self.context.costs
         summary = costs.ledger.to_json()
         if not costs.pricing.priced:  # tokens counted, nothing priced

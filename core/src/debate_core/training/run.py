@@ -7,7 +7,6 @@ from __future__ import annotations
 import contextlib
 import tomllib
 from collections.abc import Callable
-from typing import Any
 
 import attrs
 
@@ -16,6 +15,7 @@ from debate_core.config import RunConfig, resolved_config_dict, structure, write
 from debate_core.errors import DebateError
 from debate_core.plugin import Registry, installed_distributions
 from debate_core.records import Tokenizer
+from debate_core.records.json_values import JsonObject
 from debate_core.rundir.directory import RunDirectory
 from debate_core.rundir.environment import record_environment
 from debate_core.rundir.lock import run_directory_lock
@@ -197,7 +197,7 @@ def lost_history(config: RunConfig, run_dir: RunDirectory, start: Checkpoint | N
     return LostHistory(repair.missing, gone_transcripts)
 
 
-def config_differences(old: dict[str, Any], new: dict[str, Any], prefix: str = "") -> list[str]:
+def config_differences(old: JsonObject, new: JsonObject, prefix: str = "") -> list[str]:
     """Key paths whose values differ between two resolved configs."""
     out: list[str] = []
     for key in sorted(set(old) | set(new)):
@@ -210,7 +210,7 @@ def config_differences(old: dict[str, Any], new: dict[str, Any], prefix: str = "
     return out
 
 
-def resume_differences(run_dir: RunDirectory, new: dict[str, Any], registry: Registry | None = None) -> list[str]:
+def resume_differences(run_dir: RunDirectory, new: JsonObject, registry: Registry | None = None) -> list[str]:
     """Key paths where ``new`` differs from the run's resolved config (with ``registry``, a key
     that config predates read as its default, so a setting added since is no difference); none
     when that file cannot be read."""

@@ -20,11 +20,11 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Iterable, Mapping
-from typing import Any
 
 import attrs
 
 from debate_core.config.sections import AlarmSettings
+from debate_core.records.json_values import JsonMapping
 from debate_core.records.metrics import MetricValue
 from debate_core.stats import mean
 
@@ -171,7 +171,7 @@ class AlarmMonitor:
                 lines.append(self._line(alarm, tripped, iteration))
         return out, lines
 
-    def replay(self, records: Iterable[Mapping[str, Any]]) -> None:
+    def replay(self, records: Iterable[JsonMapping]) -> None:
         """Feed the RL iterations a resumed run already recorded (its intact ``metrics.jsonl``
         records up to the checkpoint, ``RunDirectory.metric_records``) through :meth:`check`,
         saying nothing, so that the windows and the times each alarm was said are those of a run

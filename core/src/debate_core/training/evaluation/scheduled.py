@@ -7,10 +7,10 @@ from __future__ import annotations
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
 
 from debate_core.backends.contract import SamplingClientLike
 from debate_core.files import atomic_write_json, output_write_errors
+from debate_core.records.json_values import JsonObject
 from debate_core.rundir.evaluation_records import first_evaluation, paired_changes
 from debate_core.rundir.reward_sidecars import reward_summary, write_sidecar
 from debate_core.runtime.sampling_failures import raise_evaluation_failure
@@ -52,7 +52,7 @@ async def evaluate_weights(
     baseline = first_evaluation(context.run_dir.evaluations)
     if baseline is not None:
         metrics.update(paired_changes(baseline.get("per_problem"), evaluator.per_problem))
-    record: dict[str, Any] = {
+    record: JsonObject = {
         "label": label,
         "step": step,
         "iteration": position.iteration,

@@ -17,7 +17,6 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable, Coroutine
-from typing import Any
 
 import attrs
 
@@ -86,7 +85,7 @@ class RolloutQueue:
                 found.append(later)
         return found
 
-    def start(self, iteration: int, sampler_iteration: int, sampling: Coroutine[Any, Any, Sampled]) -> None:
+    def start(self, iteration: int, sampler_iteration: int, sampling: Coroutine[object, None, Sampled]) -> None:
         """Begin sampling the batch of ``iteration`` with the weights after ``sampler_iteration``."""
         pending = _Pending(sampler_iteration, asyncio.ensure_future(sampling), time.perf_counter())
 
