@@ -22,6 +22,11 @@ SMALL = ["debate.max_tokens=32", "backend.options.num_threads=2"]
 """Short answers keep every check within seconds of sampling."""
 
 
+SMOLLM2_SAMPLER_TRAINER_BOUND = 0.1
+"""The documented bound on SmolLM2's mean absolute logprob difference per sampled token between
+the bfloat16 sampler and trainer (docs/local-backend.md#precision)."""
+
+
 def test_chat_template_renders_the_prompt_and_the_end_of_turn_token_stops_sampling() -> None:
     from tinker import types
 
@@ -141,7 +146,8 @@ def test_an_exported_lora_checkpoint_of_smollm2_loads_in_transformers_with_the_b
     from debate_core.backends.local.service import LocalServiceClient
 
     state = tmp_path / "state"
-    service = LocalServiceClient(num_threads=2)
+    # float32: the export holds the float32 master weights, compared here to the last digits
+    service = LocalServiceClient(num_threads=2, dtype="float32")
     try:
         client = service.create_lora_training_client(MODEL, rank=4, seed=3).result()
         tokenizer = client.get_tokenizer()
@@ -169,3 +175,41 @@ def test_an_exported_lora_checkpoint_of_smollm2_loads_in_transformers_with_the_b
         tokenizer.encode("Question: What is 37 + 8?", add_special_tokens=False)
     )
     assert "<|im_start|>" in str(exported_tokenizer.chat_template)  # SmolLM2's own chat template
+
+
+def test_bfloat16_sampler_and_trainer_agree_within_the_documented_bound() -> None:
+    """Mixed precision on the real model (docs/local-backend.md#precision): the logprobs the
+    bfloat16 sampler reports for its own tokens and those the bfloat16 trainer computes for them
+    differ by at most the documented bound on average, and both stay near float32's."""
+    import numpy as np
+    from tinker import types
+
+    from debate_core.backends.local.service import LocalServiceClient
+
+    prompt_text = "<|im_start|>user\nWhat is 57+8? Show your working.<|im_end|>\n<|im_start|>assistant\n"
+    logprobs: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+    tokens: list[int] = []
+    for dtype in ("bfloat16", "float32"):
+        service = LocalServiceClient(num_threads=2, dtype=dtype)
+        try:
+            client = service.create_lora_training_client(MODEL, rank=4, seed=3).result()
+            prompt = list(client.get_tokenizer().encode(prompt_text, add_special_tokens=False))
+            sampler = client.save_weights_and_get_sampling_client().result()
+            if not tokens:  # the bfloat16 sampler's own tokens, scored by both precisions
+                params = types.SamplingParams(max_tokens=48, temperature=1.0, seed=4, stop=[])
+                sequence = sampler.sample(types.ModelInput.from_ints(prompt), 1, params).result().sequences[0]
+                tokens, sampled = prompt + list(sequence.tokens), np.asarray(sequence.logprobs)
+            datum = types.Datum(
+                model_input=types.ModelInput.from_ints(tokens[:-1]),
+                loss_fn_inputs={"target_tokens": tokens[1:], "weights": np.ones(len(tokens) - 1, dtype=np.float32)},
+            )
+            output = client.forward([datum], "cross_entropy").result()
+            trained = np.asarray(output.loss_fn_outputs[0]["logprobs"].tolist())[len(prompt) - 1 :]
+            logprobs[dtype] = (trained, sampled)
+            assert service.environment()["precision"].startswith(dtype)
+        finally:
+            service.close()
+    trained_bf16, sampled_bf16 = logprobs["bfloat16"]
+    trained_fp32 = logprobs["float32"][0]
+    assert float(np.abs(trained_bf16 - sampled_bf16).mean()) < SMOLLM2_SAMPLER_TRAINER_BOUND
+    assert float(np.abs(trained_bf16 - trained_fp32).mean()) < SMOLLM2_SAMPLER_TRAINER_BOUND

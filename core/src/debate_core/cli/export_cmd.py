@@ -104,7 +104,8 @@ def remote_checkpoint_message(path: str, target: Path) -> str:
 def _local_backend(argument: Path) -> LocalServiceClient:
     """The local backend configured as the checkpoint's run was (its base weights and init seed make
     the base model an adapter is merged into): the run's config.toml when the argument is in a run
-    directory, the defaults otherwise."""
+    directory, the defaults otherwise; always in float32, so that the export holds the float32
+    master weights (a mixed-precision run's frozen base is otherwise held in bfloat16)."""
     from debate_core.backends.local.service import LocalServiceClient
     from debate_core.config import load_run_config
     from debate_core.plugin import get_registry
@@ -118,6 +119,6 @@ def _local_backend(argument: Path) -> LocalServiceClient:
         config = load_run_config(config_file, registry=registry)
         if config.backend.name == "local":
             options = dict(config.backend.options)
-    service = registry.build("backend", "local", options, "backend.options")
+    service = registry.build("backend", "local", {**options, "dtype": "float32"}, "backend.options")
     assert isinstance(service, LocalServiceClient)
     return service

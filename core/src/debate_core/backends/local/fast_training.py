@@ -9,6 +9,9 @@
   fused q/k/v and gate/up matrices (fewer, larger matmuls than the ``transformers`` modules);
   with LoRA the same forward calls the adapted projection modules, so the adapters train with
   shared prefixes too.
+* **Mixed precision.** Under ``torch.autocast``, the residual stream, rotary tables and masks are
+  in the compute dtype (the sampler's), norms read their weights in it, and the unembedding's
+  logits are widened to float32 before the softmax.
 * **Gradient only where it can be non-zero.** The unembedding and softmax build a graph only
   at positions whose loss coefficient is non-zero; the other positions (prompt tokens with
   weight or advantage 0) get their logprobs without one.
@@ -71,7 +74,7 @@ def _layer_qkv(
     """Queries ``[B, H, S, D]`` and keys, values ``[B, Hkv, S, D]`` of one layer (rotated)."""
     attn = layer.self_attn
     batch, steps = x.shape[:2]
-    h = F.rms_norm(x, (shape.hidden,), layer.input_layernorm.weight, shape.eps)
+    h = F.rms_norm(x, (shape.hidden,), layer.input_layernorm.weight.to(x.dtype), shape.eps)
     if _adapted(attn.q_proj, attn.k_proj, attn.v_proj):
         qkv = torch.cat([attn.q_proj(h), attn.k_proj(h), attn.v_proj(h)], dim=-1)
     else:
@@ -84,8 +87,8 @@ def _layer_qkv(
     q, k, v = (part.view(batch, steps, -1, shape.dim) for part in qkv.split([q_size, kv_size, kv_size], dim=-1))
     q_norm, k_norm = getattr(attn, "q_norm", None), getattr(attn, "k_norm", None)
     if q_norm is not None and k_norm is not None:
-        q = F.rms_norm(q, (shape.dim,), q_norm.weight, shape.eps)
-        k = F.rms_norm(k, (shape.dim,), k_norm.weight, shape.eps)
+        q = F.rms_norm(q, (shape.dim,), q_norm.weight.to(q.dtype), shape.eps)
+        k = F.rms_norm(k, (shape.dim,), k_norm.weight.to(k.dtype), shape.eps)
     return _rotated(q, cos, sin).transpose(1, 2), _rotated(k, cos, sin).transpose(1, 2), v.transpose(1, 2)
 
 
@@ -98,7 +101,7 @@ def _layer_rest(layer: torch.nn.Module, x: torch.Tensor, attended: torch.Tensor,
         x = x + attn.o_proj(attended)
     else:
         x = x + F.linear(attended, attn.o_proj.weight, attn.o_proj.bias)
-    h = F.rms_norm(x, (shape.hidden,), layer.post_attention_layernorm.weight, shape.eps)
+    h = F.rms_norm(x, (shape.hidden,), layer.post_attention_layernorm.weight.to(x.dtype), shape.eps)
     if _adapted(mlp.gate_proj, mlp.up_proj):
         gate, up = mlp.gate_proj(h), mlp.up_proj(h)
     else:
@@ -135,26 +138,29 @@ def shared_prefix_hidden(
     prefix_lengths: torch.Tensor,
     suffixes: torch.Tensor,
     suffix_group: torch.Tensor,
+    dtype: torch.dtype | None = None,
 ) -> tuple[torch.Tensor | None, torch.Tensor]:
     """Final hidden states of prefixes ``[G, L]`` and of suffixes ``[N, S]`` (row ``n`` continues
     prefix ``suffix_group[n]``, which is ``prefix_lengths[g]`` tokens long; padding after it is
-    never attended). ``prefixes`` may have width 0 (no sharing)."""
+    never attended), computed in ``dtype`` (``None``: the embedding's). ``prefixes`` may have
+    width 0 (no sharing)."""
     shape = _Shape.of(core.config)
     inner = core.model
     embed = inner.embed_tokens.weight
+    dtype = dtype or embed.dtype
     device = suffixes.device
     groups, width = prefixes.shape
     steps = suffixes.shape[1]
     starts = prefix_lengths.index_select(0, suffix_group)  # [N]
     suffix_positions = starts.unsqueeze(1) + torch.arange(steps, device=device)
-    cos_s, sin_s = _rope(core, suffix_positions, embed.dtype)
-    xs = F.embedding(suffixes, embed)
+    cos_s, sin_s = _rope(core, suffix_positions, dtype)
+    xs = F.embedding(suffixes, embed).to(dtype)
     xp = None
     if width > 0:
         prefix_positions = torch.arange(width, device=device).expand(groups, width)
-        cos_p, sin_p = _rope(core, prefix_positions, embed.dtype)
-        xp = F.embedding(prefixes, embed)
-    mask = _suffix_mask(starts, width, steps, embed.dtype) if width > 0 else None
+        cos_p, sin_p = _rope(core, prefix_positions, dtype)
+        xp = F.embedding(prefixes, embed).to(dtype)
+    mask = _suffix_mask(starts, width, steps, dtype) if width > 0 else None
     for layer in inner.layers:
         qs, ks, vs = _layer_qkv(layer, xs, shape, cos_s, sin_s)
         if xp is not None:
@@ -171,7 +177,7 @@ def shared_prefix_hidden(
             qs, _expand_kv(keys, shape), _expand_kv(values, shape), attn_mask=mask, is_causal=mask is None
         )
         xs = _layer_rest(layer, xs, attended_s, shape)
-    final = inner.norm.weight
+    final = inner.norm.weight.to(dtype)
     hidden_s = F.rms_norm(xs, (shape.hidden,), final, shape.eps)
     hidden_p = F.rms_norm(xp, (shape.hidden,), final, shape.eps) if xp is not None else None
     return hidden_p, hidden_s
@@ -205,11 +211,13 @@ def batch_logprobs(
     targets: Sequence[torch.Tensor],
     needs_grad: Sequence[torch.Tensor],
     device: torch.device,
+    dtype: torch.dtype | None = None,
 ) -> dict[int, torch.Tensor]:
-    """Per-position target logprobs of the datums in ``groups``, by datum index."""
+    """Per-position target logprobs of the datums in ``groups``, by datum index, the model computing
+    in ``dtype`` (``None``: its embedding's)."""
     if not supports(core.config):
         return _plain_logprobs(module, groups, sequences, targets, device)
-    return _shared_logprobs(core, groups, sequences, targets, needs_grad, device)
+    return _shared_logprobs(core, groups, sequences, targets, needs_grad, device, dtype)
 
 
 def _padded(rows: Sequence[Sequence[int]], device: torch.device) -> torch.Tensor:
@@ -246,14 +254,15 @@ def _shared_logprobs(
     targets: Sequence[torch.Tensor],
     needs_grad: Sequence[torch.Tensor],
     device: torch.device,
+    dtype: torch.dtype | None,
 ) -> dict[int, torch.Tensor]:
     out: dict[int, torch.Tensor] = {}
     shared = [g for g in groups if g.shared > 0]
     alone = [g for g in groups if g.shared == 0]
     if shared:
-        out.update(_run_groups(core, shared, sequences, targets, needs_grad, device))
+        out.update(_run_groups(core, shared, sequences, targets, needs_grad, device, dtype))
     if alone:
-        out.update(_run_groups(core, alone, sequences, targets, needs_grad, device))
+        out.update(_run_groups(core, alone, sequences, targets, needs_grad, device, dtype))
     return out
 
 
@@ -264,6 +273,7 @@ def _run_groups(
     targets: Sequence[torch.Tensor],
     needs_grad: Sequence[torch.Tensor],
     device: torch.device,
+    dtype: torch.dtype | None,
 ) -> dict[int, torch.Tensor]:
     """Groups that all share a prefix (``shared > 0``), or that all have none."""
     with_prefix = groups[0].shared > 0
@@ -274,7 +284,7 @@ def _run_groups(
     prefix_lengths = torch.tensor([g.shared for g in groups], dtype=torch.long, device=device)
     owner = torch.tensor([i for i, g in enumerate(groups) for _ in g.members], dtype=torch.long, device=device)
     suffixes = _padded([sequences[m][g.shared :] for g in groups for m in g.members], device)
-    hidden_p, hidden_s = shared_prefix_hidden(core, prefixes, prefix_lengths, suffixes, owner)
+    hidden_p, hidden_s = shared_prefix_hidden(core, prefixes, prefix_lengths, suffixes, owner, dtype)
     positions = _Positions.of(groups, sequences, suffixes.shape[1], prefixes.shape[1])
     rows = [hidden_s.reshape(-1, hidden_s.shape[-1])]
     if hidden_p is not None:

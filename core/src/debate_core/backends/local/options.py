@@ -16,7 +16,10 @@ class LocalBackendOptions:
     device: str = attrs.field(default="auto", validator=v.instance_of(str))
     """``auto`` (CUDA when present, else CPU), ``cpu``, ``cuda`` or ``cuda:N``."""
     dtype: Literal["auto", "float32", "bfloat16", "float16"] = "auto"
-    """Weight dtype; ``auto`` is float32 (bf16 matmuls are very slow on most CPUs)."""
+    """What the model computes in (docs/local-backend.md#precision): ``bfloat16`` and ``float16`` are
+    mixed precision (float32 master weights, optimizer state and checkpoints; frozen weights, the
+    sampler and its KV cache in the lower precision); ``auto`` is bfloat16 on a CPU with bfloat16
+    units (AMX, AVX512-BF16) for a model at least 256 wide, float32 elsewhere."""
     num_threads: int = attrs.field(default=0, validator=v.ge(0))
     """torch CPU threads; 0 uses every core (at most 8)."""
     state_directory: str | None = None

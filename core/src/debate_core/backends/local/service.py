@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import attrs
+import torch
 from tinker import types
 from tinker.lib.retry_handler import RetryConfig
 
@@ -21,6 +22,8 @@ from debate_core.backends.local.futures import AwaitableConcurrentFuture, Ordere
 from debate_core.backends.local.models.loading import (
     FinetuneMode,
     LoadedModel,
+    hidden_size,
+    hold_frozen_in,
     load_base,
     model_context_length,
     prepare_for_training,
@@ -31,7 +34,7 @@ from debate_core.backends.local.sampling.client import LocalSamplingClient
 from debate_core.backends.local.sampling.engine import SamplerEngine
 from debate_core.backends.local.sampling.snapshots import make_snapshot
 from debate_core.backends.local.threads import ThreadPlan
-from debate_core.backends.local.torch_settings import configure_torch, resolve_device, resolve_dtype
+from debate_core.backends.local.torch_settings import Precision, configure_torch, resolve_device, resolve_precision
 from debate_core.backends.local.training_client import LocalTrainingClient
 from debate_core.errors import ConfigError
 
@@ -49,7 +52,8 @@ class LocalServiceClient:
         self.thread_plan = ThreadPlan(self.threads, self.settings.sampler_min_mflops_per_thread)
         """The sampler's threads per model call (``threads.py``)."""
         self.device = resolve_device(self.settings.device)
-        self.dtype = resolve_dtype(self.settings.dtype)
+        self.precisions: dict[str, Precision] = {}
+        """The precision each base model loaded here computes in (``resolve_precision``), by name."""
         default_directory = Path(os.environ.get("DEBATE_LOCAL_STATE_DIR", "~/.cache/debate-core/local-states"))
         self._state_directory = Path(self.settings.state_directory or default_directory).expanduser()
         self.engine = SamplerEngine(max_batch_rows=self.settings.max_batch_rows)
@@ -57,15 +61,16 @@ class LocalServiceClient:
         self._closed = False
 
     def environment(self) -> dict[str, str]:
-        """torch's version, the device and, on the CPU, the instruction set torch's kernels use and the
-        thread count (``backends.contract.SupportsEnvironment``): what decides how sums round."""
-        import torch
-
+        """torch's version, the device, each loaded model's precision and, on the CPU, the instruction
+        set torch's kernels use and the thread count (``backends.contract.SupportsEnvironment``): what
+        decides how sums round."""
         facts = {"torch": torch.__version__, "device": str(self.device), "threads": str(self.threads)}
         if self.device.type == "cuda":
             facts["cuda_device"] = torch.cuda.get_device_name(self.device)
         else:
             facts["cpu_capability"] = torch.backends.cpu.get_cpu_capability()
+        for base_model, precision in self.precisions.items():
+            facts["precision" if len(self.precisions) == 1 else f"precision/{base_model}"] = precision.describe()
         return facts
 
     # ------------------------------------------------------------------ state directory
@@ -160,18 +165,35 @@ class LocalServiceClient:
     def _load(self, base_model: str, mode: FinetuneMode, seed: int, tokenizer_json: str | None) -> LoadedModel:
         if not mode.full and self.settings.full_finetune:
             mode = attrs.evolve(mode, lora_rank=0)
-        module, tokenizer, tokenizer_json = load_base(
+        module, tokenizer, tokenizer_json = self._load_base(base_model, tokenizer_json)
+        precision = self.precision_of(base_model, module)
+        module = hold_frozen_in(prepare_for_training(module, mode, lora_seed=seed), precision.compute)
+        return LoadedModel(
+            module=module,
+            tokenizer=tokenizer,
+            tokenizer_json=tokenizer_json,
+            base_model=base_model,
+            mode=mode,
+            precision=precision,
+        )
+
+    # Any: the model's Hugging Face tokenizer (untyped)
+    def _load_base(self, base_model: str, tokenizer_json: str | None) -> tuple[torch.nn.Module, Any, str | None]:
+        """The base model in float32 (the master weights of mixed precision) and its tokenizer."""
+        return load_base(
             base_model,
             device=self.device,
-            dtype=self.dtype,
+            dtype=torch.float32,
             init_seed=self.settings.init_seed,
             tokenizer_json=tokenizer_json,
             base_weights=self.settings.base_weights,
         )
-        module = prepare_for_training(module, mode, lora_seed=seed)
-        return LoadedModel(
-            module=module, tokenizer=tokenizer, tokenizer_json=tokenizer_json, base_model=base_model, mode=mode
-        )
+
+    def precision_of(self, base_model: str, module: torch.nn.Module) -> Precision:
+        """The precision ``base_model`` computes in here, resolved once from ``backend.options.dtype``."""
+        if base_model not in self.precisions:
+            self.precisions[base_model] = resolve_precision(self.settings.dtype, self.device, hidden_size(module))
+        return self.precisions[base_model]
 
     def _training_client(
         self, base_model: str, mode: FinetuneMode, seed: int, tokenizer_json: str | None
@@ -196,16 +218,12 @@ class LocalServiceClient:
             finally:
                 client.close()
         assert base_model is not None
-        module, tokenizer, _ = load_base(
-            base_model,
-            device=self.device,
-            dtype=self.dtype,
-            init_seed=self.settings.init_seed,
-            base_weights=self.settings.base_weights,
-        )
+        module, tokenizer, _ = self._load_base(base_model, None)
         module.eval()
         for parameter in module.parameters():
             parameter.requires_grad_(False)
+        precision = self.precision_of(base_model, module)
+        hold_frozen_in(module, precision.compute)
         snapshot = make_snapshot(
             module,
             tokenizer,
@@ -215,5 +233,6 @@ class LocalServiceClient:
             base_model=base_model,
             frozen=True,
             threads=self.thread_plan,
+            dtype=precision.compute,
         )
         return LocalSamplingClient(snapshot, self.engine)

@@ -1,4 +1,4 @@
-"""Process-wide torch settings for the local backend: device, dtype and CPU threads.
+"""Process-wide torch settings for the local backend: device, precision and CPU threads.
 
 Applied once, when the first service client is built. On a small CPU the defaults matter:
 denormal floats late in training slowed one run 2.5x (the worker threads flush them to zero),
@@ -14,6 +14,7 @@ import threading
 from collections.abc import Callable
 from typing import ParamSpec, TypeVar
 
+import attrs
 import torch
 
 from debate_core.errors import ConfigError
@@ -61,15 +62,67 @@ def resolve_device(name: str) -> torch.device:
         raise ConfigError(f"backend.options.device: {name!r} is not a torch device: {exc}") from None
 
 
-def resolve_dtype(name: str) -> torch.dtype:
-    """``auto`` is float32: exact enough for summed RL losses, and bf16 matmuls are ~300x slower
-    on CPUs without AMX. ``bfloat16`` halves memory for larger models on a GPU."""
-    if name == "auto":
-        return torch.float32
-    table = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
-    if name not in table:
-        raise ConfigError(f"backend.options.dtype: {name!r} is not one of auto, {', '.join(table)}")
-    return table[name]
+AUTO_LOW_PRECISION_MIN_HIDDEN = 256
+"""``dtype = "auto"`` computes in bfloat16 on a CPU with bfloat16 units only for models at least this
+wide: below it, the matrix products are too small for the faster units to outweigh converting and
+the slower elementwise work (``benchmarks/bfloat16.py``: debate-tiny, hidden 128, samples and trains
+slower in bfloat16; SmolLM2-135M, hidden 576, several times faster)."""
+
+_DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
+
+
+@attrs.frozen
+class Precision:
+    """How a model computes: ``compute`` is the dtype of its matrix products and activations, of the
+    sampler's weights and KV cache, and of frozen weights (a LoRA run's base); trainable weights and
+    the optimizer's state stay float32 (mixed precision), and so do checkpoints. ``reason`` says why,
+    for the run's environment record and the CLI."""
+
+    compute: torch.dtype
+    reason: str
+
+    @property
+    def name(self) -> str:
+        return str(self.compute).removeprefix("torch.")
+
+    @property
+    def mixed(self) -> bool:
+        """Whether training computes in a lower precision than its float32 master weights."""
+        return bool(self.compute != torch.float32)
+
+    def describe(self) -> str:
+        return f"{self.name} ({self.reason})"
+
+
+def bfloat16_units() -> str | None:
+    """The CPU's bfloat16 matrix units as a name (``AMX-BF16``, ``AVX512-BF16``), or ``None``."""
+    for probe, name in (("_is_amx_tile_supported", "AMX-BF16"), ("_is_avx512_bf16_supported", "AVX512-BF16")):
+        if bool(getattr(torch.cpu, probe, lambda: False)()):
+            return name
+    return None
+
+
+def resolve_precision(name: str, device: torch.device, hidden_size: int | None) -> Precision:
+    """The precision of a model ``hidden_size`` wide on ``device`` for ``backend.options.dtype``.
+
+    ``auto`` is bfloat16 on a CPU with bfloat16 units (AMX or AVX512-BF16) for a model at least
+    ``AUTO_LOW_PRECISION_MIN_HIDDEN`` wide, float32 everywhere else (a GPU included: set
+    ``bfloat16`` there yourself); a named dtype is taken as it is."""
+    if name != "auto":
+        if name not in _DTYPES:
+            raise ConfigError(f"backend.options.dtype: {name!r} is not one of auto, {', '.join(_DTYPES)}")
+        return Precision(_DTYPES[name], "backend.options.dtype")
+    if device.type != "cpu":
+        return Precision(torch.float32, f"auto: float32 on {device.type}")
+    units = bfloat16_units()
+    if units is None:
+        return Precision(torch.float32, "auto: this CPU has no bfloat16 units")
+    if hidden_size is not None and hidden_size < AUTO_LOW_PRECISION_MIN_HIDDEN:
+        return Precision(
+            torch.float32,
+            f"auto: hidden size {hidden_size} < {AUTO_LOW_PRECISION_MIN_HIDDEN}, faster in float32 despite {units}",
+        )
+    return Precision(torch.bfloat16, f"auto: {units}")
 
 
 def no_grad(function: Callable[P, R]) -> Callable[P, R]:

@@ -5,6 +5,10 @@ trainer can submit ``optim_step`` before awaiting ``forward_backward`` exactly a
 service. Gradients from successive ``forward_backward`` calls add up until ``optim_step``,
 which is ``torch.optim.AdamW`` with the step's ``AdamParams`` (and global-norm clipping when
 ``grad_clip_norm > 0``), then clears them.
+
+In mixed precision (``LoadedModel.precision``), the forward pass runs under ``torch.autocast`` in
+the compute dtype, with frozen weights held in it; the trainable weights, their gradients, the
+optimizer's state and checkpoints are float32, and logprobs and losses are computed in float32.
 """
 
 from __future__ import annotations
@@ -345,7 +349,11 @@ class LocalTrainingClient:
             else losses.gradient_positions(loss_fn, inputs)
             for tokens, inputs in prepared
         ]
-        return batch_logprobs(self._loaded.module, self._core, batch, sequences, targets, needs_grad, self.device)
+        precision = self._loaded.precision
+        with torch.autocast(self.device.type, dtype=precision.compute, enabled=precision.mixed):
+            return batch_logprobs(
+                self._loaded.module, self._core, batch, sequences, targets, needs_grad, self.device, precision.compute
+            )
 
     def _step(self, params: types.AdamParams) -> types.OptimStepResponse:
         parameters = list(self._parameters.values())
@@ -380,6 +388,7 @@ class LocalTrainingClient:
             seed=(self._seed * 1_000_003 + self._snapshots) % (1 << 63),
             base_model=self._loaded.base_model,
             threads=self._service.thread_plan,
+            dtype=self._loaded.precision.compute,
         )
 
     def _save(self, path: Path, with_optimizer: bool, overwrite: bool, user_metadata: dict[str, str] | None) -> Path:

@@ -1,8 +1,9 @@
 """The weights of a Llama-family ``transformers`` model (Llama, Mistral, Qwen2, Qwen3, and the
 embedded models, which are Qwen3-style) read once into plain tensors for the fast decoder.
 
-Any LoRA adapter is merged, q/k/v and gate/up projections are fused, and every tensor that
-training could still change is copied, so a snapshot is independent of later training.
+Any LoRA adapter is merged (in float32), q/k/v and gate/up projections are fused, every tensor is
+held in the dtype the sampler computes in, and every tensor that training could still change is
+copied, so a snapshot is independent of later training.
 """
 
 from __future__ import annotations
@@ -72,32 +73,31 @@ def supports(model_config: Any) -> bool:  # Any: a transformers PretrainedConfig
     return not getattr(model_config, "mlp_bias", False)
 
 
-def _linear(module: torch.nn.Module, *, owned: bool) -> tuple[torch.Tensor, torch.Tensor | None]:
-    """A linear layer's weight and bias with any active peft LoRA delta merged in.
-
-    With ``owned``, the result never shares storage with a trainable parameter (a copy is
-    made where it would), so later optimizer steps cannot reach it.
-    """
+def _linear(module: torch.nn.Module, dtype: torch.dtype) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """A linear layer's weight and bias in ``dtype``, with any active peft LoRA delta merged in
+    (added in float32, then rounded once). Never shares storage with a trainable parameter."""
     base = getattr(module, "base_layer", module)
     weight: torch.Tensor = base.weight.detach()
-    merged = False
     adapted = base is not module and not getattr(module, "merged", False)
     if adapted and not getattr(module, "disable_adapters", False):
         for adapter in getattr(module, "active_adapters", []):
             if adapter in getattr(module, "lora_A", {}):
-                weight = weight + module.get_delta_weight(adapter).detach().to(weight.dtype)
-                merged = True
-    if owned and not merged and base.weight.requires_grad:
-        weight = weight.clone()
+                weight = weight.float() + module.get_delta_weight(adapter).detach().float()
     bias = getattr(base, "bias", None)
-    if bias is None:
-        return weight, None
-    return weight, (bias.detach().clone() if owned and bias.requires_grad else bias.detach())
+    return _held(weight, base.weight, dtype), None if bias is None else _held(bias.detach(), bias, dtype)
 
 
-def _owned(parameter: torch.Tensor) -> torch.Tensor:
-    """A snapshot of a parameter: a copy when training can still change it, else the tensor itself."""
-    return parameter.detach().clone() if parameter.requires_grad else parameter.detach()
+def _held(tensor: torch.Tensor, source: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+    """``tensor`` in ``dtype``: a copy where it would still share storage with a trainable ``source``."""
+    held = tensor.to(dtype)
+    if source.requires_grad and held.data_ptr() == source.data_ptr():
+        held = held.clone()
+    return held
+
+
+def _owned(parameter: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+    """A snapshot of a parameter in ``dtype``: a copy when training can still change it."""
+    return _held(parameter.detach(), parameter, dtype)
 
 
 def _kv_heads(model_config: Any) -> int:  # Any: a transformers PretrainedConfig (untyped)
@@ -105,13 +105,13 @@ def _kv_heads(model_config: Any) -> int:  # Any: a transformers PretrainedConfig
 
 
 def _stacked_norms(
-    q_norm: torch.nn.Module | None, k_norm: torch.nn.Module | None, heads: int, kv_heads: int
+    q_norm: torch.nn.Module | None, k_norm: torch.nn.Module | None, heads: int, kv_heads: int, dtype: torch.dtype
 ) -> torch.Tensor | None:
     """The q norm's weight once per query head, then the k norm's once per kv head (a copy)."""
     if q_norm is None or k_norm is None:
         return None
     q_weight, k_weight = q_norm.weight.detach(), k_norm.weight.detach()
-    return torch.cat([q_weight.expand(heads, -1), k_weight.expand(kv_heads, -1)]).contiguous()
+    return torch.cat([q_weight.expand(heads, -1), k_weight.expand(kv_heads, -1)]).to(dtype).contiguous()
 
 
 def _core(model: torch.nn.Module) -> torch.nn.Module:
@@ -121,28 +121,30 @@ def _core(model: torch.nn.Module) -> torch.nn.Module:
 
 
 @no_grad
-def extract_weights(model: torch.nn.Module) -> DecoderWeights:
-    """Copy (or share, where frozen) a Llama-family model's weights into a ``DecoderWeights``."""
+def extract_weights(model: torch.nn.Module, dtype: torch.dtype | None = None) -> DecoderWeights:
+    """Copy (or share, where frozen and already in ``dtype``) a Llama-family model's weights into a
+    ``DecoderWeights`` held in ``dtype`` (``None``: the dtype of the model's embedding)."""
     core = _core(model)
     config = core.config
     inner = core.model
-    heads, kv_heads = int(config.num_attention_heads), _kv_heads(config)
-    layers = [_layer_weights(layer, heads, kv_heads) for layer in inner.layers]
     embed_param = inner.embed_tokens.weight
-    embed = _owned(embed_param)
+    dtype = dtype or embed_param.dtype
+    heads, kv_heads = int(config.num_attention_heads), _kv_heads(config)
+    layers = [_layer_weights(layer, heads, kv_heads, dtype) for layer in inner.layers]
+    embed = _owned(embed_param, dtype)
     head_module = core.lm_head
     head_base = getattr(head_module, "base_layer", head_module)
     if head_base is head_module and head_module.weight.data_ptr() == embed_param.data_ptr():
         lm_head = embed  # tied, no adapter: one tensor
     else:
-        lm_head, _ = _linear(head_module, owned=True)
+        lm_head, _ = _linear(head_module, dtype)
     head_dim = getattr(config, "head_dim", None) or config.hidden_size // config.num_attention_heads
     max_positions = int(config.max_position_embeddings)
     rope_cos, rope_sin = _rope_tables(inner.rotary_emb, max_positions, embed)
     return DecoderWeights(
         embed=embed,
         layers=tuple(layers),
-        final_norm=_owned(inner.norm.weight),
+        final_norm=_owned(inner.norm.weight, dtype),
         lm_head=lm_head,
         num_heads=heads,
         num_kv_heads=kv_heads,
@@ -154,28 +156,27 @@ def extract_weights(model: torch.nn.Module) -> DecoderWeights:
     )
 
 
-def _layer_weights(layer: torch.nn.Module, heads: int, kv_heads: int) -> LayerWeights:
-    """One decoder layer's weights, LoRA merged, with q/k/v and gate/up fused; the output and down
-    projections are owned copies, since the fused ones are new tensors already."""
+def _layer_weights(layer: torch.nn.Module, heads: int, kv_heads: int, dtype: torch.dtype) -> LayerWeights:
+    """One decoder layer's weights in ``dtype``, LoRA merged, with q/k/v and gate/up fused."""
     attn, mlp = layer.self_attn, layer.mlp
-    wq, bq = _linear(attn.q_proj, owned=False)
-    wk, bk = _linear(attn.k_proj, owned=False)
-    wv, bv = _linear(attn.v_proj, owned=False)
-    wo, bo = _linear(attn.o_proj, owned=True)
-    wg, _ = _linear(mlp.gate_proj, owned=False)
-    wu, _ = _linear(mlp.up_proj, owned=False)
-    wd, _ = _linear(mlp.down_proj, owned=True)
+    wq, bq = _linear(attn.q_proj, dtype)
+    wk, bk = _linear(attn.k_proj, dtype)
+    wv, bv = _linear(attn.v_proj, dtype)
+    wo, bo = _linear(attn.o_proj, dtype)
+    wg, _ = _linear(mlp.gate_proj, dtype)
+    wu, _ = _linear(mlp.up_proj, dtype)
+    wd, _ = _linear(mlp.down_proj, dtype)
     qkv_bias = torch.cat([bq, bk, bv]) if bq is not None and bk is not None and bv is not None else None
     q_norm = getattr(attn, "q_norm", None)
     k_norm = getattr(attn, "k_norm", None)
     return LayerWeights(
-        input_norm=_owned(layer.input_layernorm.weight),
+        input_norm=_owned(layer.input_layernorm.weight, dtype),
         qkv=torch.cat([wq, wk, wv]).contiguous(),
         qkv_bias=qkv_bias,
-        qk_norm=_stacked_norms(q_norm, k_norm, heads, kv_heads),
+        qk_norm=_stacked_norms(q_norm, k_norm, heads, kv_heads, dtype),
         out=wo,
         out_bias=bo,
-        post_norm=_owned(layer.post_attention_layernorm.weight),
+        post_norm=_owned(layer.post_attention_layernorm.weight, dtype),
         gate_up=torch.cat([wg, wu]).contiguous(),
         down=wd,
     )

@@ -32,6 +32,7 @@ from debate_core.backends.local.models.gguf_files import find_gguf
 from debate_core.backends.local.models.model_context import check_loadable
 from debate_core.backends.local.models.pretrained import load_pretrained
 from debate_core.backends.local.models.tokenizer import build_embedded_tokenizer, wrap_tokenizer
+from debate_core.backends.local.torch_settings import Precision
 from debate_core.errors import ConfigError
 from debate_core.records.json_values import JsonObject
 
@@ -87,6 +88,7 @@ class LoadedModel:
     tokenizer_json: str | None
     base_model: str
     mode: FinetuneMode
+    precision: Precision
 
 
 @lru_cache(maxsize=1)
@@ -314,6 +316,23 @@ def prepare_for_training(module: torch.nn.Module, mode: FinetuneMode, lora_seed:
         wrapped = get_peft_model(module, config)
     wrapped.eval()
     return wrapped
+
+
+def hidden_size(module: torch.nn.Module) -> int | None:
+    """The width of a ``transformers`` model's residual stream (``None`` where its config has none)."""
+    value = getattr(getattr(module, "config", None), "hidden_size", None)
+    return int(value) if isinstance(value, int) else None
+
+
+def hold_frozen_in(module: torch.nn.Module, dtype: torch.dtype) -> torch.nn.Module:
+    """Store every frozen floating-point parameter in ``dtype`` (a LoRA run's base weights, a sampling
+    client's whole model); trainable ones stay as they are, the float32 master weights of mixed
+    precision. Autocast would otherwise convert each frozen weight again at every call (it caches
+    only the weights that need a gradient). Tied weights stay one tensor."""
+    for parameter in module.parameters():
+        if not parameter.requires_grad and parameter.is_floating_point() and parameter.dtype != dtype:
+            parameter.data = parameter.data.detach().to(dtype)
+    return module
 
 
 def trainable_parameters(module: torch.nn.Module) -> dict[str, torch.nn.Parameter]:

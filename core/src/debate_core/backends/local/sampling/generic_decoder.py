@@ -15,6 +15,7 @@ from typing import Any
 
 import torch
 
+from debate_core.backends.local.models.loading import hold_frozen_in
 from debate_core.backends.local.sampling.prefix_cache import PrefixCache
 from debate_core.backends.local.torch_settings import no_grad
 
@@ -34,8 +35,9 @@ class GenericState:
 
 
 @no_grad
-def snapshot_model(model: torch.nn.Module) -> torch.nn.Module:
-    """A frozen copy of ``model`` with any peft adapter merged into its weights.
+def snapshot_model(model: torch.nn.Module, dtype: torch.dtype | None = None) -> torch.nn.Module:
+    """A frozen copy of ``model`` with any peft adapter merged into its weights, held in ``dtype``
+    (``None``: as they are).
 
     A tied unembedding is untied first: merging an adapter of the output layer must not
     change the input embeddings, which the adapter never touched during training.
@@ -53,7 +55,7 @@ def snapshot_model(model: torch.nn.Module) -> torch.nn.Module:
     clone.eval()
     for parameter in clone.parameters():
         parameter.requires_grad_(False)
-    return clone
+    return clone if dtype is None else hold_frozen_in(clone, dtype)
 
 
 class GenericDecoder:

@@ -30,19 +30,21 @@ def make_snapshot(
     base_model: str,
     frozen: bool = False,
     threads: ThreadPlan | None = None,
+    dtype: torch.dtype | None = None,
 ) -> SamplerSnapshot:
     """A snapshot of ``module``'s weights: the fast decoder for Llama-family models, the generic
     one otherwise. ``frozen`` says nothing will train ``module`` later (no copy needed then);
-    ``threads`` chooses the fast decoder's threads per call (``None``: the thread's own count)."""
+    ``threads`` chooses the fast decoder's threads per call (``None``: the thread's own count);
+    ``dtype`` is what the sampler computes in, its weights and KV cache (``None``: the module's)."""
     decoder: Decoder
     with torch.no_grad():
         if supports(core_module(module).config):
-            decoder = FastDecoder(extract_weights(module), threads=threads)
+            decoder = FastDecoder(extract_weights(module, dtype), threads=threads)
         else:
             pad = getattr(tokenizer, "pad_token_id", None)
             if pad is None:
                 pad = getattr(tokenizer, "eos_token_id", None)
-            decoder = GenericDecoder(module if frozen else snapshot_model(module), int(pad or 0))
+            decoder = GenericDecoder(module if frozen else snapshot_model(module, dtype), int(pad or 0))
     return SamplerSnapshot(
         decoder=decoder,
         tokenizer=tokenizer,
