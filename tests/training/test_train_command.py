@@ -95,7 +95,7 @@ def test_bad_arguments_are_one_line_errors(
     assert main(["train", str(run_file), "training.batch_size=0"]) == 1
     assert "training.batch_size" in capsys.readouterr().err
     assert main(["train", str(run_file), *BASE_OVERRIDES, "--resume", str(run_file.parent / "nothing")]) == 1
-    assert "holds no run to resume" in capsys.readouterr().err
+    assert "does not exist" in capsys.readouterr().err
     assert main(["preflight", str(run_file), *BASE_OVERRIDES, "--num-problems", "0"]) == 1
 
 

@@ -203,6 +203,7 @@ def _read_config(args: argparse.Namespace) -> tuple[Registry, RunConfig, Path | 
     from debate_core.config import load_run_config
     from debate_core.plugin import get_registry
     from debate_core.rundir.directory import existing_run_directory
+    from debate_core.rundir.resume import check_not_finished
     from debate_core.runtime.context_guard import check_run_fits_context
     from debate_core.training.policy_weights import resolve_init_from
     from debate_core.training.run_needs import check_run_needs
@@ -218,11 +219,13 @@ def _read_config(args: argparse.Namespace) -> tuple[Registry, RunConfig, Path | 
             raise DebateError(f"--resume {args.resume}: no config.toml in the run directory; name the run file")
     config = load_run_config(config_path, overrides, registry=registry)
     check_run_fits_context(config, registry)
-    if resumed is None:
+    if resumed is not None:
+        check_not_finished(resumed, config)
+    else:
         config = resolve_init_from(config)  # a wrong model.init_from fails before a run directory is chosen
-        # what config check finds fails here too, before anything loads (the datasets are read,
-        # every split the run needs, once the components are built)
-        for line in check_run_needs(config, registry, datasets=False):
+        # what config check finds fails here too, before a run directory is chosen or announced:
+        # every split of every dataset the run reads included
+        for line in check_run_needs(config, registry):
             print(f"debate: {line}", file=sys.stderr)
     return registry, config, config_path, resumed
 
