@@ -92,9 +92,16 @@ def run(args: argparse.Namespace) -> int:
     check_run_fits_context(config, get_registry())
     weights = resolve_policy_weights(args.checkpoint, "--checkpoint") if args.checkpoint else None
     progress = Progress(config.logging.progress, line_interval_s=config.logging.progress_interval_s)
+    if weights is not None:
+        progress.message(f"debate: {weights.describe(args.checkpoint)}")  # which weights, before the wait
     evaluation = run_interruptibly(evaluate_policy(config, get_registry(), weights=weights, progress=progress))
     metrics = evaluation.metrics
-    report = {"checkpoint": weights.path if weights else None, "metrics": metrics, "seconds": evaluation.seconds}
+    report = {
+        "checkpoint": weights.path if weights else None,
+        "step": weights.step if weights else None,
+        "metrics": metrics,
+        "seconds": evaluation.seconds,
+    }
     if args.out is not None:
         record = {
             **report,
@@ -107,7 +114,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(report, indent=2))
     else:
-        print(f"policy: {weights.path if weights else 'base model ' + config.model.base_model}")
+        print(f"policy: {weights.describe(args.checkpoint) if weights else 'base model ' + config.model.base_model}")
         print("\n".join(format_metrics(metrics)))
         print("\n".join(headline_table(metrics)))
         if any(name.endswith("/debate/answer_correct") for name in metrics):
