@@ -75,8 +75,8 @@ def check_not_finished(run_dir: RunDirectory, config: RunConfig) -> None:
         return
     iterations = planned_iterations(config)
     warmstart = config.warmstart.steps if config.warmstart.enabled else 0
-    if checkpoint.iteration < iterations or checkpoint.warmstart_steps < warmstart:
-        return
+    if checkpoint.iteration != iterations or checkpoint.warmstart_steps != warmstart:
+        return  # more to do, or past the end of this config (refused by check_within_config)
     more = (
         "with more iterations in the curriculum's last stage"
         if config.curriculum

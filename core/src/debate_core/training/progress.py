@@ -53,6 +53,11 @@ def pace(done: float, total: int, elapsed: float, unit: str, per: Literal["s", "
     return f"elapsed {format_duration(elapsed)}, {rate * scale:.3g} {unit}/{per}, ETA {format_duration(eta)}"
 
 
+def _short(value: float) -> str:
+    """A figure of a progress line: three significant digits, a rate of thousands whole (``1170``)."""
+    return f"{value:.0f}" if abs(value) >= 1000 else f"{value:.3g}"
+
+
 class Progress:
     """Shows the iteration, debates done, tokens/s, mean reward and format rate.
 
@@ -110,14 +115,16 @@ class Progress:
         self._tokens += sampled_tokens
         self._draw()
 
-    def finish(self, summary: Mapping[str, float], note: str = "") -> None:
-        """The iteration is over; ``summary`` holds the headline metrics, ``note`` what it cost."""
+    def finish(self, summary: Mapping[str, float], note: str = "", label: str | None = None) -> None:
+        """The iteration is over; ``summary`` holds the headline metrics, ``note`` what it cost,
+        ``label`` what the line is of when it is not the last part started (an evaluation, whose
+        parts each have their own label)."""
         if self._phase is not None and not self._label.startswith("eval"):
             self._phase.done += 1
         if self.mode == "off":
             return
-        parts = [f"{k} {v:.3g}" for k, v in summary.items()] + ([note] if note else [])
-        line = f"{self._label}  " + "  ".join(parts)
+        parts = [f"{k} {_short(v)}" for k, v in summary.items()] + ([note] if note else [])
+        line = f"{visible(label) if label is not None else self._label}  " + "  ".join(parts)
         if self.mode == "bar":
             self.stream.write("\r\x1b[2K" + line + "\n")
         else:
