@@ -11,11 +11,11 @@ def test_the_change_is_paired_when_the_last_evaluation_recorded_it_else_independ
     final = {"e/direct/correct": 0.65, "e/direct/correct_se": 0.04, "e/direct/format": 1.0}
     table = headline_table({"warmstart": warmstart, "final": final})
     assert table.cells() == [
-        ["one answer (direct accuracy)", "50.0% ± 3.0", "65.0% ± 4.0", "+15.0 ± 5.0 (+3.0 SE, independent)"]
+        ["one answer (direct accuracy)", "50.0% ± 3.0", "65.0% ± 4.0", "+15.0 ± 5.0 (+3.0 SE, independent), better"]
     ]
     paired = {**final, "e/direct/correct_change": 0.15, "e/direct/correct_change_se": 0.025}
     table = headline_table({"warmstart": warmstart, "final": paired})
-    assert table.cells()[0][-1] == "+15.0 ± 2.5 (+6.0 SE, paired)"
+    assert table.cells()[0][-1] == "+15.0 ± 2.5 (+6.0 SE, paired), better"
     assert table.note() is None and table.rows[0].change is not None and table.rows[0].change.verdict == "better"
 
 

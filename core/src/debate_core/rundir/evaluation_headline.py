@@ -141,9 +141,13 @@ def _figure_text(figure: Figure | None, percent: bool) -> str:
 
 
 def _change_text(change: Change | None, percent: bool) -> str:
+    """The change with its SE and, by the metric's direction, ``better`` or ``worse``; over too few
+    observations the change alone."""
     if change is None:
         return ""
-    return change.main_text(percent) if change.few else change.text(percent)
+    if change.few:
+        return change.main_text(percent)
+    return change.text(percent) + (f", {change.verdict}" if change.verdict else "")
 
 
 def headline_figures(metrics: Mapping[str, object]) -> dict[str, float]:

@@ -162,8 +162,8 @@ class Progress:
         self.stream.flush()
 
     def _line(self, between_steps: bool = False) -> None:
-        """In ``lines`` mode, a progress line when ``line_interval_s`` have passed since the last one:
-        the debates of the step under way (while it runs), then the phase's progress."""
+        """In ``lines`` mode, progress lines when ``line_interval_s`` have passed since the last ones:
+        the debates of the step under way (while it runs), then, on a line of its own, the phase's progress."""
         now = self._clock()
         running = 0 < self._done < self._total_debates
         if now - self._last_line < self.line_interval_s or not (running or (between_steps and self._phase)):
@@ -174,7 +174,7 @@ class Progress:
             elapsed = now - self._started
             tokens = self._tokens / max(elapsed, 1e-9)
             parts.append(
-                f"{self._label}  {self._done}/{self._total_debates} debates  {elapsed:.0f}s  {tokens:.0f} tok/s  "
+                f"{self._label}  {self._done}/{self._total_debates} debates  {tokens:.0f} tok/s  "
                 + pace(self._done, self._total_debates, elapsed, "debates", "s")
             )
         phase = self._phase
@@ -187,6 +187,6 @@ class Progress:
                 + pace(done_here, phase.total - phase.done_at_start, now - phase.started, phase.unit, "min")
                 + (f", {cost}" if cost else "")
             )
-        if parts:
-            self.stream.write("  | ".join(parts) + "\n")
+        if parts:  # one line each, so that each fits a terminal
+            self.stream.write("\n".join(parts) + "\n")
             self.stream.flush()
