@@ -7,27 +7,30 @@ from pathlib import Path
 import pytest
 
 from debate_core.cli import main
-from debate_core.cli.eval_cmd import headline_table
+from debate_core.cli.eval_cmd import headline_lines
 
 
-def test_the_headline_keeps_the_metrics_the_end_of_training_shows_as_they_may_be_stated() -> None:
+def test_the_headline_is_the_four_figures_each_as_it_may_be_stated() -> None:
     metrics = {
         "eval_gsm8k/num_problems": 50.0,
         "eval_gsm8k/direct/parse_error": 0.02,
         "eval_gsm8k/direct/format": 0.98,
         "eval_gsm8k/direct/correct": 0.42,
         "eval_gsm8k/direct/correct_se": 0.07,
-        "eval_gsm8k/debate/cons@3": 0.5,
+        "eval_gsm8k/direct/cons@3": 0.5,
         "eval_gsm8k/debate/judge_decidable_votes": 12.0,
         "eval_gsm8k/debate/tokens_per_turn": 180.0,
     }
-    assert headline_table(metrics) == [  # each figure as the other outputs state it (evaluation_figures)
+    assert [" ".join(line.split()) for line in headline_lines(metrics)] == [
         "headline (50 problems):",
-        "  direct/format   0.980",
-        "  direct/correct  0.420 \u00b1 0.070",
-        "  debate/cons@3   0.500 [0.366, 0.634] (n=50)",
+        "eval",
+        "one answer (direct accuracy) 42.0% \u00b1 7.0",
+        "majority of 3 answers (cons@3) 50.0% [36.6, 63.4]",
     ]
-    assert headline_table({"eval_x/num_problems": 3.0}) == ["headline: (no graded metrics)"]
+    assert headline_lines({"eval_x/num_problems": 3.0}) == [
+        "headline (3 problems):",
+        "  (no headline figures recorded)",
+    ]
 
 
 def test_debate_eval_ends_with_the_headline(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -47,17 +50,20 @@ def test_debate_eval_ends_with_the_headline(tmp_path: Path, capsys: pytest.Captu
     assert main(["eval", str(run_file), *tiny]) == 0
     out = capsys.readouterr().out.splitlines()
     start = out.index("headline (2 problems):")
-    assert [line.split()[0] for line in out[start + 1 :]] == [
-        "direct/format",
-        "direct/correct",
-        "direct/pass@2",
-        "direct/cons@2",
+    assert [line.split("  ")[1].strip() for line in out[start + 2 : start + 4]] == [
+        "one answer (direct accuracy)",
+        "majority of 2 answers (cons@2)",
     ]
+    assert out[-1].startswith("every metric (") and "--all" in out[-1]
+    assert main(["eval", str(run_file), *tiny, "--all"]) == 0  # every metric, then the headline
+    out = capsys.readouterr().out.splitlines()
+    assert any(line.split()[0].endswith("/direct/pass@2") for line in out if line.strip())
+    assert out.index("headline (2 problems):") > 1
 
 
-def test_the_judge_benchmark_headline_has_its_strict_accuracy_and_consistency() -> None:
-    """``debate eval --mode judge``: the judge benchmark's headline figures (docs/training.md#the-judge-benchmark)
-    are its strict accuracy and its consistency, not only the judge's own answers."""
+def test_the_judge_benchmark_headline_is_its_strict_accuracy() -> None:
+    """``debate eval --mode judge``: the judge benchmark's headline figure is its strict accuracy
+    (docs/training.md#the-judge-benchmark); its consistency and the rest are in --all, --json and --out."""
     metrics = {
         "eval_arithmetic/num_problems": 50.0,
         "eval_arithmetic/judge/accuracy": 0.2,
@@ -69,5 +75,5 @@ def test_the_judge_benchmark_headline_has_its_strict_accuracy_and_consistency() 
         "eval_arithmetic/judge/own_correct": 0.0,
         "eval_arithmetic/judge/accuracy_own_right": 0.5,
     }
-    names = [line.split()[0] for line in headline_table(metrics)[1:]]
-    assert names == ["judge/accuracy", "judge/consistency", "judge/own_correct"]
+    rows = [line.split("  ")[1].strip() for line in headline_lines(metrics)[2:]]
+    assert rows == ["judge accuracy (benchmark)"]

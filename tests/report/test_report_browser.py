@@ -229,3 +229,40 @@ def test_the_comparison_loads_without_errors_or_network_and_overlays_one_colour_
     shot = visit(out, script=locate, width=1400, height=900, full_page=False)
     colours = colours_in(shot.screenshot, tuple(shot.value))
     assert any(abs(r - 0xD6) < 24 and abs(g - 0x27) < 24 and abs(b - 0x28) < 24 for r, g, b in colours)
+
+
+FIRST_SCREEN_PROBE = """(() => {
+  const rect = el => {
+    const r = el.getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom].map(Math.round);
+  };
+  const table = document.querySelector('table.headline-table');
+  const chart = document.querySelector('.headline svg.chart');
+  return {
+    table: table ? rect(table) : null,
+    rows: table ? [...table.querySelectorAll('tr')].slice(1).map(tr => tr.cells[0].textContent) : [],
+    chart: chart ? rect(chart) : null,
+    drawn: chart ? chart.querySelectorAll('polyline, circle').length : 0,
+    full: rect(document.getElementById('evaluation')),
+  };
+})()"""
+
+
+def test_the_first_screen_shows_the_headline_table_and_a_chart(finished_run: Path, tmp_path: Path) -> None:
+    """What a person sees on opening the report, 1400 by 900 pixels unscrolled: the headline table
+    (direct, the debate's answer, cons@k) and the held-out accuracy chart, drawn; the full metric
+    table starts below them."""
+    path, _ = write_report(finished_run, tmp_path / "report.html")
+    page = visit(path, script=FIRST_SCREEN_PROBE, width=1400, height=900, full_page=False)
+    assert page.console_errors == ()
+    probe = page.value
+    assert probe["rows"][:2] == ["one answer (direct accuracy)", "the debate's answer"], probe["rows"]
+    assert any(row.startswith("majority of") for row in probe["rows"])
+    for box in (probe["table"], probe["chart"]):
+        left, top, right, bottom = box
+        assert left >= 0 and top >= 0 and right <= 1400 and bottom <= 900, box  # whole, on the first screen
+    assert probe["drawn"] > 0
+    assert probe["full"][1] > max(probe["table"][3], probe["chart"][3])  # the full table comes after
+    left, top, right, bottom = probe["chart"]
+    colours = colours_in(page.screenshot, (left, top, right, bottom))
+    # the direct series' colour (#1f77b4) is on the screenshot inside the chart, not only in the markup
+    assert any(abs(r - 0x1F) < 24 and abs(g - 0x77) < 24 and abs(b - 0xB4) < 24 for r, g, b in colours)

@@ -291,5 +291,5 @@ def test_warm_start_rollouts_and_evaluations_show_progress_while_they_run(regist
     )
     train(config, registry, tmp_path / "run", Progress("lines", stream, line_interval_s=0.0))
     lines = stream.getvalue().splitlines()
-    for phase in ("step 1/2 warm-start 1/1", "step 2/2 iter 1/1", "eval final direct", "eval final debate"):
+    for phase in ("step 1/2 warm-start 1/1", "step 2/2 iter 1/1", "eval final: direct answers", "eval final: debates"):
         assert any(re.match(rf"{re.escape(phase)}  \d+/\d+ debates", line) for line in lines), phase

@@ -119,11 +119,11 @@ def test_checkpoint_arguments_resolve_to_what_is_opened(tmp_path: Path) -> None:
     latest = manifest(run, 2, "tinker://r/sampler_weights/step_000002_sampler")
     for argument in (run, run / "checkpoints", latest):
         assert resolve_policy_weights(str(argument), "--checkpoint") == PolicyWeights(
-            sampler_path="tinker://r/sampler_weights/step_000002_sampler", state_path=str(run / "state_2")
+            sampler_path="tinker://r/sampler_weights/step_000002_sampler", state_path=str(run / "state_2"), step=2
         )
     # a manifest written before sampler weights were saved opens the training state
     old = run / "checkpoints" / "step_000001.json"
-    assert resolve_policy_weights(str(old), "--checkpoint") == PolicyWeights(state_path=str(run / "state_1"))
+    assert resolve_policy_weights(str(old), "--checkpoint") == PolicyWeights(state_path=str(run / "state_1"), step=1)
     # backend paths as the backend wrote them
     assert resolve_policy_weights("tinker://r/weights/step_1", "x") == PolicyWeights(
         state_path="tinker://r/weights/step_1"

@@ -27,7 +27,8 @@ def test_train_resume_and_eval(
     overrides = [*BASE_OVERRIDES, "training.num_iterations=2", "evaluation.num_problems=1"]
     assert main(["train", str(run_file), *overrides, "--run-dir", str(run)]) == 0
     out = capsys.readouterr().out
-    assert f"run directory: {run}" in out and "RL iterations 2" in out and "final:" in out
+    assert f"run directory: {run}" in out and "RL iterations 2" in out and "evaluations of 1 problem:" in out
+    assert "final" in out.split("evaluations of 1 problem:")[1].splitlines()[1].split()  # the table's header
     # the next commands: the report, an evaluation and a debate with the last checkpoint, from the
     # run's resolved config, which holds the overrides (the run file alone would be another run)
     resolved = run / "config.toml"
@@ -95,7 +96,7 @@ def test_bad_arguments_are_one_line_errors(
     assert main(["train", str(run_file), "training.batch_size=0"]) == 1
     assert "training.batch_size" in capsys.readouterr().err
     assert main(["train", str(run_file), *BASE_OVERRIDES, "--resume", str(run_file.parent / "nothing")]) == 1
-    assert "holds no run to resume" in capsys.readouterr().err
+    assert "does not exist" in capsys.readouterr().err
     assert main(["preflight", str(run_file), *BASE_OVERRIDES, "--num-problems", "0"]) == 1
 
 

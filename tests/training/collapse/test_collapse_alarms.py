@@ -203,8 +203,9 @@ def test_a_training_run_records_says_and_shows_its_collapse_figures(registry: Re
         " constant answer at RL iteration 3",
     ]
     finish = next(line for line in text.splitlines() if line.startswith("step 1/4"))
-    assert f"diversity {records[0]['monitor/answer_diversity']:.3g}" in finish
     assert f"no_signal {records[0]['monitor/no_signal']:.3g}" in finish
+    assert f"agree_r1 {records[0]['monitor/degenerate_consensus']:.3g}" in finish
+    assert "diversity" not in finish  # the other monitors are in the record and the report
 
 
 def test_a_run_made_before_a_setting_existed_resumes_without_a_config_change(

@@ -1,4 +1,4 @@
-"""Standard errors of the evaluation metrics and the change line of the ``debate train`` summary."""
+"""Standard errors of the evaluation metrics, and how ``debate eval`` states each figure."""
 
 from __future__ import annotations
 
@@ -8,7 +8,6 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from debate_core.cli.train_cmd import format_changes
 from debate_core.records import Grade
 from debate_core.training.correctness import GradedDebate, JudgeTally, verifiable_metrics
 
@@ -70,63 +69,6 @@ def test_wrong_mode_share_lies_between_the_scattered_and_the_shared_mistake(prob
     any_readable_wrong = any(e not in (None, "7") for p in problems for e in p)
     assert 0.0 <= share <= wrong + 1e-12  # at most every wrong answer agrees
     assert (share == 0.0) == (not any_readable_wrong)
-
-
-def test_change_line_reports_the_difference_in_standard_errors() -> None:
-    evaluations = {
-        "warmstart": {"e/direct/correct": 0.50, "e/direct/correct_se": 0.03, "e/direct/format": 0.99},
-        "final": {"e/direct/correct": 0.65, "e/direct/correct_se": 0.04, "e/direct/format": 1.0},
-    }
-    lines = format_changes(evaluations)
-    assert lines[0] == "change from warmstart to final:"
-    assert lines[1] == "  direct/correct: 0.500 ± 0.030 -> 0.650 ± 0.040: +0.150 ± 0.050 (+3.0 SE, independent), better"
-    assert len(lines) == 2
-    assert format_changes({"final": evaluations["final"]}) == []
-
-
-def test_change_line_is_paired_when_the_evaluation_recorded_it() -> None:
-    evaluations = {
-        "warmstart": {"e/direct/correct": 0.50, "e/direct/correct_se": 0.03},
-        "final": {
-            "e/direct/correct": 0.65,
-            "e/direct/correct_se": 0.04,
-            "e/direct/correct_change": 0.15,
-            "e/direct/correct_change_se": 0.025,
-        },
-    }
-    assert format_changes(evaluations)[1] == (
-        "  direct/correct: 0.500 ± 0.030 -> 0.650 ± 0.040: +0.150 ± 0.025 (+6.0 SE, paired), better"
-    )
-
-
-def test_the_summary_gives_no_se_verdict_below_20_observations_and_a_wilson_interval_to_proportions() -> None:
-    from debate_core.cli.train_cmd import format_evaluations
-
-    before = {"e/num_problems": 4.0, "e/debate/parse_error": 0.1, "e/debate/parse_error_se": 0.01}
-    after = {
-        **before,
-        "e/debate/parse_error": 0.3,
-        "e/debate/judge_accuracy": 1.0,
-        "e/debate/judge_accuracy_se": 0.0,
-        "e/debate/judge_decidable_votes": 4.0,
-    }
-    before = {
-        **before,
-        "e/debate/judge_accuracy": 0.5,
-        "e/debate/judge_accuracy_se": 0.1,
-        "e/debate/judge_decidable_votes": 25.0,
-    }
-    lines = format_changes({"start": before, "final": after})
-    # judge accuracy: 4 votes at the end, so no SE and no verdict; parse errors: no count declared, worse
-    assert (
-        "  debate/judge_accuracy: 0.500 [0.318, 0.682] (n=25) -> 1.000 [0.510, 1.000] (n=4): "
-        "+0.500 (n=4: too few for an SE)" in lines
-    )
-    assert (
-        "  debate/parse_error: 0.100 ± 0.010 -> 0.300 ± 0.010: +0.200 ± 0.014 (+14.1 SE, independent), worse" in lines
-    )
-    (line,) = format_evaluations({"final": after})
-    assert "judge_accuracy 1.000 [0.510, 1.000] (n=4)" in line and "± 0.000" not in line
 
 
 def test_debate_eval_prints_each_figure_with_its_interval_or_count_and_its_se_on_the_same_line() -> None:

@@ -8,7 +8,6 @@ import json
 from collections.abc import Mapping
 from pathlib import Path
 
-from debate_core.cli.train_cmd import is_headline
 from debate_core.rundir.evaluation_records import EVALUATION_FILE_LABEL
 from debate_core.runtime.interrupts import run_interruptibly
 
@@ -42,6 +41,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "or judge (the judge benchmark)",
     )
     parser.add_argument("--json", action="store_true", help="print the metrics as JSON")
+    parser.add_argument(
+        "--all", action="store_true", help="print every metric before the headline table (default: the table only)"
+    )
     parser.add_argument(
         "--out",
         type=Path,
@@ -92,9 +94,16 @@ def run(args: argparse.Namespace) -> int:
     check_run_fits_context(config, get_registry())
     weights = resolve_policy_weights(args.checkpoint, "--checkpoint") if args.checkpoint else None
     progress = Progress(config.logging.progress, line_interval_s=config.logging.progress_interval_s)
+    if weights is not None:
+        progress.message(f"debate: {weights.describe(args.checkpoint)}")  # which weights, before the wait
     evaluation = run_interruptibly(evaluate_policy(config, get_registry(), weights=weights, progress=progress))
     metrics = evaluation.metrics
-    report = {"checkpoint": weights.path if weights else None, "metrics": metrics, "seconds": evaluation.seconds}
+    report = {
+        "checkpoint": weights.path if weights else None,
+        "step": weights.step if weights else None,
+        "metrics": metrics,
+        "seconds": evaluation.seconds,
+    }
     if args.out is not None:
         record = {
             **report,
@@ -107,28 +116,22 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(report, indent=2))
     else:
-        print(f"policy: {weights.path if weights else 'base model ' + config.model.base_model}")
-        print("\n".join(format_metrics(metrics)))
-        print("\n".join(headline_table(metrics)))
+        print(f"policy: {weights.describe(args.checkpoint) if weights else 'base model ' + config.model.base_model}")
+        if args.all:
+            print("\n".join(format_metrics(metrics)))
+        print("\n".join(headline_lines(metrics)))
         if any(name.endswith("/debate/answer_correct") for name in metrics):
-            print(f"debate accuracy: the debate's answer by {config.debate.final_answer.name} (debate.final_answer)")
+            print(f"the debate's answer: by {config.debate.final_answer.name} (debate.final_answer)")
+        if not args.all:
+            print(f"every metric ({len(metrics)}): --all prints them, --json or --out FILE keeps them")
     return 0
 
 
-def headline_table(metrics: Mapping[str, float]) -> list[str]:
-    """The headline metrics (those the end of training shows), one row each as it may be stated
-    (its interval, or its count when it rests on few observations), under the number of problems:
-    what to read first of the list above."""
-    from debate_core.rundir.evaluation_figures import read_figure
+def headline_lines(metrics: Mapping[str, float]) -> list[str]:
+    """The evaluation's headline table (direct, the debate's answer, cons@k, judge accuracy; each
+    as it may be stated), under the number of problems: the figures to read first."""
+    from debate_core.rundir.evaluation_headline import headline_table
 
-    rows = [
-        (name.split("/", 1)[1], figure.text())
-        for name in metrics
-        if is_headline(name) and (figure := read_figure(metrics, name)) is not None
-    ]
-    if not rows:
-        return ["headline: (no graded metrics)"]
-    problems = next((int(v) for k, v in metrics.items() if k.endswith("/num_problems")), None)
-    width = max(len(name) for name, _ in rows)
-    head = f"headline ({problems} problems):" if problems is not None else "headline:"
-    return [head] + [f"  {name:<{width}}  {text}" for name, text in rows]
+    table = headline_table({"eval": metrics})
+    head = f"headline ({table.problems} problems):" if table.problems is not None else "headline:"
+    return [head, *table.text_lines()]

@@ -1,4 +1,5 @@
-"""``debate plugins``: every installed component with its kind, distribution, version and status."""
+"""``debate plugins``: every installed component with its kind, distribution, version, status and
+one-line description."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import argparse
 import json
 
 from debate_core.plugin import KINDS
+from debate_core.terminal import visible
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -25,8 +27,16 @@ def run(args: argparse.Namespace) -> int:
     headers = ("KIND", "NAME", "DISTRIBUTION", "VERSION", "STATUS")
     table = [(r.kind, r.name, r.distribution, r.version, r.status) for r in rows]
     widths = [max(len(h), *(len(row[i]) for row in table)) if table else len(h) for i, h in enumerate(headers)]
-    print("  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)))
+    print("  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)) + "  DESCRIPTION")
     for r, row in zip(rows, table, strict=True):
         line = "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True))
-        print(f"{line}  {r.reason}" if r.reason else line.rstrip())
+        print(f"{line}  {_last_column(r.description, r.reason)}".rstrip())
     return 0
+
+
+def _last_column(description: str, reason: str | None) -> str:
+    """A component's one-line description, then why it is not active when it is not."""
+    description = visible(" ".join(description.split()))  # a plugin's words, shown not obeyed
+    if not reason:
+        return description
+    return f"{description} ({reason})" if description else reason

@@ -8,6 +8,7 @@ tally and the final answer are printed.
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -64,11 +65,16 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def _open_session(config: RunConfig, registry: Registry, checkpoint: str | None) -> BackendSession:
-    """The backend session, sampling only: on the base model, or on the weights a checkpoint saved."""
+    """The backend session, sampling only: on the base model, or on the weights a checkpoint saved
+    (which checkpoint, its step and the weights' path said on standard error)."""
     from debate_core.runtime.interrupts import run_interruptibly
-    from debate_core.training.evaluation.policy_debate import open_policy_session
+    from debate_core.training.evaluation.policy_debate import open_weights_session
+    from debate_core.training.policy_weights import resolve_policy_weights
 
-    return run_interruptibly(open_policy_session(config, registry, checkpoint, "--checkpoint"))
+    weights = resolve_policy_weights(checkpoint, "--checkpoint") if checkpoint is not None else None
+    if weights is not None:
+        print(f"debate: {weights.describe(checkpoint or '')}", file=sys.stderr)
+    return run_interruptibly(open_weights_session(config, registry, weights))
 
 
 def read_questions(path: str) -> list[Problem]:

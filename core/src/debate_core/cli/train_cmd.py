@@ -20,18 +20,6 @@ if TYPE_CHECKING:
     from debate_core.rundir.directory import RunDirectory
     from debate_core.training.loop import RunOutcome
 
-HEADLINE = (
-    "format",
-    "correct",
-    "pass@",
-    "cons@",
-    "answer_correct",
-    "judge_accuracy",
-    "comparison_rate",
-    "rounds_played",
-    "debate_minus_direct",
-)
-
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
@@ -57,62 +45,46 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.set_defaults(handler=run)
 
 
-HEADLINE_METRICS = ("judge/accuracy", "judge/consistency")
-"""Headline metrics named in full: the judge benchmark's strict accuracy and its consistency."""
+SHORT_RUN_ITERATIONS = 10
+"""Fewer RL iterations than this are too few to learn anything measurable (a smoke run's 3 are)."""
+
+MOSTLY_NO_SIGNAL = 0.5
+"""A run's reward carries no signal when more than this share of its debates had none."""
 
 
-def is_headline(name: str) -> bool:
-    """True for a headline metric of an evaluation (``eval_<dataset>/debate/cons@3``), not its SE or change."""
-    if "/" in name and name.split("/", 1)[1] in HEADLINE_METRICS:
-        return True
-    return (
-        "/" in name
-        and any(part in name.rsplit("/", 1)[-1] for part in HEADLINE)
-        and not name.endswith(("judge_decidable_votes", "_se", "_n", "_change", "response_correct"))
-    )
+def evaluation_summary(evaluations: Mapping[str, Mapping[str, float]], run_dir: str) -> list[str]:
+    """The headline table of the run's evaluations (direct, the debate's answer, cons@k, judge
+    accuracy; first and last, with the change), and where every other metric is."""
+    from debate_core.rundir.evaluation_headline import headline_table
+
+    table = headline_table(evaluations)
+    size = f" of {table.problems} problem{'' if table.problems == 1 else 's'}" if table.problems is not None else ""
+    return [
+        f"evaluations{size}:",
+        *table.text_lines(),
+        f"  every metric: {run_dir}/eval/ and `debate report {run_dir}`",
+    ]
 
 
-def format_evaluations(evaluations: Mapping[str, Mapping[str, float]]) -> list[str]:
-    """One line per evaluation with its headline metrics, each as the figures may be stated
-    (docs/training.md#reading-the-figures: a proportion's interval, a small sample's count)."""
-    from debate_core.rundir.evaluation_figures import read_figure
-
-    lines = []
-    for label, metrics in evaluations.items():
-        shown = [
-            f"{name.split('/', 1)[1]} {figure.text()}"
-            for name in metrics
-            if is_headline(name) and (figure := read_figure(metrics, name)) is not None
-        ]
-        lines.append(f"  {label}: " + ("  ".join(shown) if shown else "(no graded metrics)"))
-    return lines
-
-
-def format_changes(evaluations: Mapping[str, Mapping[str, float]]) -> list[str]:
-    """The change of each metric that has a standard error (``<name>_se``) or a paired change from
-    the first evaluation to the last, with the standard error of the change: paired by problem
-    when the last evaluation recorded it (``<name>_change``, ``<name>_change_se``), else taking the
-    two as independent; no SE below 20 observations, and ``better`` or ``worse`` by the metric's
-    declared direction (docs/training.md#reading-the-figures)."""
-    from debate_core.rundir.evaluation_figures import change_in, read_figure, recorded_paired
-
-    labels = list(evaluations)
-    if len(labels) < 2:
-        return []
-    first, last = evaluations[labels[0]], evaluations[labels[-1]]
-    lines = []
-    for name in last:
-        if name.endswith(("_se", "_n", "_change")) or name not in first:
-            continue
-        paired = recorded_paired(last, name)
-        if paired is None and not (f"{name}_se" in last and f"{name}_se" in first):
-            continue
-        before, after, change = read_figure(first, name), read_figure(last, name), change_in(first, last, name, paired)
-        if before is None or after is None or change is None:
-            continue
-        verdict = f", {change.verdict}" if change.verdict else ""
-        lines.append(f"  {name.split('/', 1)[1]}: {before.text()} -> {after.text()}: {change.text()}{verdict}")
-    return [f"change from {labels[0]} to {labels[-1]}:", *lines] if lines else []
+def learning_note(run_dir: RunDirectory, outcome: RunOutcome) -> str | None:
+    """One line when the run's reward carried no learning signal (most of its debates had all
+    their advantages zero, ``monitor/no_signal``) or its RL was too short to learn anything, with
+    the reason; ``None`` otherwise."""
+    if outcome.iterations < 1:
+        return None
+    shares = [
+        float(record["monitor/no_signal"])
+        for record in run_dir.metric_records(outcome.step)
+        if record.get("phase") == "rl" and isinstance(record.get("monitor/no_signal"), int | float)
+    ]
+    no_signal = sum(shares) / len(shares) if shares else None
+    said = f"{no_signal:.0%} of debates had no reward signal" if no_signal is not None else ""
+    if outcome.iterations < SHORT_RUN_ITERATIONS:
+        reason = f"{outcome.iterations} RL iterations are too few to learn anything (by design in a smoke run)"
+        return f"learning: {reason}" + (f"; {said}" if said else "")
+    if no_signal is not None and no_signal > MOSTLY_NO_SIGNAL:
+        return f"learning: little: {said}: every agent's reward alike (docs/training.md#collapse-alarms)"
+    return None
 
 
 def cost_line(costs: JsonMapping) -> str:
@@ -203,6 +175,7 @@ def _read_config(args: argparse.Namespace) -> tuple[Registry, RunConfig, Path | 
     from debate_core.config import load_run_config
     from debate_core.plugin import get_registry
     from debate_core.rundir.directory import existing_run_directory
+    from debate_core.rundir.resume import check_not_finished
     from debate_core.runtime.context_guard import check_run_fits_context
     from debate_core.training.policy_weights import resolve_init_from
     from debate_core.training.run_needs import check_run_needs
@@ -218,11 +191,13 @@ def _read_config(args: argparse.Namespace) -> tuple[Registry, RunConfig, Path | 
             raise DebateError(f"--resume {args.resume}: no config.toml in the run directory; name the run file")
     config = load_run_config(config_path, overrides, registry=registry)
     check_run_fits_context(config, registry)
-    if resumed is None:
+    if resumed is not None:
+        check_not_finished(resumed, config)
+    else:
         config = resolve_init_from(config)  # a wrong model.init_from fails before a run directory is chosen
-        # what config check finds fails here too, before anything loads (the datasets are read,
-        # every split the run needs, once the components are built)
-        for line in check_run_needs(config, registry, datasets=False):
+        # what config check finds fails here too, before a run directory is chosen or announced:
+        # every split of every dataset the run reads included
+        for line in check_run_needs(config, registry):
             print(f"debate: {line}", file=sys.stderr)
     return registry, config, config_path, resumed
 
@@ -271,11 +246,10 @@ def _print_summary(outcome: RunOutcome, config_path: Path | None, run_dir: RunDi
     print(f"steps done: {outcome.step} (warm-start {outcome.warmstart_steps}, RL iterations {outcome.iterations})")
     print(cost_line(outcome.costs))
     if outcome.evaluations:
-        print("evaluations:")
-        print("\n".join(format_evaluations(outcome.evaluations)))
-        changes = format_changes(outcome.evaluations)
-        if changes:
-            print("\n".join(changes))
+        print("\n".join(evaluation_summary(outcome.evaluations, str(outcome.run_dir))))
+    note = learning_note(run_dir, outcome)
+    if note:
+        print(note)
     print("\n".join(next_commands(str(config_path), str(outcome.run_dir), outcome.last_checkpoint is not None)))
     print(f"reproduce: debate train {run_dir.config_path} --run-dir NEW_DIR  # the resolved config, overrides included")
 

@@ -117,23 +117,55 @@ def load_run_config(
     (``debate_core.plugin.get_registry()``) whose components the file may choose; ``None``
     checks the schema only. Raises ``ConfigError`` listing every problem by key path.
     """
-    raw = read_toml(path) if path is not None else {}
+    file_raw = read_toml(path) if path is not None else {}
     where = f"{path}: " if path is not None else ""
-    raw = apply_overrides(raw, overrides)
+    raw = apply_overrides(file_raw, overrides)
     try:
         config = structure(raw, RunConfig)
     except ConfigError as exc:
-        raise ConfigError(_prefix_lines(where, str(exc))) from None
+        raise ConfigError(_place_lines(where, str(exc), overrides, file_raw)) from None
     if registry is not None:
         try:
             validate_components(config, registry)
         except ConfigError as exc:
-            raise ConfigError(_prefix_lines(where, str(exc))) from None
+            raise ConfigError(_place_lines(where, str(exc), overrides, file_raw)) from None
     return config
 
 
-def _prefix_lines(prefix: str, text: str) -> str:
-    return "\n".join(prefix + line for line in text.splitlines())
+def _place_lines(where: str, text: str, overrides: Sequence[str], file_raw: JsonMapping) -> str:
+    """Each line of an error prefixed with where it comes from: the command-line override that set
+    its key (``override 'trainig.batch_size=2' on the command line: ...``), else the run file
+    (``where``; without a run file, ``""``, the lines are returned as they are)."""
+    if not where:  # no run file to blame: the lines stand as they are
+        return text
+    lines = []
+    for line in text.splitlines():
+        override = _override_of(line.partition(": ")[0], overrides, file_raw)
+        lines.append(f"override {override!r} on the command line: {line}" if override else where + line)
+    return "\n".join(lines)
+
+
+def _override_of(key_path: str, overrides: Sequence[str], file_raw: JsonMapping) -> str | None:
+    """The last override that set ``key_path`` or a key inside it, or a key under ``key_path``
+    when the run file does not have ``key_path`` (an unknown section only the override made)."""
+    path = key_path.replace("[", ".[").split(".")
+    for text in reversed(overrides):
+        keys = text.partition("=")[0].strip().split(".")
+        keys = [k.strip() for k in keys]
+        if path[: len(keys)] == keys:
+            return text
+        if keys[: len(path)] == path and not _has_path(file_raw, path):
+            return text
+    return None
+
+
+def _has_path(raw: JsonMapping, path: Sequence[str]) -> bool:
+    node: object = raw
+    for key in path:
+        if not isinstance(node, Mapping) or key not in node:
+            return False
+        node = node[key]
+    return True
 
 
 def option_value(option: str, text: str, key: str) -> object:

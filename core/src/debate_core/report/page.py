@@ -11,10 +11,11 @@ from debate_core.records.json_values import JsonObject
 from debate_core.report.charts import Marker, Series, line_chart
 from debate_core.report.costs_view import cost_section
 from debate_core.report.debate_view import DebateAnswerer, render_debate
-from debate_core.report.evaluation_table import evaluation_table
+from debate_core.report.evaluation_table import evaluation_table, with_paired_changes
 from debate_core.report.run_data import RunData
 from debate_core.report.segments import Segment
 from debate_core.rundir.evaluation_figures import read_figure
+from debate_core.rundir.evaluation_headline import headline_table
 from debate_core.rundir.evaluation_records import metric_matches
 
 STYLE = """
@@ -28,7 +29,8 @@ table{border-collapse:collapse;background:#fff;margin:6px 12px 10px 0}
 td,th{border:1px solid #d5dae0;padding:3px 8px;text-align:right;vertical-align:top}
 th{background:#eef1f4;text-align:left;font-weight:600}caption{text-align:left;font-size:12px;color:#555;padding:2px}
 td.label{text-align:left}.se{color:#777;font-size:12px}.better{color:#16803c;font-weight:600}.worse{color:#b3261e;font-weight:600}
-.charts{display:flex;flex-wrap:wrap;gap:10px}svg.chart{background:#fff;border:1px solid #d5dae0;border-radius:6px}
+.charts,.headline{display:flex;flex-wrap:wrap;gap:10px}.headline{align-items:flex-start}
+svg.chart{background:#fff;border:1px solid #d5dae0;border-radius:6px}
 .chart-title{font-size:13px;font-weight:600;fill:#1d232b}.tick{font-size:10px;fill:#555}.axis{font-size:11px;fill:#333}
 .legend{font-size:11px;fill:#333}.empty{font-size:13px;fill:#999}.grid{stroke:#e6e9ed}.plot{fill:none;stroke:#c9ced5}
 details.debate{background:#fff;border:1px solid #d5dae0;border-radius:6px;margin:8px 0;padding:6px 10px}
@@ -217,6 +219,55 @@ def _diagnostic_charts(run: RunData, datasets: Sequence[str]) -> list[ChartSpec]
     ]
 
 
+def headline_html(run: RunData) -> str:
+    """What the report leads with: the headline table of the run's evaluations (direct, the
+    debate's answer, cons@k, judge accuracy, each with its interval or SE and its change from
+    the first evaluation to the last, as ``debate train`` ends with), and the held-out accuracy
+    and judge charts beside it; every other metric is in the full table below."""
+    if not run.evaluations:
+        return ""
+    evaluations = with_paired_changes(run.evaluations)
+    by_label = {str(e["label"]): e["metrics"] for e in evaluations}
+    table = headline_table(by_label)
+    if not table.rows:
+        return ""
+    head = "".join(f"<th>{escape(label)}</th>" for label in table.labels)
+    head += "<th>change</th>" if len(table.labels) > 1 else ""
+    rows = ""
+    for row, cells in zip(table.rows, table.cells(), strict=True):
+        label, *figures = cells[: 1 + len(table.labels)]
+        change = escape(cells[-1]) if len(table.labels) > 1 else None
+        verdict = row.change.verdict if row.change is not None and not row.change.few else None
+        if change is not None and verdict:
+            change = f'<span class="{verdict}">{change}</span>'
+        rows += f'<tr><td class="label">{escape(label)}</td>' + "".join(f"<td>{escape(f)}</td>" for f in figures)
+        rows += (f"<td>{change}</td>" if change is not None else "") + "</tr>"
+    size = f" ({table.problems} problems)" if table.problems is not None else ""
+    note = table.note()
+    ev, markers = run.evaluations, resume_markers(run.segments)
+    accuracy = [
+        _eval_series(ev, "direct/correct", "direct"),
+        _debate_accuracy_series(ev),
+        _eval_series(ev, "direct/cons@k", "direct, majority of k", dashed=True),
+    ]
+    judge = [_eval_series(ev, "judge/accuracy", "judge benchmark")]
+    return (
+        f'<h2 id="headline">Headline{escape(size)}</h2><div class="headline">'
+        f'<div><table class="headline-table"><tr><th>held-out</th>{head}</tr>{rows}</table>'
+        + (f'<p class="note">{escape(note)}</p>' if note else "")
+        + '<p class="note">Every metric: <a href="#evaluation">the full table</a> below.</p></div>'
+        + "".join(
+            line_chart(title, series, markers=markers)
+            for title, series in (
+                ("Headline: held-out accuracy (± SE)", accuracy),
+                ("Headline: judge benchmark", judge),
+            )
+            if any(s.points for s in series)  # an empty panel would push the figures down
+        )
+        + "</div>"
+    )
+
+
 def alarms_html(run: RunData) -> str:
     """One line per collapse alarm the run tripped (``alarm/<name>`` = 1 in an RL record,
     docs/training.md#collapse-alarms): at how many iterations, and the steps of the first and last."""
@@ -367,7 +418,9 @@ def report_html(run: RunData, generated: float | None = None) -> str:
 <body><header><h1>debate run <code>{escape(run.root.name)}</code></h1>
 <div class="status">{escape(run.status(now))} · {len(run.metrics.records)} metrics records · report made {stamp}
 · <code>{escape(str(run.root))}</code></div></header><main>{notes}{alarms_html(run)}{judge_silence_html(run)}
-<h2 id="evaluation">Held-out evaluation</h2>{evaluation_table(run.evaluations, run.segments)}{_evaluation_debates(run)}
+{headline_html(run)}
+<h2 id="evaluation">Held-out evaluation: every metric</h2>{evaluation_table(run.evaluations, run.segments)}
+{_evaluation_debates(run)}
 {_costs(run)}<h2 id="curves">Curves over steps</h2>{charts(run)}
 <h2 id="debates">Sampled debates ({shown} of {run.debates_logged} logged)</h2>
 <p class="note">Sections are marked by the parser's spans; dimmed text lies outside every section. Per step:

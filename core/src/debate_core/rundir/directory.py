@@ -254,7 +254,9 @@ def fresh_run_directory(path: Path) -> RunDirectory:
 
 def existing_run_directory(path: Path) -> RunDirectory:
     """A run directory given with ``--resume``: it must hold a run."""
-    if path.exists() and not path.is_dir():
+    if not path.exists():
+        raise RunDirectoryError(f"--resume {path}: does not exist; start a run there with --run-dir {path}")
+    if not path.is_dir():
         raise RunDirectoryError(f"--resume {path}: is a file, not a run directory")
     directory = RunDirectory(path)
     if not directory.holds_run():

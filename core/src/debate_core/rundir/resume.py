@@ -63,6 +63,30 @@ def planned_iterations(config: RunConfig) -> int:
     return config.training.num_iterations
 
 
+def check_not_finished(run_dir: RunDirectory, config: RunConfig) -> None:
+    """Refuse to resume a run whose newest intact checkpoint is its final one under ``config``:
+    every warm-start step and RL iteration it plans is done, so there is nothing to do.
+
+    Raises:
+        CheckpointError: one line with the step and how to go on (more iterations).
+    """
+    checkpoint = scan_checkpoints(run_dir.checkpoints).intact
+    if checkpoint is None or checkpoint.reason != "final":
+        return
+    iterations = planned_iterations(config)
+    warmstart = config.warmstart.steps if config.warmstart.enabled else 0
+    if checkpoint.iteration != iterations or checkpoint.warmstart_steps != warmstart:
+        return  # more to do, or past the end of this config (refused by check_within_config)
+    more = (
+        "with more iterations in the curriculum's last stage"
+        if config.curriculum
+        else f"`debate train --resume {run_dir.root} training.num_iterations={max(2 * iterations, iterations + 1)}`"
+    )
+    raise CheckpointError(
+        f"--resume {run_dir.root}: already finished at step {checkpoint.step} (nothing to do; {more} to go on)"
+    )
+
+
 def check_within_config(checkpoint: Checkpoint, config: RunConfig, where: Path) -> None:
     """Refuse an intact checkpoint that lies past the end of ``config``.
 

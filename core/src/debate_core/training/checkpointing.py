@@ -56,10 +56,11 @@ class Checkpointer:
             periodic=periodic,
             costs=self.context.costs.ledger.to_json(),
         )
-        write_checkpoint(self.context.run_dir.checkpoints, checkpoint)
+        manifest = write_checkpoint(self.context.run_dir.checkpoints, checkpoint)
         position.last_checkpoint = position.step
+        remote = f" (backend state {saved.state})" if "://" in saved.state else ""  # a local one lies beside it
         self.context.progress.message(
-            f"checkpoint step {position.step} ({reason}) in {time.perf_counter() - started:.1f}s: {saved.state}"
+            f"checkpoint step {position.step} ({reason}) in {time.perf_counter() - started:.1f}s: {manifest}{remote}"
         )
         self._prune()
 

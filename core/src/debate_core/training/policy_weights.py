@@ -38,6 +38,8 @@ class PolicyWeights:
 
     sampler_path: str | None = None
     state_path: str | None = None
+    step: int | None = None
+    """The trainer's step the weights are of, when a manifest names them (``None``: a backend path)."""
 
     def __attrs_post_init__(self) -> None:
         if self.sampler_path is None and self.state_path is None:
@@ -52,8 +54,16 @@ class PolicyWeights:
     def of_checkpoint(cls, checkpoint: Checkpoint) -> PolicyWeights:
         """The weights a trainer manifest names."""
         if checkpoint.sampler_weights is not None:
-            return cls(sampler_path=checkpoint.sampler_weights, state_path=checkpoint.backend_state)
-        return cls(state_path=checkpoint.backend_state)
+            return cls(
+                sampler_path=checkpoint.sampler_weights, state_path=checkpoint.backend_state, step=checkpoint.step
+            )
+        return cls(state_path=checkpoint.backend_state, step=checkpoint.step)
+
+    def describe(self, argument: str) -> str:
+        """What was loaded for ``argument`` (a ``--checkpoint`` value), in one line:
+        ``checkpoint runs/main: step 60 (weights /.../step_000060_sampler.npz)``."""
+        step = f"step {self.step}" if self.step is not None else "a backend's own save (no step recorded)"
+        return f"checkpoint {argument}: {step} (weights {self.path})"
 
 
 def check_not_expired(checkpoint: Checkpoint, where: str) -> None:

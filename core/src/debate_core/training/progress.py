@@ -53,6 +53,11 @@ def pace(done: float, total: int, elapsed: float, unit: str, per: Literal["s", "
     return f"elapsed {format_duration(elapsed)}, {rate * scale:.3g} {unit}/{per}, ETA {format_duration(eta)}"
 
 
+def _short(value: float) -> str:
+    """A figure of a progress line: three significant digits, a rate of thousands whole (``1170``)."""
+    return f"{value:.0f}" if abs(value) >= 1000 else f"{value:.3g}"
+
+
 class Progress:
     """Shows the iteration, debates done, tokens/s, mean reward and format rate.
 
@@ -110,14 +115,16 @@ class Progress:
         self._tokens += sampled_tokens
         self._draw()
 
-    def finish(self, summary: Mapping[str, float], note: str = "") -> None:
-        """The iteration is over; ``summary`` holds the headline metrics, ``note`` what it cost."""
+    def finish(self, summary: Mapping[str, float], note: str = "", label: str | None = None) -> None:
+        """The iteration is over; ``summary`` holds the headline metrics, ``note`` what it cost,
+        ``label`` what the line is of when it is not the last part started (an evaluation, whose
+        parts each have their own label)."""
         if self._phase is not None and not self._label.startswith("eval"):
             self._phase.done += 1
         if self.mode == "off":
             return
-        parts = [f"{k} {v:.3g}" for k, v in summary.items()] + ([note] if note else [])
-        line = f"{self._label}  " + "  ".join(parts)
+        parts = [f"{k} {_short(v)}" for k, v in summary.items()] + ([note] if note else [])
+        line = f"{visible(label) if label is not None else self._label}  " + "  ".join(parts)
         if self.mode == "bar":
             self.stream.write("\r\x1b[2K" + line + "\n")
         else:
@@ -155,8 +162,8 @@ class Progress:
         self.stream.flush()
 
     def _line(self, between_steps: bool = False) -> None:
-        """In ``lines`` mode, a progress line when ``line_interval_s`` have passed since the last one:
-        the debates of the step under way (while it runs), then the phase's progress."""
+        """In ``lines`` mode, progress lines when ``line_interval_s`` have passed since the last ones:
+        the debates of the step under way (while it runs), then, on a line of its own, the phase's progress."""
         now = self._clock()
         running = 0 < self._done < self._total_debates
         if now - self._last_line < self.line_interval_s or not (running or (between_steps and self._phase)):
@@ -167,7 +174,7 @@ class Progress:
             elapsed = now - self._started
             tokens = self._tokens / max(elapsed, 1e-9)
             parts.append(
-                f"{self._label}  {self._done}/{self._total_debates} debates  {elapsed:.0f}s  {tokens:.0f} tok/s  "
+                f"{self._label}  {self._done}/{self._total_debates} debates  {tokens:.0f} tok/s  "
                 + pace(self._done, self._total_debates, elapsed, "debates", "s")
             )
         phase = self._phase
@@ -180,6 +187,6 @@ class Progress:
                 + pace(done_here, phase.total - phase.done_at_start, now - phase.started, phase.unit, "min")
                 + (f", {cost}" if cost else "")
             )
-        if parts:
-            self.stream.write("  | ".join(parts) + "\n")
+        if parts:  # one line each, so that each fits a terminal
+            self.stream.write("\n".join(parts) + "\n")
             self.stream.flush()

@@ -21,8 +21,7 @@ from debate_core.records import Dataset
 
 def check_run_needs(config: RunConfig, registry: ComponentBuilder, *, datasets: bool = True) -> list[str]:
     """Raise one ``ConfigError`` listing everything the run would fail on later. ``datasets=False``
-    leaves the datasets out: ``debate train`` reads every split it needs itself, once, before its
-    first step (``training.run_components.read_every_split``).
+    leaves the datasets out, for a caller that reads every split itself before anything else.
 
     Returns:
         The warnings: what does not stop the run but changes it (a judge it cannot reach, with

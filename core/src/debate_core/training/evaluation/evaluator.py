@@ -210,7 +210,7 @@ class Evaluator:
             for i, p in enumerate(problems)
             for r in range(rounds)
         ]
-        episodes = await self._run(self._direct_setup, jobs, f"{label} direct")
+        episodes = await self._run(self._direct_setup, jobs, f"{label}: direct answers")
         prefix = f"{self.prefix}/direct"
         # an answer lost to an earlier agent's parse error in the same round is not counted
         answers = [
@@ -240,7 +240,7 @@ class Evaluator:
         n = setup.num_agents
         m = self.settings.debates_per_problem
         jobs = [_debate_job(p, (policy,) * n, self.seed, i, r) for i, p in enumerate(problems) for r in range(m)]
-        episodes = await self._run(setup, jobs, f"{label} debate")
+        episodes = await self._run(setup, jobs, f"{label}: debates")
         records = [e.record for e in episodes]
         prefix = f"{self.prefix}/debate"
         out = {
@@ -309,7 +309,7 @@ class Evaluator:
             for i, p in enumerate(problems)
             for role in range(n)
         ]
-        episodes = await self._run(setup, jobs, f"{label} role-averaged")
+        episodes = await self._run(setup, jobs, f"{label}: debates against the fixed opponent")
         prefix = f"{self.prefix}/role_averaged"
         records = [e.record for e in episodes]
         out = {f"{prefix}/parse_error": turn_metrics(records)["parse_error"]}

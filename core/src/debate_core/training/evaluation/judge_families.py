@@ -127,7 +127,7 @@ async def own_samples(
         for index, lesson in run.lessons
         for r in range(rounds)
     ]
-    episodes = await run_debates(setup, jobs, f"{label} judge own answers")
+    episodes = await run_debates(setup, jobs, f"{label}: judge benchmark, its own answers")
     return {
         index: [t for e in episodes[k * rounds : (k + 1) * rounds] for t in e.record.turns][:OWN_SAMPLES]
         for k, (index, _) in enumerate(run.lessons)
@@ -183,7 +183,7 @@ async def run_judge_families(
     both: list[list[Judgement]] = []
     for order in (0, 1):
         jobs = benchmark_jobs(pairs, run.judge, first_turns, order, run.seed, run.tokenizer, judge_setup)
-        episodes = await run_debates(judge_setup, jobs, f"{label} judge {'ab'[order]}")
+        episodes = await run_debates(judge_setup, jobs, f"{label}: judge benchmark, pairs in order {'ab'[order]}")
         both.append(judgements_of(episodes, pairs, order, run.grader))
     metrics: dict[str, float] = {}
     per_problem: dict[str, list[float]] = {}
@@ -220,7 +220,7 @@ async def judge_round_one(
     chosen = [pairs[position] for position in first.values()]
     recorded = [first_turns[position] for position in first.values()]
     jobs = benchmark_jobs(chosen, run.judge, recorded, 0, run.seed, run.tokenizer, setup, id_suffix="round1")
-    await run_debates(attrs.evolve(setup, stop_after_round=1), jobs, f"{label} judge round 1")
+    await run_debates(attrs.evolve(setup, stop_after_round=1), jobs, f"{label}: judge benchmark, round 1")
 
 
 def own_counts(run: JudgeBenchmarkRun, samples: Mapping[int, list[Turn]], prefix: str) -> dict[str, float]:

@@ -17,7 +17,7 @@ from debate_core.debate.setup import DebateSetup, build_debate_setup
 from debate_core.plugin import ComponentBuilder, build_choice
 from debate_core.records import DebateEpisode, Grader, Problem, Tokenizer
 from debate_core.runtime.session import BackendSession, open_session_async
-from debate_core.training.policy_weights import resolve_policy_weights
+from debate_core.training.policy_weights import PolicyWeights, resolve_policy_weights
 from debate_core.training.run_components import NamedGrader
 
 
@@ -64,7 +64,16 @@ async def open_policy_session(
     the option that gave it, for errors."""
     if checkpoint is None:
         return await open_session_async(config, registry, training=False)
-    weights = resolve_policy_weights(checkpoint, argument)
+    return await open_weights_session(config, registry, resolve_policy_weights(checkpoint, argument))
+
+
+async def open_weights_session(
+    config: RunConfig, registry: ComponentBuilder, weights: PolicyWeights | None
+) -> BackendSession:
+    """A sampling session on the run file's backend: the base model without ``weights``, else
+    those weights (the ones saved for sampling, or the training state where there are none)."""
+    if weights is None:
+        return await open_session_async(config, registry, training=False)
     return await open_session_async(
         config,
         registry,

@@ -11,6 +11,7 @@ from pathlib import Path
 from debate_core.backends.contract import SamplingClientLike
 from debate_core.files import atomic_write_json, output_write_errors
 from debate_core.records.json_values import JsonObject
+from debate_core.rundir.evaluation_headline import headline_figures
 from debate_core.rundir.evaluation_records import first_evaluation, paired_changes
 from debate_core.rundir.reward_sidecars import reward_summary, write_sidecar
 from debate_core.runtime.sampling_failures import raise_evaluation_failure
@@ -21,9 +22,6 @@ from debate_core.training.run_context import RunContext, RunPosition
 
 OpponentClient = Callable[[], Awaitable[SamplingClientLike]]
 """Opens the fixed opponent of role-averaged evaluation (resolved once, at the start of the run)."""
-
-HEADLINE_SUFFIXES = ("/correct", "/judge_accuracy", "/comparison_rate", "/format")
-"""The metrics an evaluation's progress line shows (with every ``cons@k``), without their SEs and changes."""
 
 
 async def evaluate_weights(
@@ -66,17 +64,8 @@ async def evaluate_weights(
         record["cost"] = price(spent, config.pricing)
     save_evaluation_debates(context.components, context.run_dir.evaluation_debates(step, label), evaluator)
     atomic_write_json(context.run_dir.evaluation_path(step, label), record)
-    context.progress.finish(headline(metrics), context.costs.evaluation_note(spent))
+    context.progress.finish(headline_figures(metrics), context.costs.evaluation_note(spent), label=f"eval {label}")
     return metrics
-
-
-def headline(metrics: dict[str, float]) -> dict[str, float]:
-    """The figures an evaluation's progress line shows, named without their mode prefix."""
-    return {
-        k.split("/", 1)[1]: v
-        for k, v in metrics.items()
-        if (k.endswith(HEADLINE_SUFFIXES) or "/cons@" in k) and not k.endswith(("_se", "_change"))
-    }
 
 
 def save_evaluation_debates(components: RunComponents, folder: Path, evaluator: Evaluator) -> None:

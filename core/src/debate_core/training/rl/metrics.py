@@ -136,32 +136,28 @@ def rollout_metrics(sampled: SampledBatch, rollouts: RolloutQueue) -> dict[str, 
 
 
 def iteration_headline(metrics: Mapping[str, MetricValue], dataset_name: str) -> dict[str, float]:
-    """The figures of an iteration's progress line."""
-    headline = {
-        "reward": float(metrics["reward/configured"]),
-        "fail_penalty": float(metrics["reward/failure_penalty"]),
-        "parse_err": float(metrics["parse_error"]),
-        "tok/s": float(metrics["throughput/sampled_tokens_per_s"]),
-    }
-    if f"train_{dataset_name}/format" in metrics:
-        headline["format"] = float(metrics[f"train_{dataset_name}/format"])
+    """The figures of an iteration's progress line, short enough for one line of a terminal: the
+    reward, failed turns' penalty and parse errors when there are any, the training problems'
+    correctness, the collapse figures of :data:`HEADLINE_MONITORS` and the sampling rate. The
+    other monitors are in the metrics file and the report, and an alarm says when one trips."""
+    headline = {"reward": float(metrics["reward/configured"])}
+    for short, name in (("fail_penalty", "reward/failure_penalty"), ("parse_err", "parse_error")):
+        if float(metrics[name]) != 0.0:
+            headline[short] = float(metrics[name])
+    if f"train_{dataset_name}/correct" in metrics:
         headline["correct"] = float(metrics[f"train_{dataset_name}/correct"])
     for short, name in HEADLINE_MONITORS:
         value = metrics.get(name)
         if isinstance(value, int | float):
             headline[short] = float(value)
+    headline["tok/s"] = float(metrics["throughput/sampled_tokens_per_s"])
     return headline
 
 
 HEADLINE_MONITORS: tuple[tuple[str, str], ...] = (
-    ("diversity", "monitor/answer_diversity"),
-    ("agree_r1", "monitor/degenerate_consensus"),
     ("no_signal", "monitor/no_signal"),
-    ("top_answer", "monitor/top_answer_share"),
-    ("compare", "debate/comparison_rate"),
+    ("agree_r1", "monitor/degenerate_consensus"),
     ("entropy", "optim/entropy"),
-    ("reward_acc", "monitor/reward_accuracy"),
-    ("label_acc", "monitor/label_accuracy"),
 )
 """The collapse figures of an iteration's progress line (docs/training.md#collapse-alarms), by
 their short names there."""
