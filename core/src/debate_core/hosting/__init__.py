@@ -9,7 +9,7 @@ Modules: ``turns`` (a turn as a chat request and its reply), ``hosted`` (the deb
 
 from __future__ import annotations
 
-from debate_core.hosting.hosted import HostedDebate, HostedResult
+from debate_core.hosting.hosted import HostedDebate, HostedResult, load_problems
 from debate_core.hosting.turns import AnswerTurn, ReplyPolicy, TurnReply, TurnRequest
 
-__all__ = ["AnswerTurn", "HostedDebate", "HostedResult", "ReplyPolicy", "TurnReply", "TurnRequest"]
+__all__ = ["AnswerTurn", "HostedDebate", "HostedResult", "ReplyPolicy", "TurnReply", "TurnRequest", "load_problems"]

@@ -21,6 +21,18 @@ from debate_core.runtime.session import BackendSession
 from debate_core.training.evaluation.policy_debate import PolicyDebate, open_policy_session
 
 
+def load_problems(run_file: str | Path, overrides: Sequence[str] = (), split: str = "test") -> list[Problem]:
+    """The problems of a run file's dataset (``split``: ``train`` or ``test``), without opening its backend.
+
+    Raises:
+        DebateError: the run file is invalid or its dataset cannot be built or read.
+    """
+    registry = get_registry()
+    config = load_run_config(Path(run_file), list(overrides), registry=registry)
+    dataset = build_choice(registry, "dataset", config.dataset, "dataset")
+    return list(dataset.problems(split))
+
+
 @attrs.frozen
 class HostedResult:
     """A finished debate: its record, each agent's reward from the run's reward plugin (the
@@ -76,11 +88,6 @@ class HostedDebate:
     def seed(self) -> int:
         """The run's seed: ``debate run --questions`` plays its question ``i`` with ``seed + i``."""
         return self.config.run.seed
-
-    def problems(self, split: str = "test") -> list[Problem]:
-        """The problems of the run file's dataset."""
-        dataset = build_choice(get_registry(), "dataset", self.config.dataset, "dataset")
-        return list(dataset.problems(split))
 
     async def play(self, problem: Problem, answer: AnswerTurn, *, seed: int) -> HostedResult:
         """One debate of ``problem``, every turn answered by ``answer``; scored and answered.
