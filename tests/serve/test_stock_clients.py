@@ -128,5 +128,8 @@ def test_text_completions_sample_the_prompt_as_it_is(server: PolicyServer) -> No
         model="tiny", prompt=ids.model_extra["prompt_token_ids"], max_tokens=5, seed=1
     )
     assert again.choices[0].text == ids.choices[0].text == choice.text  # token ids in: the same sample
+    with pytest.raises(openai.BadRequestError) as caught:
+        client(server).completions.create(model="tiny", prompt=[5, 10**8], max_tokens=5)
+    assert caught.value.body["param"] == "prompt" and "vocabulary" in caught.value.body["message"]
     streamed = client(server).completions.create(model="tiny", prompt="2+3=", max_tokens=5, seed=1, stream=True)
     assert "".join(c.choices[0].text for c in streamed if c.choices) == choice.text

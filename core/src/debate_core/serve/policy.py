@@ -14,7 +14,7 @@ request's failure never refuses the next).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Sequence, Sized
 from typing import TYPE_CHECKING
 
 import attrs
@@ -123,11 +123,11 @@ class ServedPolicy:
         """``/v1/completions``: the prompt sampled as it is (text encoded without special tokens, or
         token ids), stopped by the request's ``stop`` strings and the model's end of sequence."""
         prompt = request.prompt
-        tokens = (
-            list(prompt)
-            if isinstance(prompt, tuple)
-            else self.session.tokenizer.encode(str(prompt), add_special_tokens=False)
-        )
+        tokenizer = self.session.tokenizer
+        tokens = list(prompt) if isinstance(prompt, tuple) else tokenizer.encode(str(prompt), add_special_tokens=False)
+        size = len(tokenizer) if isinstance(tokenizer, Sized) else None
+        if size is not None and any(t >= size for t in tokens):
+            raise ApiError(400, f"'prompt' holds token ids outside the vocabulary [0, {size})", "prompt")
         max_tokens = request.max_tokens or self.config.debate.max_tokens
         check_prompt_fits(len(tokens), max_tokens, self.session.context_length)
         sampler = self.session.sampler()
