@@ -13,6 +13,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from debate_core.hosting import load_problems
 
 Served = Any  # conftest.Served: the run directory, the served URL and model name
@@ -141,3 +143,26 @@ def test_a_fixed_agent_is_not_trained(served: Served, tmp_path: Path) -> None:
     assert standing, "no turn played"
     for agent, info in standing.items():
         assert info["trainable"] is (agent != 1), info
+
+
+@pytest.mark.skipif(shutil.which("uv") is None, reason="verifiers' stock harnesses run their program with uv")
+def test_a_stock_harness_plays_the_turns_too(served: Served, tmp_path: Path) -> None:
+    """verifiers' ``null`` harness streams and sends the agent's own sampling, not the turn's
+    stop: each turn's reply is its trace's last message, cut after the first stop."""
+    seats = [arg for agent in (0, 1) for arg in (f"--env.agent-{agent}.harness.id", "null")]
+    done = vf_eval(served, tmp_path, None, *seats)
+    assert done.returncode == 0, done.stderr[-3000:]
+    played = episodes(tmp_path)
+    assert len(played) == TASKS and all(e["ok"] for e in played)
+    for episode in played:
+        (transcript,) = (tmp_path / "transcripts").glob(episode["task"]["data"]["id"] + "-*.json")
+        turns = json.loads(transcript.read_text(encoding="utf-8"))["turns"]
+        replies = [
+            [n["message"]["content"] for n in t["nodes"] if n["sampled"]][-1]
+            for t in sorted(
+                episode["traces"], key=lambda t: (t["info"]["debate"]["round"], t["info"]["debate"]["agent"])
+            )
+        ]
+        assert len(turns) == len(replies) > 0
+        for turn, reply in zip(turns, replies, strict=True):
+            assert turn["text"] and reply.startswith(turn["text"])  # the streamed reply, cut at a stop at most

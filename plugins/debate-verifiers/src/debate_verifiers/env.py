@@ -122,7 +122,8 @@ class DebateEnv(vf.Env[DebateEnvConfig]):
             trace = await getattr(agents, seat(turn.agent)).run(turn_task)
             trace.info["debate"] = {"seed": seed, "agent": turn.agent, "round": turn.round}
             traces[trace.id] = turn.agent
-            return REPLIES.take(key)
+            reply = REPLIES.waiting.pop(key, None)
+            return reply if reply is not None else reply_of_trace(trace, turn.stop)
 
         result = await debate.play(problem, answer, seed=seed)
         for trace_id, agent in traces.items():
@@ -140,6 +141,26 @@ class DebateEnv(vf.Env[DebateEnvConfig]):
             if agent is None or result is None:
                 raise RuntimeError(f"trace {trace.id} was not a turn of this episode's debate")
             record_outcome(trace, agent, result)
+
+
+def reply_of_trace(trace: vf.Trace, stop: tuple[str, ...]) -> TurnReply:
+    """The reply of a turn another harness played (a stock one, e.g. ``null``): the trace's last
+    sampled message, cut after the first of the turn's stop strings, which such a harness did not
+    send (``debate run``'s sampled text ends with the stop it met, so the stop is kept).
+
+    Raises:
+        RuntimeError: the trace holds no sampled message (the turn failed).
+    """
+    texts = [n.message.content for n in trace.nodes if n.sampled]
+    if not texts:
+        errors = "; ".join(f"{e.type}: {e.message}" for e in trace.errors) or "no error recorded"
+        raise RuntimeError(f"agent turn {trace.id} produced no reply ({errors})")
+    text = texts[-1] if isinstance(texts[-1], str) else str(texts[-1] or "")
+    cuts = sorted((at, len(s)) for s in stop if (at := text.find(s)) >= 0)
+    if cuts:
+        at, length = cuts[0]
+        text = text[: at + length]
+    return TurnReply(text)
 
 
 def record_outcome(trace: vf.Trace, agent: int, result: HostedResult) -> None:

@@ -45,16 +45,6 @@ class Replies:
 
     waiting: dict[str, TurnReply] = attrs.field(factory=dict)
 
-    def take(self, turn: str) -> TurnReply:
-        """The reply of ``turn``, removed.
-
-        Raises:
-            RuntimeError: the harness left none (its request failed).
-        """
-        if turn not in self.waiting:
-            raise RuntimeError(f"no reply for debate turn {turn}: the agent's request failed (see its trace)")
-        return self.waiting.pop(turn)
-
 
 REPLIES = Replies()
 
