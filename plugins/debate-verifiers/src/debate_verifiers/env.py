@@ -77,12 +77,19 @@ class DebateEnv(vf.Env[DebateEnvConfig]):
         taskset = self.taskset
         assert isinstance(taskset, DebateTaskset)
         settings = taskset.config
-        self._debate = await HostedDebate.open(settings.run_file, settings.overrides, settings.checkpoint)
-        if self._debate.num_agents > MAX_SEATS:
+        debate = await HostedDebate.open(settings.run_file, settings.overrides, settings.checkpoint)
+        outside = [a for a in self.options.fixed_agents if not 0 <= a < debate.num_agents]
+        if debate.num_agents > MAX_SEATS or outside:
+            await debate.close()
+            if outside:
+                raise ValueError(
+                    f"--env.fixed-agents: agent {outside[0]} is not in the debate of {settings.run_file} "
+                    f"(agents 0 to {debate.num_agents - 1})"
+                )
             raise ValueError(
-                f"{settings.run_file}: debate.num_agents = {self._debate.num_agents}; "
-                f"debate_verifiers has {MAX_SEATS} seats"
+                f"{settings.run_file}: debate.num_agents = {debate.num_agents}; debate_verifiers has {MAX_SEATS} seats"
             )
+        self._debate = debate
 
     async def stop(self) -> None:
         if self._debate is not None:
@@ -132,7 +139,8 @@ class DebateEnv(vf.Env[DebateEnvConfig]):
         if self.options.transcripts_dir is not None:
             folder = Path(self.options.transcripts_dir)
             folder.mkdir(parents=True, exist_ok=True)
-            (folder / f"{problem.id}-{seed}.json").write_text(result.transcript(), encoding="utf-8")
+            name = "".join(c if c.isalnum() or c in "-_." else "_" for c in problem.id)
+            (folder / f"{name}-{seed}.json").write_text(result.transcript(), encoding="utf-8")
 
     async def finalize(self, task: vf.Task, episode: vf.Episode) -> None:
         for trace in episode.traces:
