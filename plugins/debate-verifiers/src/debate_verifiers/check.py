@@ -1,6 +1,6 @@
-"""``debate-verifiers-check RUN_DIR``: whether a ``vf-eval`` run's episodes succeeded, as an exit
-status (``vf-eval`` exits 0 even when every episode failed): 1 when every episode failed (or,
-with ``--strict``, when any did), with one line naming the first error."""
+"""``debate-verifiers-check RUN_DIR ...``: whether ``vf-eval`` runs' episodes succeeded, as an exit
+status (``vf-eval`` exits 0 even when every episode failed): 1 when every episode of a run failed
+(or, with ``--strict``, when any did), with one line per run naming its first error."""
 
 from __future__ import annotations
 
@@ -46,17 +46,21 @@ def read_outcome(run_dir: Path) -> RunOutcome:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="debate-verifiers-check", description=__doc__)
-    parser.add_argument("run_dir", type=Path, help="a vf-eval run directory (or its traces.jsonl)")
+    parser.add_argument("run_dirs", nargs="+", type=Path, help="vf-eval run directories (or their traces.jsonl)")
     parser.add_argument("--strict", action="store_true", help="fail when any episode failed")
     args = parser.parse_args(argv)
-    try:
-        outcome = read_outcome(args.run_dir)
-    except (OSError, ValueError) as exc:
-        print(f"debate-verifiers-check: {args.run_dir}: {exc}", file=sys.stderr)
-        return 1
-    bad = outcome.failed > 0 if args.strict else outcome.failed == outcome.episodes
-    line = f"{outcome.episodes - outcome.failed} of {outcome.episodes} episodes succeeded"
-    if outcome.first_error:
-        line += f"; first error: {outcome.first_error}"
-    print(f"debate-verifiers-check: {line}", file=sys.stderr if bad else sys.stdout)
-    return 1 if bad else 0
+    status = 0
+    for run_dir in args.run_dirs:
+        try:
+            outcome = read_outcome(run_dir)
+        except (OSError, ValueError) as exc:
+            print(f"debate-verifiers-check: {run_dir}: {exc}", file=sys.stderr)
+            status = 1
+            continue
+        bad = outcome.failed > 0 if args.strict else outcome.failed == outcome.episodes
+        line = f"{outcome.episodes - outcome.failed} of {outcome.episodes} episodes succeeded"
+        if outcome.first_error:
+            line += f"; first error: {outcome.first_error}"
+        print(f"debate-verifiers-check: {run_dir}: {line}", file=sys.stderr if bad else sys.stdout)
+        status = max(status, int(bad))
+    return status
