@@ -92,7 +92,8 @@ def served(tmp_path: Path) -> tuple[ServedPolicy, ScriptedSession]:
 
 def ask(policy: ServedPolicy, model: str) -> Any:
     request = ChatRequest(model=model, messages=(_user("What is 40+2?"),))  # type: ignore[call-arg]
-    return asyncio.run(policy.answer(request))
+    (answer,) = asyncio.run(policy.answer(request))
+    return answer
 
 
 def _user(text: str) -> Any:
@@ -132,12 +133,12 @@ def test_a_conversation_is_rendered_as_it_is(tmp_path: Path) -> None:
     request = ChatRequest(  # type: ignore[call-arg]
         model="policy", messages=(Message(role="system", content="You are Agent 1."), _user("Say 42."))
     )
-    answer = asyncio.run(policy.answer(request))
+    (answer,) = asyncio.run(policy.answer(request))
     assert answer.direct is None and "Say 42." in session.prompts[0] and "Round 1 of" not in session.prompts[0]
 
 
 def test_a_question_s_reply_is_cut_at_the_request_s_stop(tmp_path: Path) -> None:
     policy, _ = served(tmp_path)
     request = ChatRequest(model="policy", messages=(_user("What is 40+2?"),), stop=("{",))  # type: ignore[call-arg]
-    answer = asyncio.run(policy.answer(request))
+    (answer,) = asyncio.run(policy.answer(request))
     assert answer.text == "\\boxed" and answer.direct["answer"] == "41"  # the answer is read before the cut

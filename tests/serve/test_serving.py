@@ -107,7 +107,10 @@ def test_concurrent_requests_are_all_answered(server: PolicyServer) -> None:
     ("request_", "error", "param"),
     [
         ({"model": "gpt-9"}, "NotFoundError", "model"),
-        ({"model": "tiny", "stream": True}, "BadRequestError", "stream"),
+        ({"model": "tiny", "logprobs": True, "top_logprobs": 3}, "BadRequestError", "top_logprobs"),
+        ({"model": "debate", "logprobs": True}, "BadRequestError", "logprobs"),
+        ({"model": "tiny", "logprobs": True}, "BadRequestError", "logprobs"),  # a lone question: the reply is cut
+        ({"model": "tiny", "n": 9}, "BadRequestError", "n"),
         ({"model": "tiny", "temperature": 2.5}, "BadRequestError", "temperature"),
         ({"model": "tiny", "max_tokens": 0}, "BadRequestError", "max_tokens"),
         ({"model": "tiny", "messages": [{"role": "user", "content": "7+8=15. " * 400}]}, "BadRequestError", "messages"),

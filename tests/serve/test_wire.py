@@ -6,12 +6,21 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import attrs
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from debate_core.records import Message
-from debate_core.serve.wire import ApiError, ChatRequest, Completion, completion_body, cut_at_stop, parse_chat_request
+from debate_core.serve.wire import (
+    ApiError,
+    ChatRequest,
+    Completion,
+    completion_body,
+    cut_at_stop,
+    parse_chat_request,
+    parse_completion_request,
+)
 
 MODELS = ("debate", "tiny")
 USER = [{"role": "user", "content": "What is 2+3?"}]
@@ -50,8 +59,22 @@ def test_a_request_is_read_with_what_it_leaves_to_the_server() -> None:
 BAD_REQUESTS: dict[str, tuple[Any, int, str | None, str | None]] = {
     "no model": ({"messages": USER}, 400, "model", None),
     "an unknown model": ({"model": "gpt-9", "messages": USER}, 404, "model", "model_not_found"),
-    "streaming": ({"model": "tiny", "messages": USER, "stream": True}, 400, "stream", None),
-    "n of 2": ({"model": "tiny", "messages": USER, "n": 2}, 400, "n", None),
+    "streaming as text": ({"model": "tiny", "messages": USER, "stream": "yes"}, 400, "stream", None),
+    "stream options without a stream": (
+        {"model": "tiny", "messages": USER, "stream_options": {"include_usage": True}},
+        400,
+        "stream_options",
+        None,
+    ),
+    "n of 0": ({"model": "tiny", "messages": USER, "n": 0}, 400, "n", None),
+    "n of 9": ({"model": "tiny", "messages": USER, "n": 9}, 400, "n", None),
+    "top_logprobs": (
+        {"model": "tiny", "messages": USER, "logprobs": True, "top_logprobs": 2},
+        400,
+        "top_logprobs",
+        None,
+    ),
+    "logprobs as a number": ({"model": "tiny", "messages": USER, "logprobs": 1}, 400, "logprobs", None),
     "no messages": ({"model": "tiny", "messages": []}, 400, "messages", None),
     "no user message": ({"model": "tiny", "messages": [{"role": "system", "content": "x"}]}, 400, "messages", None),
     "a bad role": ({"model": "tiny", "messages": [{"role": "tool", "content": "x"}]}, 400, "messages[0].role", None),
@@ -103,7 +126,21 @@ JSON = st.recursive(
     max_leaves=12,
 )
 FIELDS = st.sampled_from(
-    ["model", "messages", "max_tokens", "max_completion_tokens", "temperature", "seed", "stop", "n", "stream"]
+    [
+        "model",
+        "messages",
+        "max_tokens",
+        "max_completion_tokens",
+        "temperature",
+        "seed",
+        "stop",
+        "n",
+        "stream",
+        "stream_options",
+        "logprobs",
+        "top_logprobs",
+        "return_token_ids",
+    ]
 )
 
 
@@ -124,16 +161,104 @@ def test_stops_cut_the_text_at_the_first_one() -> None:
 
 def test_a_completion_reports_its_usage_and_a_debate_its_summary() -> None:
     request = ChatRequest("debate", (Message("user", "q"),))
-    body = completion_body(request, Completion("5", "stop", 30, 12, {"final_answer": "5"}), created=7)
+    body = completion_body(request, [Completion("5", "stop", 30, 12, {"final_answer": "5"})], created=7)
     assert body["object"] == "chat.completion" and body["created"] == 7 and body["model"] == "debate"
     assert body["choices"][0]["message"] == {"role": "assistant", "content": "5"}
     assert body["usage"] == {"prompt_tokens": 30, "completion_tokens": 12, "total_tokens": 42}
     assert body["debate"] == {"final_answer": "5"}
-    plain = completion_body(request, Completion("5", "stop", 30, 12), created=7)
+    plain = completion_body(request, [Completion("5", "stop", 30, 12)], created=7)
     assert "debate" not in plain and "direct" not in plain
     direct = Completion("\\boxed{5}", "stop", 30, 12, direct={"answer": "5", "format_ok": True, "response": "..."})
-    assert completion_body(request, direct, created=7)["direct"] == {
+    assert completion_body(request, [direct], created=7)["direct"] == {
         "answer": "5",
         "format_ok": True,
         "response": "...",
     }
+
+
+def test_stream_choices_logprobs_and_token_ids_are_read() -> None:
+    request = parse(
+        {
+            "model": "tiny",
+            "messages": USER,
+            "stream": True,
+            "stream_options": {"include_usage": True},
+            "n": 3,
+            "logprobs": True,
+            "top_logprobs": 0,
+            "return_token_ids": True,
+        }
+    )
+    assert (request.stream, request.include_usage, request.n, request.logprobs, request.return_token_ids) == (
+        True,
+        True,
+        3,
+        True,
+        True,
+    )
+
+
+def test_a_text_completion_request_takes_text_or_token_ids() -> None:
+    def read(body: dict[str, Any]) -> ChatRequest:
+        return parse_completion_request(json.dumps({"model": "tiny", **body}).encode(), MODELS)
+
+    assert read({"prompt": "2+3="}).prompt == "2+3=" and read({"prompt": ["2+3="]}).question == "2+3="
+    assert read({"prompt": [5, 6], "logprobs": 1}).prompt == (5, 6) and read({"prompt": "x", "logprobs": 1}).logprobs
+    for bad, param in (
+        ({"prompt": ""}, "prompt"),
+        ({"prompt": [1, -2]}, "prompt"),
+        ({"prompt": ["a", "b"]}, "prompt"),
+        ({"prompt": "x", "logprobs": 5}, "logprobs"),
+        ({"prompt": "x", "echo": True}, "echo"),
+    ):
+        with pytest.raises(ApiError) as caught:
+            read(bad)
+        assert caught.value.status == 400 and caught.value.param == param
+
+
+def test_n_choices_their_usage_logprobs_and_token_ids_are_written() -> None:
+    request = ChatRequest("tiny", (Message("user", "q"),), n=2, logprobs=True, return_token_ids=True)
+    one = Completion(
+        "ab", "stop", 3, 2, prompt_token_ids=(1, 2, 3), token_ids=(7, 8), token_logprobs=(("a", -0.5), ("b", -1.0))
+    )
+    two = Completion("c", "length", 3, 1, prompt_token_ids=(1, 2, 3), token_ids=(9,), token_logprobs=(("c", -2.0),))
+    body = completion_body(request, [one, two])
+    assert [c["index"] for c in body["choices"]] == [0, 1] and body["prompt_token_ids"] == [1, 2, 3]
+    assert body["choices"][1]["token_ids"] == [9] and body["choices"][1]["finish_reason"] == "length"
+    assert body["choices"][0]["logprobs"]["content"][1] == {
+        "token": "b",
+        "logprob": -1.0,
+        "bytes": [98],
+        "top_logprobs": [],
+    }
+    assert body["usage"] == {"prompt_tokens": 6, "completion_tokens": 3, "total_tokens": 9}
+    text = completion_body(attrs.evolve(request, return_token_ids=False), [one], text=True)
+    assert text["object"] == "text_completion" and text["choices"][0]["text"] == "ab" and "prompt_token_ids" not in text
+    assert text["choices"][0]["logprobs"] == {
+        "tokens": ["a", "b"],
+        "token_logprobs": [-0.5, -1.0],
+        "top_logprobs": None,
+        "text_offset": [0, 1],
+    }
+    assert (
+        completion_body(attrs.evolve(request, logprobs=False), [attrs.evolve(one, token_logprobs=None)])["choices"][0][
+            "logprobs"
+        ]
+        is None
+    )
+
+
+def test_a_stream_sends_the_role_the_text_the_finish_the_usage_then_done() -> None:
+    from debate_core.serve.streaming import stream_events
+
+    request = ChatRequest("debate", (Message("user", "q"),), stream=True, include_usage=True)
+    events = list(stream_events(request, [Completion("5", "stop", 30, 12, {"final_answer": "5"})]))
+    assert events[-1] == b"data: [DONE]\n\n" and all(e.startswith(b"data: ") and e.endswith(b"\n\n") for e in events)
+    chunks = [json.loads(e[6:]) for e in events[:-1]]
+    assert [c["object"] for c in chunks] == ["chat.completion.chunk"] * 4
+    assert chunks[0]["choices"][0]["delta"] == {"role": "assistant", "content": ""}
+    assert chunks[1]["choices"][0]["delta"] == {"content": "5"}
+    assert chunks[2]["choices"][0]["finish_reason"] == "stop" and chunks[2]["debate"] == {"final_answer": "5"}
+    assert chunks[3]["choices"] == [] and chunks[3]["usage"]["total_tokens"] == 42
+    quiet = list(stream_events(attrs.evolve(request, include_usage=False), [Completion("5", "stop", 30, 12)]))
+    assert len(quiet) == 4 and b"usage" not in b"".join(quiet)

@@ -221,6 +221,7 @@ class _Debate:
             max_rounds=setup.max_rounds,
             shown=tuple(entries),
             informed=informed,
+            messages=tuple(messages),
         )
         return instructions, list(messages), prompt, view
 

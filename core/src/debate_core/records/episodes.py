@@ -8,7 +8,7 @@ from typing import Protocol, runtime_checkable
 
 import attrs
 
-from debate_core.records.debate import DebateRecord
+from debate_core.records.debate import DebateRecord, Message
 from debate_core.records.prompts import HistoryEntry, StopCondition
 
 
@@ -37,7 +37,8 @@ class TurnView:
     debate itself rather than from tokens (the warm-start's reference agents, scripted tests).
 
     ``shown`` are the history entries of the prompt in commit order (the agent's own included);
-    ``informed`` is ``Turn.informed`` of the turn being answered.
+    ``informed`` is ``Turn.informed`` of the turn being answered; ``messages`` are the prompt's
+    messages before rendering (for a policy behind a chat API: ``debate_core.hosting``).
     """
 
     question: str
@@ -47,6 +48,7 @@ class TurnView:
     max_rounds: int
     shown: tuple[HistoryEntry, ...]
     informed: bool
+    messages: tuple[Message, ...] = ()
 
     def latest_of_others(self) -> dict[int, HistoryEntry]:
         """Each other agent's most recent shown entry, by agent id."""

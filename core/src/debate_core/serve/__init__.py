@@ -3,9 +3,10 @@
 can use a trained policy: the model ``debate`` answers with a test-time debate's final answer,
 the policy's own name with one sample.
 
-Modules: ``wire`` (requests read and checked, answers and errors written), ``policy`` (what
-answers: a sample or a debate, through ``debate run``'s code), ``http_server`` (the standard
-library's HTTP server in front of one asyncio loop).
+Modules: ``wire`` (requests read and checked, answers and errors written), ``streaming`` (the
+server-sent events of a streamed answer), ``policy`` (what answers: samples or debates, through
+``debate run``'s code), ``http_server`` (the standard library's HTTP server in front of one
+asyncio loop).
 """
 
 from __future__ import annotations

@@ -4,12 +4,15 @@ threading HTTP server in front of one asyncio loop that owns the policy.
 Each request is read and checked on its connection's thread, then answered on the loop
 (``asyncio.run_coroutine_threadsafe``), so concurrent requests reach the backend together and
 the local backend batches them. Routes: ``GET /v1/models``, ``GET /v1/models/{name}``,
-``POST /v1/chat/completions`` and ``GET /health``; anything else gets an OpenAI-style error.
+``POST /v1/chat/completions``, ``POST /v1/completions`` and ``GET /health``; anything else gets an
+OpenAI-style error. A ``stream = true`` request is answered with server-sent events
+(``streaming``), a comment line every ``keep_alive_s`` seconds until the answer is known.
 """
 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
 import json
 import sys
@@ -20,12 +23,22 @@ from collections.abc import Callable, Coroutine, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, TypeVar
 
+import attrs
+
 from debate_core.config import RunConfig
 from debate_core.config.environment import env_flag
 from debate_core.limits import limit_value
 from debate_core.records.json_values import JsonObject
-from debate_core.serve.policy import ServedPolicy
-from debate_core.serve.wire import ApiError, completion_body, models_body, parse_chat_request
+from debate_core.serve.policy import ServedPolicy, check_request
+from debate_core.serve.streaming import KEEP_ALIVE, error_event, stream_events
+from debate_core.serve.wire import (
+    ApiError,
+    ChatRequest,
+    completion_body,
+    models_body,
+    parse_chat_request,
+    parse_completion_request,
+)
 
 if TYPE_CHECKING:
     from debate_core.plugin import ComponentBuilder
@@ -33,7 +46,19 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 CHAT_PATH = "/v1/chat/completions"
+COMPLETIONS_PATH = "/v1/completions"
 MODELS_PATH = "/v1/models"
+
+KEEP_ALIVE_S = 5.0
+"""Seconds between the comment lines of a stream whose answer is not yet known."""
+
+
+@attrs.frozen
+class Stream:
+    """A request answered with server-sent events: its checked request and the kind of its chunks."""
+
+    request: ChatRequest
+    text: bool
 
 
 class EventLoopThread:
@@ -66,6 +91,7 @@ class PolicyServer:
         self.loop = loop
         self.log = log
         self.created = int(time.time())
+        self.keep_alive_s = KEEP_ALIVE_S
         self.httpd = _HttpServer((host, port), _Handler)
         self.httpd.app = self
 
@@ -89,24 +115,47 @@ class PolicyServer:
         """Close the listening socket (the loop and the policy are the caller's)."""
         self.httpd.server_close()
 
-    def respond(self, method: str, path: str, body: bytes) -> tuple[int, JsonObject]:
-        """The status and JSON body of one request."""
+    def respond(self, method: str, path: str, body: bytes) -> tuple[int, JsonObject] | Stream:
+        """The status and JSON body of one request, or the stream that answers it."""
         try:
-            return 200, self._route(method, path.split("?", 1)[0].rstrip("/"), body)
+            return self._route(method, path.split("?", 1)[0].rstrip("/"), body)
         except ApiError as exc:
             return exc.status, exc.body()
         except Exception as exc:  # a bug or an unexpected backend error: the server stays up
-            if env_flag("DEBATE_DEBUG"):
-                traceback.print_exc()
-            text = " ".join(str(exc).split())
-            return 500, ApiError(500, f"internal error: {type(exc).__name__}: {text}"[:2000]).body()
+            return _internal(exc).status, _internal(exc).body()
 
-    def _route(self, method: str, path: str, body: bytes) -> JsonObject:
+    def stream(self, stream: Stream) -> Iterator[bytes]:
+        """The events of a streamed answer: comment lines while it is played, then its chunks (an
+        error event when it failed)."""
+        future = asyncio.run_coroutine_threadsafe(self.policy.answer(stream.request), self.loop.loop)
+        while True:
+            try:
+                completions = future.result(timeout=self.keep_alive_s)
+                break
+            except concurrent.futures.TimeoutError:
+                yield KEEP_ALIVE
+            except ApiError as exc:
+                yield error_event(exc)
+                return
+            except Exception as exc:
+                yield error_event(_internal(exc))
+                return
+        yield from stream_events(stream.request, completions, text=stream.text)
+
+    def _route(self, method: str, path: str, body: bytes) -> tuple[int, JsonObject] | Stream:
         models = self.policy.models
-        if path == CHAT_PATH:
+        if path in (CHAT_PATH, COMPLETIONS_PATH):
             _allow(method, "POST", path)
-            request = parse_chat_request(body, models)
-            return completion_body(request, self.loop.run(self.policy.answer(request)))
+            text = path == COMPLETIONS_PATH
+            request = parse_completion_request(body, models) if text else parse_chat_request(body, models)
+            check_request(request)
+            if request.stream:
+                return Stream(request, text)
+            return 200, completion_body(request, self.loop.run(self.policy.answer(request)), text=text)
+        return 200, self._read(method, path)
+
+    def _read(self, method: str, path: str) -> JsonObject:
+        models = self.policy.models
         if path == MODELS_PATH:
             _allow(method, "GET", path)
             return models_body(models, self.created)
@@ -119,8 +168,19 @@ class PolicyServer:
         if path == "/health":
             return {"status": "ok", "models": list(models)}
         raise ApiError(
-            404, f"Unknown path {path!r}: this server answers {MODELS_PATH} and {CHAT_PATH}", None, "not_found"
+            404,
+            f"Unknown path {path!r}: this server answers {MODELS_PATH}, {CHAT_PATH} and {COMPLETIONS_PATH}",
+            None,
+            "not_found",
         )
+
+
+def _internal(exc: Exception) -> ApiError:
+    """A bug or an unexpected backend error as a 500 (the traceback printed under ``DEBATE_DEBUG``)."""
+    if env_flag("DEBATE_DEBUG"):
+        traceback.print_exception(exc)
+    text = " ".join(str(exc).split())
+    return ApiError(500, f"internal error: {type(exc).__name__}: {text}"[:2000])
 
 
 def _allow(method: str, allowed: str, path: str) -> None:
@@ -160,8 +220,27 @@ class _Handler(BaseHTTPRequestHandler):
         self._answer("DELETE", b"")
 
     def _answer(self, method: str, body: bytes) -> None:
-        status, payload = self.server.app.respond(method, self.path, body)
-        self._send(status, payload)
+        answer = self.server.app.respond(method, self.path, body)
+        if isinstance(answer, Stream):
+            self._stream(answer)
+            return
+        self._send(*answer)
+
+    def _stream(self, stream: Stream) -> None:
+        """Server-sent events, each flushed as it is written; the connection closes after the last."""
+        self.close_connection = True
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        self.wfile.flush()
+        try:
+            for data in self.server.app.stream(stream):
+                self.wfile.write(data)
+                self.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError):  # the client went away; the answer is dropped
+            return
 
     def _send(self, status: int, payload: JsonObject) -> None:
         data = json.dumps(payload, ensure_ascii=False).encode("utf-8")

@@ -13,7 +13,8 @@ request's failure never refuses the next).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import asyncio
+from collections.abc import Sequence, Sized
 from typing import TYPE_CHECKING
 
 import attrs
@@ -73,24 +74,70 @@ class ServedPolicy:
         """The model names served: ``debate`` and the policy's own."""
         return (DEBATE_MODEL, self.name)
 
-    async def answer(self, request: ChatRequest) -> Completion:
-        """The answer to a checked request.
+    async def answer(self, request: ChatRequest) -> tuple[Completion, ...]:
+        """The ``n`` answers to a checked request, choice ``i`` sampled with seed ``seed + i``
+        (choice 0 is the answer of the same request with ``n = 1``).
 
         Raises:
-            ApiError: the prompt does not fit the model's context (400), or sampling failed (500).
+            ApiError: logprobs asked of an answer that is not one sequence's text (400), the
+                prompt does not fit the model's context (400), or sampling failed (500).
         """
+        check_request(request)
         try:
-            if request.model == DEBATE_MODEL:
-                return await self._debate(request)
-            return await self._sample(request)
+            return tuple(await asyncio.gather(*(self._one(request, choice) for choice in range(request.n))))
         except ContextLengthError as exc:
             raise ApiError(400, str(exc), "messages", "context_length_exceeded") from None
         except DebateError as exc:
             raise ApiError(500, f"sampling failed: {exc}") from None
 
+    async def _one(self, request: ChatRequest, choice: int) -> Completion:
+        request = attrs.evolve(request, seed=self._seed(request) + choice)
+        if request.model == DEBATE_MODEL:
+            return await self._debate(request)
+        if request.prompt is not None:
+            return await self._raw(request)
+        return await self._sample(request)
+
     def _seed(self, request: ChatRequest) -> int:
         """The request's seed, else the run's (``run.seed``): the same request gets the same answer."""
         return self.config.run.seed if request.seed is None else request.seed
+
+    def _tokens(self, request: ChatRequest, prompt: Sequence[int], action: SampledAction) -> Completion:
+        """What a completion says of one sampled sequence: its token ids, and each token's text and
+        logprob when the request asked for them."""
+        decode = self.session.tokenizer.decode
+        logprobs = None
+        if request.logprobs:
+            logprobs = tuple((decode([t]), lp) for t, lp in zip(action.tokens, action.logprobs, strict=True))
+        return Completion(
+            "",
+            "stop",
+            len(prompt),
+            len(action.tokens),
+            prompt_token_ids=tuple(prompt),
+            token_ids=action.tokens,
+            token_logprobs=logprobs,
+        )
+
+    async def _raw(self, request: ChatRequest) -> Completion:
+        """``/v1/completions``: the prompt sampled as it is (text encoded without special tokens, or
+        token ids), stopped by the request's ``stop`` strings and the model's end of sequence."""
+        prompt = request.prompt
+        tokenizer = self.session.tokenizer
+        tokens = list(prompt) if isinstance(prompt, tuple) else tokenizer.encode(str(prompt), add_special_tokens=False)
+        size = len(tokenizer) if isinstance(tokenizer, Sized) else None
+        if size is not None and any(t >= size for t in tokens):
+            raise ApiError(400, f"'prompt' holds token ids outside the vocabulary [0, {size})", "prompt")
+        max_tokens = request.max_tokens or self.config.debate.max_tokens
+        check_prompt_fits(len(tokens), max_tokens, self.session.context_length)
+        sampler = self.session.sampler()
+        stop = StopCondition(strings=request.stop)
+        action = await _sampled(
+            sampler, self.setup.renderer, tokens, stop, self._temperature(request), max_tokens, self._seed(request)
+        )
+        text, stopped = cut_at_stop(action.text, request.stop)
+        finish = "length" if action.stop_reason == "length" and not stopped else "stop"
+        return attrs.evolve(self._tokens(request, tokens, action), text=text, finish_reason=finish)
 
     def _temperature(self, request: ChatRequest) -> float:
         """The request's temperature, else the evaluation's, else the debate's (as ``debate run``)."""
@@ -116,7 +163,7 @@ class ServedPolicy:
         action = await _sampled(sampler, renderer, prompt, stop, temperature, max_tokens, self._seed(request))
         text, stopped = cut_at_stop(action.text, [*request.stop, *stop.strings])
         finish = "length" if action.stop_reason == "length" and not stopped else "stop"
-        return Completion(text, finish, len(prompt), len(action.tokens))
+        return attrs.evolve(self._tokens(request, prompt, action), text=text, finish_reason=finish)
 
     async def _direct(self, request: ChatRequest) -> Completion:
         """One answer to the question in the prompt evaluation's direct answers use: the reply is
@@ -140,7 +187,8 @@ class ServedPolicy:
             "answer": self.grader.grade(response.solution, "").extracted if response.ok else None,
         }
         finish = "length" if action.stop_reason == "length" else "stop"
-        return Completion(reply, finish, len(first.tokens), len(action.tokens), direct=summary)
+        sampled = self._tokens(attrs.evolve(request, logprobs=False), first.tokens, action)
+        return attrs.evolve(sampled, text=reply, finish_reason=finish, direct=summary)
 
     async def _debate(self, request: ChatRequest) -> Completion:
         """A test-time debate of the last user message; its final answer is the reply."""
@@ -157,6 +205,32 @@ class ServedPolicy:
     async def close(self, status: str = "success") -> None:
         """Close the backend session."""
         await self.session.close(status)
+
+
+def check_request(request: ChatRequest) -> None:
+    """What a request may ask of its model, checked before anything is sampled: logprobs are the
+    sampled tokens' own, so only a reply that is one sequence's text has them.
+
+    Raises:
+        ApiError: 400, naming ``logprobs``.
+    """
+    if not request.logprobs:
+        return
+    if request.model == DEBATE_MODEL:
+        raise ApiError(
+            400,
+            "logprobs are not available from the model 'debate': its answer is read from many agents' "
+            "turns, not sampled as one sequence; ask the policy's own model",
+            "logprobs",
+        )
+    if request.prompt is None and len(request.messages) == 1 and request.messages[0].role == "user":
+        raise ApiError(
+            400,
+            "logprobs are not available for a lone question: its reply is the solution cut out of the "
+            "response sampled in the debate's first-turn prompt; send a system message too (the "
+            "conversation is then sampled as it is) or use /v1/completions",
+            "logprobs",
+        )
 
 
 async def _sampled(

@@ -12,6 +12,7 @@ import math
 import time
 import uuid
 from collections.abc import Sequence
+from typing import TypedDict
 
 import attrs
 
@@ -24,6 +25,9 @@ ROLES = ("system", "developer", "user", "assistant")
 
 MAX_STOP_STRINGS = 4
 """Stop strings a request may give (the API's own limit)."""
+
+MAX_CHOICES = 8
+"""Choices one request may ask for (``n``)."""
 
 
 class ApiError(Exception):
@@ -56,6 +60,17 @@ class ChatRequest:
     temperature: float | None = None
     seed: int | None = None
     stop: tuple[str, ...] = ()
+    n: int = 1
+    """Choices asked for; choice ``i`` is sampled with seed ``seed + i``."""
+    stream: bool = False
+    include_usage: bool = False
+    """``stream_options.include_usage``: a last chunk with the usage and no choices."""
+    logprobs: bool = False
+    """The sampled tokens' own logprobs asked for (``logprobs``; in ``/v1/completions`` a number)."""
+    return_token_ids: bool = False
+    """The prompt's and each choice's sampled token ids asked for (``return_token_ids``, as vLLM names it)."""
+    prompt: str | tuple[int, ...] | None = None
+    """``/v1/completions``' prompt, sampled as it is (no chat format): text, or token ids."""
 
     @property
     def question(self) -> str:
@@ -76,6 +91,12 @@ class Completion:
     direct: JsonMapping | None = None
     """For a question answered as evaluation's direct answers are: the whole response, whether it
     followed the output contract, and the answer the grader reads (an extra ``direct`` object)."""
+    prompt_token_ids: tuple[int, ...] = ()
+    token_ids: tuple[int, ...] = ()
+    """Every token sampled, the stop included (empty for a debate, which samples many sequences)."""
+    token_logprobs: tuple[tuple[str, float], ...] | None = None
+    """Each sampled token's text and the policy's own logprob of it, when the request asked; the
+    texts join to ``text``."""
 
 
 def read_body(body: bytes) -> JsonObject:
@@ -102,6 +123,50 @@ def parse_chat_request(body: bytes, models: Sequence[str]) -> ChatRequest:
         ApiError: anything the server does not accept, naming the parameter (404 for an unknown model).
     """
     data = read_body(body)
+    model = _model(data, models)
+    top = data.get("top_logprobs")
+    if top not in (None, 0):
+        raise ApiError(400, _NO_TOP_LOGPROBS, "top_logprobs")
+    return ChatRequest(
+        model=model,
+        messages=_messages(data.get("messages")),
+        logprobs=_flag(data, "logprobs"),
+        **_common(data),
+    )
+
+
+_NO_TOP_LOGPROBS = (
+    "'top_logprobs' must be 0 or absent: debate serve gives each sampled token's own logprob "
+    "(logprobs=true), not the most likely alternatives"
+)
+
+
+def parse_completion_request(body: bytes, models: Sequence[str]) -> ChatRequest:
+    """A ``/v1/completions`` request for one of ``models``: its ``prompt`` (text, or token ids)
+    sampled as it is; for the ``debate`` model the prompt text is the question.
+
+    Raises:
+        ApiError: anything the server does not accept, naming the parameter (404 for an unknown model).
+    """
+    data = read_body(body)
+    model = _model(data, models)
+    prompt = _prompt(data.get("prompt"))
+    logprobs = data.get("logprobs")
+    if logprobs not in (None, 0, 1) or isinstance(logprobs, bool):
+        raise ApiError(400, "'logprobs' must be 0 or 1 (the sampled token's own logprob) or absent", "logprobs")
+    if data.get("echo") not in (None, False):
+        raise ApiError(400, "'echo' is not supported by debate serve: ask without it", "echo")
+    question = prompt if isinstance(prompt, str) else "(token ids)"
+    return ChatRequest(
+        model=model,
+        messages=(Message("user", question),),
+        logprobs=logprobs == 1,
+        prompt=prompt,
+        **_common(data),
+    )
+
+
+def _model(data: JsonMapping, models: Sequence[str]) -> str:
     model = data.get("model")
     if not isinstance(model, str) or not model:
         raise ApiError(400, "'model' must be a model name: one of " + ", ".join(models), "model")
@@ -109,17 +174,70 @@ def parse_chat_request(body: bytes, models: Sequence[str]) -> ChatRequest:
         raise ApiError(
             404, f"The model '{model}' does not exist; this server has {', '.join(models)}", "model", "model_not_found"
         )
-    if data.get("stream") not in (None, False):
-        raise ApiError(400, "stream=true is not supported by debate serve: ask without streaming", "stream")
-    if data.get("n") not in (None, 1):
-        raise ApiError(400, "'n' must be 1: debate serve answers one choice per request", "n")
-    return ChatRequest(
-        model=model,
-        messages=_messages(data.get("messages")),
-        max_tokens=_max_tokens(data),
-        temperature=_number(data, "temperature", 0.0, 2.0),
-        seed=_seed(data.get("seed")),
-        stop=_stop(data.get("stop")),
+    return model
+
+
+class _Shared(TypedDict):
+    """The fields chat and text completions read alike."""
+
+    max_tokens: int | None
+    temperature: float | None
+    seed: int | None
+    stop: tuple[str, ...]
+    n: int
+    stream: bool
+    include_usage: bool
+    return_token_ids: bool
+
+
+def _common(data: JsonMapping) -> _Shared:
+    """What chat and text completions share: limits, sampling, choices, streaming, token ids."""
+    stream = _flag(data, "stream")
+    options = data.get("stream_options")
+    if options is not None and (not isinstance(options, dict) or not stream):
+        raise ApiError(400, "'stream_options' must be an object, and only with stream=true", "stream_options")
+    include_usage = (options or {}).get("include_usage", False)
+    if not isinstance(include_usage, bool):
+        raise ApiError(400, "'stream_options.include_usage' must be true or false", "stream_options.include_usage")
+    return {
+        "max_tokens": _max_tokens(data),
+        "temperature": _number(data, "temperature", 0.0, 2.0),
+        "seed": _seed(data.get("seed")),
+        "stop": _stop(data.get("stop")),
+        "n": _choices(data.get("n")),
+        "stream": stream,
+        "include_usage": include_usage,
+        "return_token_ids": _flag(data, "return_token_ids"),
+    }
+
+
+def _flag(data: JsonMapping, name: str) -> bool:
+    value = data.get(name, False)
+    if value is None:
+        return False
+    if not isinstance(value, bool):
+        raise ApiError(400, f"'{name}' must be true or false: {str(value)[:40]}", name)
+    return value
+
+
+def _choices(value: object) -> int:
+    if value is None:
+        return 1
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_CHOICES:
+        raise ApiError(400, f"'n' must be an integer from 1 to {MAX_CHOICES}: {str(value)[:40]}", "n")
+    return value
+
+
+def _prompt(value: object) -> str | tuple[int, ...]:
+    """A completions prompt: a string, a one-string array, or an array of token ids."""
+    if isinstance(value, list) and len(value) == 1 and isinstance(value[0], str):
+        value = value[0]
+    if isinstance(value, str) and value:
+        return value
+    if isinstance(value, list) and value and all(type(t) is int and t >= 0 for t in value):
+        return tuple(value)
+    raise ApiError(
+        400, "'prompt' must be a non-empty string or an array of token ids (one prompt per request)", "prompt"
     )
 
 
@@ -203,32 +321,72 @@ def cut_at_stop(text: str, stops: Sequence[str]) -> tuple[str, bool]:
     return (text[: min(cuts)], True) if cuts else (text, False)
 
 
-def completion_body(request: ChatRequest, completion: Completion, created: int | None = None) -> JsonObject:
-    """The ``chat.completion`` object of an answer."""
+def completion_body(
+    request: ChatRequest, completions: Sequence[Completion], created: int | None = None, *, text: bool = False
+) -> JsonObject:
+    """The ``chat.completion`` object of the answers (``text_completion`` for ``/v1/completions``)."""
     body: JsonObject = {
-        "id": f"chatcmpl-{uuid.uuid4().hex}",
-        "object": "chat.completion",
+        "id": f"{'cmpl' if text else 'chatcmpl'}-{uuid.uuid4().hex}",
+        "object": "text_completion" if text else "chat.completion",
         "created": int(time.time()) if created is None else created,
         "model": request.model,
-        "choices": [
-            {
-                "index": 0,
-                "message": {"role": "assistant", "content": completion.text},
-                "finish_reason": completion.finish_reason,
-                "logprobs": None,
-            }
-        ],
-        "usage": {
-            "prompt_tokens": completion.prompt_tokens,
-            "completion_tokens": completion.completion_tokens,
-            "total_tokens": completion.prompt_tokens + completion.completion_tokens,
-        },
+        "choices": [choice_body(request, c, i, text=text) for i, c in enumerate(completions)],
+        "usage": usage_body(completions),
     }
-    if completion.debate is not None:
-        body["debate"] = dict(completion.debate)
-    if completion.direct is not None:
-        body["direct"] = dict(completion.direct)
+    if request.return_token_ids and completions:
+        body["prompt_token_ids"] = list(completions[0].prompt_token_ids)
+    first = completions[0] if completions else None
+    if first is not None and first.debate is not None:
+        body["debate"] = dict(first.debate)
+    if first is not None and first.direct is not None:
+        body["direct"] = dict(first.direct)
     return body
+
+
+def choice_body(request: ChatRequest, completion: Completion, index: int, *, text: bool = False) -> JsonObject:
+    """One choice: its text (a message for chat), why it ended, its logprobs and token ids when asked."""
+    choice: JsonObject = {"index": index}
+    if text:
+        choice["text"] = completion.text
+    else:
+        choice["message"] = {"role": "assistant", "content": completion.text}
+    choice["finish_reason"] = completion.finish_reason
+    choice["logprobs"] = logprobs_body(completion, text=text)
+    if request.return_token_ids:
+        choice["token_ids"] = list(completion.token_ids)
+    return choice
+
+
+def logprobs_body(completion: Completion, *, text: bool = False) -> JsonObject | None:
+    """The sampled tokens' logprobs as the API writes them (chat: ``content``; completions:
+    ``tokens`` and ``token_logprobs``), or None when not asked for."""
+    if completion.token_logprobs is None:
+        return None
+    pairs = completion.token_logprobs
+    if text:
+        offsets, at = [], 0
+        for token, _ in pairs:
+            offsets.append(at)
+            at += len(token)
+        return {
+            "tokens": [t for t, _ in pairs],
+            "token_logprobs": [lp for _, lp in pairs],
+            "top_logprobs": None,
+            "text_offset": offsets,
+        }
+    return {
+        "content": [
+            {"token": t, "logprob": lp, "bytes": list(t.encode("utf-8")), "top_logprobs": []} for t, lp in pairs
+        ],
+        "refusal": None,
+    }
+
+
+def usage_body(completions: Sequence[Completion]) -> JsonObject:
+    """The tokens the answers cost: the prompt once per choice, as each was sampled."""
+    prompt = sum(c.prompt_tokens for c in completions)
+    sampled = sum(c.completion_tokens for c in completions)
+    return {"prompt_tokens": prompt, "completion_tokens": sampled, "total_tokens": prompt + sampled}
 
 
 def models_body(models: Sequence[str], created: int) -> JsonObject:

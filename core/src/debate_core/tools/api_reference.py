@@ -33,6 +33,7 @@ PUBLIC_MODULES: tuple[str, ...] = (
     "debate_core.tasks",
     "debate_core.backends",
     "debate_core.testing",
+    "debate_core.hosting",
 )
 """The modules whose ``__all__`` is the public API, in the order the reference shows them."""
 

@@ -1,0 +1,61 @@
+"""Parity over a scripted model (docs/verifiers.md): a 3-agent, 2-round debate in which every
+agent answers and judges (``tests/serve/test_answers.py``'s script: agent 0 says 41, the others
+42, and each judge prefers a 42), played once by ``debate run``'s code on the sampler and once
+through ``debate_core.hosting`` with every turn a chat request to ``debate serve`` of the same
+model. The turns, each agent's reward (as ``debate score`` prints it) and the answer are equal."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from debate_core.debate.transcripts import save_transcript
+from debate_core.hosting import HostedDebate
+from debate_core.plugin import build_choice, get_registry
+from debate_core.records import Problem
+from debate_core.serve import EventLoopThread, PolicyServer
+
+from ..serve.test_answers import served
+from .test_parity import chat_turns
+
+pytest.importorskip("openai", reason="the official client: pip install openai (tox installs it)")
+
+
+def test_a_hosted_debate_through_debate_serve_has_debate_run_s_turns_rewards_and_answer(
+    tmp_path: Path, capsys: Any
+) -> None:
+    from debate_core.cli import main
+
+    policy, session = served(tmp_path)
+    problem = Problem(id="q", question="What is 40+2?", answer="42")
+    reward = build_choice(get_registry(), "reward", policy.config.reward, "reward")
+    hosted = HostedDebate(policy.config, policy.debate, reward, policy.session)
+    direct = asyncio.run(policy.debate.play(problem, session.sampler(), seed=7, debate_id="q"))
+    loop = EventLoopThread()
+    server = PolicyServer(policy, loop, "127.0.0.1", 0, None)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        result = asyncio.run(hosted.play(problem, chat_turns(server.url, "policy"), seed=7))
+    finally:
+        server.shutdown()
+        thread.join()
+        server.close()
+        loop.stop()
+    record = direct.record
+    assert len(record.turns) == 6 and not record.aborted  # every agent answered in both rounds
+    assert [(t.agent, t.round, t.text) for t in result.record.turns] == [
+        (t.agent, t.round, t.text) for t in record.turns
+    ]
+    transcript = save_transcript(record, tmp_path / "debate.json")
+    capsys.readouterr()
+    assert main(["score", str(transcript), "--reward", policy.config.reward.name]) == 0
+    scored = json.loads(capsys.readouterr().out)
+    assert list(result.rewards) == scored["rewards"] and len(set(scored["rewards"])) > 1
+    assert result.answer.answer == "42" and result.answer.correct
+    assert result.answer == hosted.score(record).answer
