@@ -1,5 +1,8 @@
-"""A served checkpoint for the environment's tests: one RL iteration of ``embedded:debate-micro``
-(seconds), served by ``debate serve`` in a subprocess on a free port of 127.0.0.1."""
+"""A served checkpoint for the environment's tests: the main job's debate (examples/arithmetic.toml:
+3 agents, 2 rounds, blind review, vote_winner, v2 peer votes) on its shipped start, which keeps the
+output contract, after one RL iteration of 2 debates (seconds), served by ``debate serve`` in a
+subprocess on a free port of 127.0.0.1. Its debates reach round 2 and their peers compare each
+other, so the rewards checked against ``debate score`` differ between agents."""
 
 from __future__ import annotations
 
@@ -14,18 +17,15 @@ from pathlib import Path
 import attrs
 import pytest
 
+MAIN_JOB = Path(__file__).resolve().parents[3] / "examples" / "arithmetic.toml"
 TINY_RUN = [
-    "backend.name=local",
     "backend.options.num_threads=1",
     "backend.options.max_batch_rows=1",  # one sequence per model call: the same tokens every time
-    "model.base_model=embedded:debate-micro",
-    "dataset.name=arithmetic",
-    "debate.num_agents=2",
-    "debate.max_rounds=2",
-    "debate.max_tokens=16",
     "training.batch_size=2",
     "training.num_iterations=1",
+    "training.max_steps_off_policy=0",
     "evaluation.num_problems=0",
+    "evaluation.at_start=false",
     "logging.progress=off",
 ]
 
@@ -41,10 +41,8 @@ class Served:
 def tiny_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from debate_core.cli import main
 
-    directory = tmp_path_factory.mktemp("run")
-    (directory / "run.toml").write_text("", encoding="utf-8")
-    run = directory / "run"
-    assert main(["train", str(directory / "run.toml"), *TINY_RUN, "--run-dir", str(run)]) == 0
+    run = tmp_path_factory.mktemp("run") / "run"
+    assert main(["train", str(MAIN_JOB), *TINY_RUN, "--run-dir", str(run)]) == 0
     return run
 
 

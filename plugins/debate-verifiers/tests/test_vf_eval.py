@@ -22,6 +22,7 @@ Served = Any  # conftest.Served: the run directory, the served URL and model nam
 VF_EVAL = shutil.which("vf-eval") or str(Path(sys.executable).parent / "vf-eval")
 CHECK = shutil.which("debate-verifiers-check") or str(Path(sys.executable).parent / "debate-verifiers-check")
 TASKS = 2
+STOP_MARKER = "</consensus_reason>"  # the XML output contract's last tag (docs/protocol.md)
 
 
 def vf_eval(served: Served, out: Path, url: str | None = None, *extra: str) -> subprocess.CompletedProcess[str]:
@@ -91,6 +92,18 @@ def test_vf_eval_plays_the_debate_and_each_agent_s_reward_is_debate_score_s(serv
             assert (
                 trace["task"]["data"]["prompt"][0]["role"] == "system"
             )  # the turn's own prompt, as debate run renders it
+    # whole debates: round 2 was played, its turns kept the contract and compared the agents (the
+    # rewards agree anyway when every agent gives the same answer: tests/hosting/test_scripted_parity.py
+    # checks rewards that differ between agents)
+    rounds = {t["info"]["debate"]["round"] for e in played for t in e["traces"]}
+    assert max(rounds) >= 2, rounds
+    second = [
+        turn
+        for path in transcripts
+        for turn in json.loads(path.read_text(encoding="utf-8"))["turns"]
+        if turn["round"] == 2
+    ]
+    assert second and any("<comparison>Agent" in turn["text"] for turn in second), [t["text"] for t in second]
     # the same debates as debate run --questions over the same problems (seed run.seed + i)
     problems = load_problems(served.run / "config.toml")[:TASKS]
     questions = tmp_path / "questions.jsonl"
@@ -165,4 +178,6 @@ def test_a_stock_harness_plays_the_turns_too(served: Served, tmp_path: Path) -> 
         ]
         assert len(turns) == len(replies) > 0
         for turn, reply in zip(turns, replies, strict=True):
-            assert turn["text"] and reply.startswith(turn["text"])  # the streamed reply, cut at a stop at most
+            # the streamed reply, cut at the turn's first stop; a stop on the contract's marker leaves
+            # it out of the reply, and the debate writes it back (docs/verifiers.md)
+            assert turn["text"] and (reply.startswith(turn["text"]) or turn["text"] == reply + STOP_MARKER)

@@ -64,9 +64,10 @@ def resolve_device(name: str) -> torch.device:
 
 AUTO_LOW_PRECISION_MIN_HIDDEN = 256
 """``dtype = "auto"`` computes in bfloat16 on a CPU with bfloat16 units only for models at least this
-wide: below it, the matrix products are too small for the faster units to outweigh converting and
-the slower elementwise work (``benchmarks/bfloat16.py``: debate-tiny, hidden 128, samples and trains
-slower in bfloat16; SmolLM2-135M, hidden 576, several times faster)."""
+wide: below it the matrix products are too small for the faster units to outweigh the conversions
+and the slower elementwise work (``benchmarks/bfloat16.py``, AVX512-BF16: debate-tiny, hidden 128,
+samples one sequence at 0.6x float32's speed and trains at 0.9x; SmolLM2-135M, hidden 576, is
+faster in every figure)."""
 
 _DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
 
