@@ -16,6 +16,9 @@ float32 master weights), through the backend's own clients:
   that makes (2 per weight per token forward; backward twice that for a trained weight, once
   for a frozen one, whose input gradient is still needed), as a share of the machine's bfloat16
   matrix-product peak, measured here on the model's own shapes;
+* **where training's time goes**: the shares of one ``forward_backward``'s CPU time in matrix
+  products, attention and everything else (``torch.profiler``), which says what holds the
+  bfloat16 speed-up back (Amdahl: only the products get the faster units);
 * **agreement**: the mean absolute difference between the sampler's and the trainer's logprobs
   of the same sampled tokens (``optim/kl_sample_train_*`` watches it during a run).
 
@@ -41,6 +44,7 @@ from tinker import types
 from debate_core.backends.local.models.loading import hidden_size
 from debate_core.backends.local.service import LocalServiceClient
 from debate_core.backends.local.torch_settings import bfloat16_units
+from debate_core.backends.local.training_client import LocalTrainingClient
 
 PROMPT = (
     "User: Question: Natalia sold clips to 48 of her friends in April, and half as many in May. "
@@ -114,6 +118,30 @@ def datums(prompt: list[int], rows: int, tokens: int, vocab: int, seed: int) -> 
     return out
 
 
+PROFILE_KINDS = {
+    "matrix products": ("aten::mm", "aten::addmm", "aten::bmm", "aten::linear", "aten::matmul"),
+    "attention": ("aten::_scaled_dot_product",),
+}
+
+
+def training_profile(trainer: LocalTrainingClient, data: list[types.Datum]) -> dict[str, float]:
+    """Shares of one ``forward_backward``'s own CPU time (every thread): matrix products, attention,
+    and the rest (norms, rotations, activations, casts, the softmax over the vocabulary), which do
+    not get faster with bfloat16 units. Run on this thread, in the worker's precision."""
+    from torch.profiler import ProfilerActivity, profile
+
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        # on this thread, so that the profiler sees it (the client runs it on its worker thread)
+        trainer._run_loss(data, "importance_sampling", None, backward=True)
+    trainer.module.zero_grad(set_to_none=True)
+    totals = dict.fromkeys([*PROFILE_KINDS, "other"], 0.0)
+    for event in prof.key_averages():
+        kind = next((k for k, names in PROFILE_KINDS.items() if event.key.startswith(names)), "other")
+        totals[kind] += event.self_cpu_time_total
+    whole = sum(totals.values()) or 1.0
+    return {f"profile/{kind}": value / whole for kind, value in totals.items()}
+
+
 def measure(model: str, dtype: str, rank: int, args: argparse.Namespace) -> dict[str, float | str]:
     service = LocalServiceClient(dtype=dtype, num_threads=args.threads, state_directory=args.states)
     try:
@@ -144,6 +172,7 @@ def measure(model: str, dtype: str, rank: int, args: argparse.Namespace) -> dict
         flops = tokens * (2 * (trained + frozen) + 4 * trained + 2 * frozen)
         result["train_tok_s"] = tokens / seconds
         result["train_gflop_s"] = flops / seconds / 1e9
+        result.update(training_profile(trainer, batch_datums))
         out = sampler.sample(
             types.ModelInput.from_ints(prompt), 1, types.SamplingParams(max_tokens=48, temperature=1.0, seed=2)
         ).result()
@@ -219,6 +248,9 @@ def main() -> None:
             f"  {'training share of its dtype peak':34}{float(f32['train_gflop_s']) / peaks['float32']:12.0%}"
             f"{float(b16['train_gflop_s']) / peaks['bfloat16']:12.0%}"
         )
+        for kind in [*PROFILE_KINDS, "other"]:
+            label = f"training time in {kind}"
+            print(f"  {label:34}{float(f32[f'profile/{kind}']):12.0%}{float(b16[f'profile/{kind}']):12.0%}")
         print(
             f"  {'sampler-trainer mean |logprob diff|':34}{float(f32['sampler_trainer_mean_abs_diff']):12.5f}"
             f"{float(b16['sampler_trainer_mean_abs_diff']):12.5f}"
