@@ -18,6 +18,8 @@ from pathlib import Path
 import attrs
 
 from debate_core.config.sections import RunConfig
+from debate_core.errors import DebateError
+from debate_core.limits import loads_json, read_limited_text
 from debate_core.rundir.directory import RunDirectory
 from debate_core.runtime.checkpoint_format import Checkpoint, CheckpointError
 from debate_core.runtime.manifests import RejectedCheckpoint, scan_checkpoints
@@ -64,8 +66,10 @@ def planned_iterations(config: RunConfig) -> int:
 
 
 def check_not_finished(run_dir: RunDirectory, config: RunConfig) -> None:
-    """Refuse to resume a run whose newest intact checkpoint is its final one under ``config``:
-    every warm-start step and RL iteration it plans is done, so there is nothing to do.
+    """Refuse to resume a run whose newest intact checkpoint is its final one under ``config`` and
+    whose summary says it ended there: every warm-start step and RL iteration it plans is done and
+    its end was written, so there is nothing to do. A run stopped after its final checkpoint but
+    before its summary (a full disk) still has its end to write, and resumes.
 
     Raises:
         CheckpointError: one line with the step and how to go on (more iterations).
@@ -77,6 +81,8 @@ def check_not_finished(run_dir: RunDirectory, config: RunConfig) -> None:
     warmstart = config.warmstart.steps if config.warmstart.enabled else 0
     if checkpoint.iteration != iterations or checkpoint.warmstart_steps != warmstart:
         return  # more to do, or past the end of this config (refused by check_within_config)
+    if not _ended_at(run_dir, checkpoint.step):
+        return  # the end (its summary) was not written: the resume writes it
     more = (
         "with more iterations in the curriculum's last stage"
         if config.curriculum
@@ -85,6 +91,15 @@ def check_not_finished(run_dir: RunDirectory, config: RunConfig) -> None:
     raise CheckpointError(
         f"--resume {run_dir.root}: already finished at step {checkpoint.step} (nothing to do; {more} to go on)"
     )
+
+
+def _ended_at(run_dir: RunDirectory, step: int) -> bool:
+    """Whether the run's summary says it ended, not stopped, at ``step``."""
+    try:
+        summary = loads_json(read_limited_text(run_dir.summary_path, "summary file"))
+    except (OSError, DebateError, ValueError):
+        return False
+    return isinstance(summary, dict) and summary.get("step") == step and summary.get("stopped_by") is None
 
 
 def check_within_config(checkpoint: Checkpoint, config: RunConfig, where: Path) -> None:

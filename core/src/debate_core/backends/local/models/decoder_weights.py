@@ -73,9 +73,12 @@ def supports(model_config: Any) -> bool:  # Any: a transformers PretrainedConfig
     return not getattr(model_config, "mlp_bias", False)
 
 
-def _linear(module: torch.nn.Module, dtype: torch.dtype) -> tuple[torch.Tensor, torch.Tensor | None]:
+def _linear(
+    module: torch.nn.Module, dtype: torch.dtype, *, owned: bool = True
+) -> tuple[torch.Tensor, torch.Tensor | None]:
     """A linear layer's weight and bias in ``dtype``, with any active peft LoRA delta merged in
-    (added in float32, then rounded once). Never shares storage with a trainable parameter."""
+    (added in float32, then rounded once). With ``owned``, the weight never shares storage with a
+    trainable parameter; without, the caller copies it (into a fused matrix)."""
     base = getattr(module, "base_layer", module)
     weight: torch.Tensor = base.weight.detach()
     adapted = base is not module and not getattr(module, "merged", False)
@@ -84,7 +87,8 @@ def _linear(module: torch.nn.Module, dtype: torch.dtype) -> tuple[torch.Tensor, 
             if adapter in getattr(module, "lora_A", {}):
                 weight = weight.float() + module.get_delta_weight(adapter).detach().float()
     bias = getattr(base, "bias", None)
-    return _held(weight, base.weight, dtype), None if bias is None else _held(bias.detach(), bias, dtype)
+    held = _held(weight, base.weight, dtype) if owned else weight.to(dtype)
+    return held, None if bias is None else _held(bias.detach(), bias, dtype)
 
 
 def _held(tensor: torch.Tensor, source: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
@@ -159,12 +163,13 @@ def extract_weights(model: torch.nn.Module, dtype: torch.dtype | None = None) ->
 def _layer_weights(layer: torch.nn.Module, heads: int, kv_heads: int, dtype: torch.dtype) -> LayerWeights:
     """One decoder layer's weights in ``dtype``, LoRA merged, with q/k/v and gate/up fused."""
     attn, mlp = layer.self_attn, layer.mlp
-    wq, bq = _linear(attn.q_proj, dtype)
-    wk, bk = _linear(attn.k_proj, dtype)
-    wv, bv = _linear(attn.v_proj, dtype)
+    # q/k/v and gate/up are copied into their fused matrices below: no copy of their own
+    wq, bq = _linear(attn.q_proj, dtype, owned=False)
+    wk, bk = _linear(attn.k_proj, dtype, owned=False)
+    wv, bv = _linear(attn.v_proj, dtype, owned=False)
     wo, bo = _linear(attn.o_proj, dtype)
-    wg, _ = _linear(mlp.gate_proj, dtype)
-    wu, _ = _linear(mlp.up_proj, dtype)
+    wg, _ = _linear(mlp.gate_proj, dtype, owned=False)
+    wu, _ = _linear(mlp.up_proj, dtype, owned=False)
     wd, _ = _linear(mlp.down_proj, dtype)
     qkv_bias = torch.cat([bq, bk, bv]) if bq is not None and bk is not None and bv is not None else None
     q_norm = getattr(attn, "q_norm", None)
