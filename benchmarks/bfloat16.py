@@ -33,12 +33,11 @@ import argparse
 import json
 import os
 import platform
-import time
-from collections.abc import Callable
 from importlib.util import find_spec
 
 import numpy as np
 import torch
+from sampler_roofline import best_of  # this folder's: run as python benchmarks/bfloat16.py
 from tinker import types
 
 from debate_core.backends.local.models.loading import hidden_size
@@ -50,17 +49,6 @@ PROMPT = (
     "User: Question: Natalia sold clips to 48 of her friends in April, and half as many in May. "
     "How many in all?\nAssistant:"
 )
-
-
-def best_of(repeats: int, run: Callable[[], object]) -> float:
-    """The shortest wall time of ``repeats`` calls after one warm-up call."""
-    run()
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        run()
-        times.append(time.perf_counter() - start)
-    return min(times)
 
 
 def matmul_peaks(shapes: list[tuple[int, int, int]], repeats: int) -> dict[str, float]:
