@@ -197,4 +197,6 @@ def test_one_value_for_a_list_key_in_a_run_file_is_a_one_element_list(tmp_path: 
 def test_a_wrong_single_value_for_a_list_key_is_named_once(tmp_path: Path) -> None:
     with pytest.raises(ConfigError) as info:
         load_run_config(None, ["evaluation.modes=debat"], registry=None)
-    assert str(info.value).splitlines() == ["evaluation.modes[0]: debat is not one of 'direct', 'debate', 'judge'"]
+    assert str(info.value).splitlines() == [
+        "evaluation.modes[0]: debat is not one of 'direct', 'debate', 'runoff', 'judge'"
+    ]

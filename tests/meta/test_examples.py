@@ -150,14 +150,19 @@ def test_the_subtraction_steps_differ_only_where_a_second_step_must(
 
 def test_the_main_job_is_the_peer_votes_step_from_the_shipped_start() -> None:
     """examples/arithmetic.toml is subtraction3-peer-votes.toml's RL from the same weights, shipped in the
-    package (docs/results.md, "The main job"): only the start, its evaluation, the run's name and its
-    asynchronous rollouts differ (docs/results.md, "The main job with asynchronous rollouts")."""
+    package (docs/results.md, "The main job"): only the start, its evaluation (the runoff, and voting
+    at the same tokens), the run's name, its asynchronous rollouts (docs/results.md, "The main job
+    with asynchronous rollouts") and its judge stream (docs/results.md, "Judges trained on the
+    others' ranking") differ."""
     main_job, peer = load("arithmetic.toml"), load("subtraction3-peer-votes.toml")
-    for section in ("backend", "dataset", "grader", "debate", "reward"):
+    for section in ("backend", "dataset", "grader", "debate"):
         assert getattr(main_job, section) == getattr(peer, section), section
+    judges = {"lambda_judge": 1.0, "judge_consensus": "others_ranking"}
+    assert main_job.reward == attrs.evolve(peer.reward, options={**peer.reward.options, **judges})
     assert main_job.training == attrs.evolve(peer.training, max_steps_off_policy=1)
     assert main_job.model == attrs.evolve(peer.model, base_model="embedded:debate-tiny-subtraction3", init_from="")
-    assert main_job.evaluation == attrs.evolve(peer.evaluation, at_start=True)
+    modes = ("direct", "debate", "runoff", "judge")
+    assert main_job.evaluation == attrs.evolve(peer.evaluation, at_start=True, num_samples=12, modes=modes)
     assert not main_job.warmstart.enabled and main_job.run.name == "arithmetic"
 
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
+from typing import Any, ClassVar
 
 import pytest
 from hypothesis import given
@@ -12,11 +14,17 @@ from debate_core.config.structuring import structure
 from debate_core.errors import ConfigError
 from debate_core.records import GENERATOR_STREAM, JUDGE_STREAM, DebateRecord
 from debate_core.rewards.v2 import UNSCORED_STREAM, V2Options, V2Reward
+from debate_core.testing import RewardContract
 from debate_core.testing.synthetic import TurnSpec, synthetic_debate
 
 from .strategies import debates
 
 G, J = GENERATOR_STREAM, JUDGE_STREAM
+
+
+class TestV2OthersRankingContract(RewardContract):
+    reward_name = "v2"
+    reward_options: ClassVar[Mapping[str, Any]] = {"judge_consensus": "others_ranking", "evaluation_stream": "judge"}
 
 
 def votes(*lines: str) -> tuple[tuple[int, str, int], ...]:
@@ -77,6 +85,56 @@ def test_leave_one_out_gives_three_parallel_agents_no_judge_signal(ops: list[str
     everyone = V2Reward(V2Options(format_penalty=False))(debate)
     strict = [0.0 if op == "=" else 1.0 for op in ops]
     assert [row[1] for row in everyone.step_streams[J]] == strict
+
+
+def test_others_ranking_checks_a_lone_judge_against_the_rest_of_the_debate_by_hand() -> None:
+    # 3 agents, parallel: agent 0 calls 1 and 2 equal, agent 1 prefers 0 to 2, agent 2 prefers 1 to 0.
+    # Agent 1's vote: the others rate response 0 at 0 (it lost agent 2's vote) and 2 at 1/2 (agent
+    # 0's tie), so preferring 0 goes against them: -1. Agent 2's vote: the others rate 0 at 1 (it
+    # won agent 1's vote) and 1 at 1/2 (agent 0's tie), so preferring 1 goes against them: -1.
+    debate = debate_of(3, (), (), (), ("1=2",), ("0>2",), ("1>0",), protocol="parallel")
+    pair = V2Reward(V2Options(format_penalty=False))(debate)
+    ranking = V2Reward(V2Options(format_penalty=False, judge_consensus="others_ranking"))(debate)
+    assert [row[1] for row in pair.step_streams[J]] == [0.0, 1.0, 1.0]  # a lone judge agrees with itself
+    assert [row[1] for row in ranking.step_streams[J]] == [0.0, -1.0, -1.0]
+    assert ranking.step_streams[G] == pair.step_streams[G]  # the generator stream is the same
+    agreeing = debate_of(3, (), (), (), ("1=2",), ("2>0",), ("1>0",), protocol="parallel")
+    assert [row[1] for row in V2Reward(V2Options(judge_consensus="others_ranking"))(agreeing).step_streams[J]] == [
+        0.0,
+        1.0,
+        1.0,
+    ]
+
+
+@given(st.lists(st.sampled_from([">", "<", "="]), min_size=3, max_size=3))
+def test_others_ranking_with_three_parallel_agents_is_the_two_other_verdicts(ops: list[str]) -> None:
+    # docs/rewards.md#judging-against-the-others-ranking: with 3 agents, judge j's vote on {a, b} is
+    # scored by how a fared against j in b's vote and how b fared against j in a's vote
+    def line(judge: int) -> str:
+        a, b = (i for i in range(3) if i != judge)
+        op = ops[judge]
+        return f"{b}>{a}" if op == "<" else f"{a}{op}{b}"
+
+    def points(judge: int, response: int) -> float:
+        """What ``response`` scored in ``judge``'s vote (a win 1, a tie 1/2)."""
+        a, _ = (i for i in range(3) if i != judge)
+        op = ops[judge]
+        if op == "=":
+            return 0.5
+        first_won = op == ">"
+        return float(first_won == (response == a))
+
+    debate = debate_of(3, (), (), (), *((line(j),) for j in range(3)), protocol="parallel")
+    result = V2Reward(V2Options(format_penalty=False, judge_consensus="others_ranking"))(debate)
+    for j in range(3):
+        a, b = (i for i in range(3) if i != j)
+        if ops[j] == "=":
+            expected = 0.0
+        else:
+            rate_a, rate_b = points(b, a), points(a, b)
+            preferred_a = ops[j] == ">"
+            expected = 0.0 if rate_a == rate_b else (1.0 if (rate_a > rate_b) == preferred_a else -1.0)
+        assert result.step_streams[J][j][1] == expected
 
 
 def test_an_equal_judgement_is_a_vote_for_neither_side_and_earns_zero() -> None:

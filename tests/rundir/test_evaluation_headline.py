@@ -80,3 +80,24 @@ def test_one_evaluation_has_no_change_column_and_none_says_so() -> None:
         ["one answer (direct accuracy)", "50.0% ± 5.0", ""]
     ]
     assert headline_table({"eval": {"e/num_problems": 3.0}}).text_lines() == ["  (no headline figures recorded)"]
+
+
+def test_voting_at_the_debates_cost_names_its_k_in_each_evaluation_and_the_runoff_has_its_row() -> None:
+    def evaluation(k: int, matched: float) -> dict[str, float]:
+        return {
+            "eval_a/num_problems": 200.0,
+            "eval_a/debate/answer_correct": 0.88,
+            "eval_a/debate/cons_matched": matched,
+            "eval_a/debate/cons_matched_k": float(k),
+            "eval_a/runoff/answer_correct": 0.905,
+        }
+
+    table = headline_table({"start": evaluation(12, 0.75), "final": evaluation(11, 0.86)})
+    assert [row.label for row in table.rows] == [
+        "the debate's answer",
+        "majority at the debate's tokens (cons@12, 11)",
+        "the runoff's answer",
+    ]
+    same = headline_table({"start": evaluation(11, 0.75), "final": evaluation(11, 0.86)})
+    assert same.rows[1].label == "majority at the debate's tokens (cons@11)"
+    assert headline_figures(evaluation(11, 0.86)) == {"debate": 0.88, "matched": 0.86, "runoff": 0.905}

@@ -99,27 +99,16 @@ def broken(call: ScriptedCall) -> str:
     return "I refuse to use the format."
 
 
-def evaluate_judge(
-    script: JudgeScript,
-    num_problems: int = 12,
-    families: Sequence[JudgeFamily] = ("slip",),
-    direct_samples: int | None = None,
-) -> tuple[dict[str, float], Evaluator]:
-    """The judge benchmark (with ``direct_samples``, the direct answers first) of a scripted judge."""
+def scripted_parts(script: JudgeScript) -> RunComponents:
+    """The components of a scripted 3-agent parallel debate (blind review, stated answers shown) on
+    two-digit arithmetic, every seat of every debate answering by ``script``."""
     grader = build_boxed(None)
     setup = attrs.evolve(scripted_setup(3, 2, protocol="parallel", blind_review=True), show_answers=True)
     dataset = NamedDataset("arithmetic", ArithmeticDataset(ArithmeticOptions(difficulty=2, num_train=50, num_test=40)))
-    judges: list[ScriptedPolicy] = []
-
-    def make_policy(_client: object) -> ScriptedPolicy:
-        policy = ScriptedPolicy(script)
-        judges.append(policy)
-        return policy
-
-    parts = RunComponents(
+    return RunComponents(
         setup=setup,
         runner_for=debate_runner_factory(grader),
-        make_policy=make_policy,  # type: ignore[arg-type]
+        make_policy=lambda _client: ScriptedPolicy(script),  # type: ignore[arg-type,return-value]
         reward=lambda record: None,  # type: ignore[arg-type,return-value]
         reward_name="unused",
         grader=grader,
@@ -129,6 +118,16 @@ def evaluate_judge(
         write_transcript=lambda record, path: None,
         tokenizer=ByteTokenizer(),
     )
+
+
+def evaluate_judge(
+    script: JudgeScript,
+    num_problems: int = 12,
+    families: Sequence[JudgeFamily] = ("slip",),
+    direct_samples: int | None = None,
+) -> tuple[dict[str, float], Evaluator]:
+    """The judge benchmark (with ``direct_samples``, the direct answers first) of a scripted judge."""
+    parts = scripted_parts(script)
     settings = EvaluationSettings(
         num_problems=num_problems,
         modes=("judge",) if direct_samples is None else ("direct", "judge"),

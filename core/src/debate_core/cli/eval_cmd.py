@@ -8,6 +8,7 @@ import json
 from collections.abc import Mapping
 from pathlib import Path
 
+from debate_core.config.sections import EVALUATION_MODES
 from debate_core.rundir.evaluation_records import EVALUATION_FILE_LABEL
 from debate_core.runtime.interrupts import run_interruptibly
 
@@ -36,9 +37,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument(
         "--mode",
         action="append",
-        choices=("direct", "debate", "judge"),
+        choices=EVALUATION_MODES,
         help="an evaluation mode to run instead of evaluation.modes (repeat for several): direct, debate, "
-        "or judge (the judge benchmark)",
+        "runoff (docs/answer-rules.md#the-runoff) or judge (the judge benchmark)",
     )
     parser.add_argument("--json", action="store_true", help="print the metrics as JSON")
     parser.add_argument(

@@ -7,7 +7,7 @@ Every field has a default and a docstring (the string under it), from which
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Literal, TypeVar
+from typing import Literal, TypeVar, get_args
 
 import attrs
 from attrs import validators as v
@@ -21,6 +21,10 @@ LOSS_OPTIONS: dict[str, frozenset[str]] = {
     "cispo": frozenset({"clip_low_threshold", "clip_high_threshold"}),
 }
 """The ``loss_fn_config`` keys each policy-gradient loss of the Tinker API reads."""
+
+EvaluationMode = Literal["direct", "debate", "runoff", "judge"]
+"""The evaluation modes (``evaluation.modes``), in the order they run."""
+EVALUATION_MODES: tuple[EvaluationMode, ...] = get_args(EvaluationMode)
 
 JudgeFamily = Literal["slip", "own", "far", "bare", "both_right"]
 """A family of the judge benchmark's pairs (docs/training.md#the-judge-benchmark)."""
@@ -307,10 +311,12 @@ class EvaluationSettings:
     """Problems of ``split`` evaluated on (the first ones, the same every time)."""
     split: str = "test"
     """The dataset split evaluated on."""
-    modes: tuple[Literal["direct", "debate", "judge"], ...] = ("direct", "debate")
+    modes: tuple[EvaluationMode, ...] = ("direct", "debate")
     """``direct``: one answer per sample, no debate; ``debate``: a self-play debate per problem;
-    ``judge``: the judge benchmark, the policy judging a correct and a plausibly wrong solution of
-    each problem in both orders (docs/training.md#the-judge-benchmark)."""
+    ``runoff``: the policy judging between the two most held of ``runoff_candidates`` blind answers,
+    where they disagree (docs/answer-rules.md#the-runoff); ``judge``: the judge benchmark, the policy
+    judging a correct and a plausibly wrong solution of each problem in both orders
+    (docs/training.md#the-judge-benchmark)."""
     judge_families: tuple[JudgeFamily, ...] = attrs.field(default=("slip",), validator=_distinct)
     """The judge benchmark's families of pairs (docs/training.md#the-judge-benchmark): ``slip``, the
     warm-start's own slips (its figures are ``judge/accuracy``, ...); ``own``, wrong answers the policy
@@ -319,6 +325,11 @@ class EvaluationSettings:
     ``judge/<family>/...`` figures and its debates to the evaluation."""
     num_samples: int = attrs.field(default=0, validator=v.ge(0))
     """Direct answers per problem, the ``k`` of direct pass@k (0: the number of agents)."""
+    runoff_candidates: int = attrs.field(default=6, validator=v.ge(2))
+    """Blind answers per problem that mode ``runoff`` chooses among (direct evaluation's own when it
+    has as many, else sampled with the same seeds)."""
+    runoff_judges: int = attrs.field(default=1, validator=v.ge(1))
+    """Judging debates in each order of the runoff's pair (``2 * runoff_judges`` verdicts)."""
     debates_per_problem: int = attrs.field(default=1, validator=v.ge(1))
     """Self-play debates per problem in ``debate`` mode, each with its own seed: more decidable
     judge votes and a steadier debate accuracy for the same problems. A problem's debate figures

@@ -14,6 +14,8 @@ The rules, as docs/rewards.md#v2 states them:
   many say the second is (``=`` is a vote for neither side); with ``judge_leave_one_out`` the
   judge's own votes on the pair are left out. A ``>`` vote earns +1 when it sides with a strict
   consensus, -1 when it goes against one, and 0 when the consensus is tied; an ``=`` vote earns 0.
+  With ``judge_consensus = "others_ranking"`` the consensus is instead the other judges' ranking
+  of the two responses (each one's win rate over their votes that involve it).
 - Format penalty: a non-failed step with ``turn_index >= 2`` and no resolved vote although
   at least two other agents have a visible turn gets ``format_penalty_value`` added to its
   judge reward (a step whose only votes are valid ties has resolved votes and is not penalised).
@@ -77,6 +79,12 @@ class V2Options:
     """Score each judge against the other judges only. Off by default (the consensus of all
     judges, the recipe's rule); with it off a lone judge of a pair always agrees with itself, so
     every resolved ``>`` vote of a 3-agent debate earns +1 (docs/rewards.md#who-judges-a-pair)."""
+    judge_consensus: Literal["pair", "others_ranking"] = "pair"
+    """What a judge's ``>`` vote is scored against (docs/rewards.md#judging-against-the-others-ranking):
+    ``pair``, the consensus of the votes on the same pair (the recipe's rule); ``others_ranking``,
+    the ranking the other judges' votes give the two responses, each by its win rate over every
+    vote of another judge that involves it, so that a lone judge of a pair is still checked
+    against what the rest of the debate says of each side."""
     evaluation_stream: Literal["generator", "judge"] = "generator"
     """The stream the ``<evaluation>`` tokens learn from: ``generator`` (the recipe's split:
     solution and evaluation are content) or ``judge`` (the evaluation is where an agent decides
@@ -189,6 +197,35 @@ def resolve_votes(debate: DebateRecord) -> VoteResolution:
     )
 
 
+def ranking_scores(votes: Sequence[ResolvedVote]) -> list[float | None]:
+    """What each vote earns against the other judges' ranking of its two responses: each side's
+    win rate (a win 1, a tie ½) over the votes of *other* judges that involve it; +1 when a ``>``
+    vote prefers the side with the higher rate, -1 when the lower, ``None`` when the rates are
+    equal or a side has no other judge's vote; an ``=`` vote earns 0."""
+    scores: list[float | None] = []
+    for vote in votes:
+        if vote.judgement == 0:
+            scores.append(0.0)
+            continue
+        rates = [_win_rate(side, vote.judge[0], votes) for side in (vote.first, vote.second)]
+        if rates[0] is None or rates[1] is None or rates[0] == rates[1]:
+            scores.append(None)
+            continue
+        scores.append(1.0 if (rates[0] - rates[1]) * vote.judgement > 0 else -1.0)
+    return scores
+
+
+def _win_rate(response: StepRef, judge_agent: int, votes: Sequence[ResolvedVote]) -> float | None:
+    """``response``'s win rate over the votes of agents other than ``judge_agent`` that involve it."""
+    points: list[float] = []
+    for vote in votes:
+        if vote.judge[0] == judge_agent or response not in (vote.first, vote.second):
+            continue
+        side = 1 if response == vote.first else -1
+        points.append(0.5 if vote.judgement == 0 else float(vote.judgement * side > 0))
+    return mean(points) if points else None
+
+
 def judge_scores(votes: Sequence[ResolvedVote], leave_one_out: bool) -> list[float | None]:
     """What each vote earns against the consensus on its pair: +1 agreeing with a strict
     consensus, -1 against it, 0 for an ``=`` vote, ``None`` for a ``>`` vote on a tied pair.
@@ -228,7 +265,11 @@ def v2_breakdown(debate: DebateRecord, options: V2Options) -> V2Breakdown:
 
     signals: dict[StepRef, list[float]] = {ref: [] for ref in votes.judge_steps}
     tied = 0
-    for vote, earned in zip(resolved, judge_scores(resolved, options.judge_leave_one_out), strict=True):
+    if options.judge_consensus == "others_ranking":
+        earnings = ranking_scores(resolved)
+    else:
+        earnings = judge_scores(resolved, options.judge_leave_one_out)
+    for vote, earned in zip(resolved, earnings, strict=True):
         if earned is None:
             tied += 1
             earned = 0.0

@@ -1,8 +1,9 @@
 """The headline figures of a run's evaluations, the table the end of ``debate train``, ``debate
 eval`` and the top of the report show: direct accuracy, the debate's answer, the majority of k
-direct answers (``cons@k``) and the judge benchmark's accuracy, each as it may be stated
-(:mod:`debate_core.rundir.evaluation_figures`) with its change from the first evaluation to the
-last. Every other metric is in the evaluation files and the report's full table.
+direct answers (``cons@k``), the majority of as many as the debate's sampled tokens buy
+(``debate/cons_matched``), the runoff's answer and the judge benchmark's accuracy, each as it
+may be stated (:mod:`debate_core.rundir.evaluation_figures`) with its change from the first
+evaluation to the last. Every other metric is in the evaluation files and the report's full table.
 
 Evaluations of fewer than ``MIN_OBSERVATIONS`` problems are said to be too small for an SE once,
 under the table, not on every row.
@@ -11,7 +12,7 @@ under the table, not on every row.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 import attrs
 
@@ -29,6 +30,8 @@ HEADLINE_FIGURES: tuple[tuple[str, str], ...] = (
     ("direct", "one answer (direct accuracy)"),
     ("debate", "the debate's answer"),
     ("cons", "majority of {k} answers (cons@{k})"),
+    ("matched", "majority at the debate's tokens (cons@{k})"),
+    ("runoff", "the runoff's answer"),
     ("judge", "judge accuracy (benchmark)"),
 )
 """The rows, in order: a short key and the row's label (``{k}``: the number of answers)."""
@@ -102,7 +105,7 @@ def headline_table(evaluations: Mapping[str, Mapping[str, object]]) -> HeadlineT
     chosen = [evaluations[label] for label in labels]
     last = chosen[-1] if chosen else {}
     rows = []
-    for key, label, name in _headline_names(last):
+    for key, label, name in _headline_names(last, chosen):
         figures = tuple(read_figure(metrics, name) for metrics in chosen)
         change = change_in(chosen[0], last, name, recorded_paired(last, name)) if len(chosen) > 1 else None
         rows.append(HeadlineRow(key, label, name, figures, change))
@@ -110,23 +113,47 @@ def headline_table(evaluations: Mapping[str, Mapping[str, object]]) -> HeadlineT
     return HeadlineTable(tuple(labels), tuple(rows), problems)
 
 
-def _headline_names(metrics: Mapping[str, object]) -> list[tuple[str, str, str]]:
-    """``(key, label, full name)`` of each headline figure that ``metrics`` holds."""
+def _headline_names(
+    metrics: Mapping[str, object], evaluations: Sequence[Mapping[str, object]] = ()
+) -> list[tuple[str, str, str]]:
+    """``(key, label, full name)`` of each headline figure that ``metrics`` holds; the matched
+    majority's label names its k in each of ``evaluations`` where they differ (``cons@10, 11``)."""
     prefixes = sorted({name.split("/", 1)[0] for name in metrics if "/" in name})
     found = []
     for prefix in prefixes:
         for key, label in HEADLINE_FIGURES:
             name = _name_of(key, prefix, metrics)
-            if name is not None:
-                k = _CONS.search(name)
-                found.append((key, label.format(k=k.group(1)) if k else label, name))
+            if name is None:
+                continue
+            k = _CONS.search(name)
+            if key == "matched":
+                label = label.format(k=_matched_ks(f"{name}_k", evaluations or (metrics,)))
+            elif k:
+                label = label.format(k=k.group(1))
+            found.append((key, label, name))
     return found
+
+
+def _matched_ks(name: str, evaluations: Sequence[Mapping[str, object]]) -> str:
+    """The k of each evaluation's matched majority, once each, in order (``11`` or ``10, 11``)."""
+    ks: list[str] = []
+    for metrics in evaluations:
+        value = metrics.get(name)
+        if is_number(value) and (text := str(int(value))) not in ks:
+            ks.append(text)
+    return ", ".join(ks) or "k"
 
 
 def _name_of(key: str, prefix: str, metrics: Mapping[str, object]) -> str | None:
     if key == "cons":
         return next((n for n in metrics if n.startswith(prefix + "/") and _CONS.search(n)), None)
-    name = {"direct": "direct/correct", "debate": "debate/answer_correct", "judge": "judge/accuracy"}[key]
+    name = {
+        "direct": "direct/correct",
+        "matched": "debate/cons_matched",
+        "debate": "debate/answer_correct",
+        "runoff": "runoff/answer_correct",
+        "judge": "judge/accuracy",
+    }[key]
     return f"{prefix}/{name}" if f"{prefix}/{name}" in metrics else None
 
 
@@ -158,5 +185,5 @@ def headline_figures(metrics: Mapping[str, object]) -> dict[str, float]:
         figure = read_figure(metrics, name)
         if figure is not None:
             k = _CONS.search(name)
-            out[f"cons@{k.group(1)}" if k else key] = figure.value
+            out[f"cons@{k.group(1)}" if k and key == "cons" else key] = figure.value
     return out

@@ -60,6 +60,16 @@ class JudgeTally:
     def __add__(self, other: JudgeTally) -> JudgeTally:
         return JudgeTally(self.decidable + other.decidable, self.agreed + other.agreed, self.ties + other.ties)
 
+    def metrics(self, prefix: str) -> dict[str, float]:
+        """``judge_decidable_votes``, ``judge_ties`` and, with a decidable vote, ``judge_accuracy``
+        (``_se`` binomial over the votes) under ``prefix``."""
+        out = {f"{prefix}/judge_decidable_votes": float(self.decidable), f"{prefix}/judge_ties": float(self.ties)}
+        if self.decidable:
+            accuracy = self.agreed / self.decidable
+            out[f"{prefix}/judge_accuracy"] = accuracy
+            out[f"{prefix}/judge_accuracy_se"] = math.sqrt(accuracy * (1.0 - accuracy) / self.decidable)
+        return out
+
 
 @attrs.frozen
 class ConsensusTally:
@@ -322,13 +332,8 @@ def verifiable_metrics(
         f"{prefix}/cons@{k}": mean(consensus),
         f"{prefix}/cons@{k}_se": standard_error(consensus),
         f"{prefix}/wrong_mode_share": mean(problem_means([d.wrong_mode_share for d in graded], debates_per_problem)),
-        f"{prefix}/judge_decidable_votes": float(judge.decidable),
-        f"{prefix}/judge_ties": float(judge.ties),
+        **judge.metrics(prefix),
     }
-    if judge.decidable:
-        accuracy = judge.agreed / judge.decidable
-        out[f"{prefix}/judge_accuracy"] = accuracy
-        out[f"{prefix}/judge_accuracy_se"] = math.sqrt(accuracy * (1.0 - accuracy) / judge.decidable)
     if consensus_votes.turns:
         share = consensus_votes.right / consensus_votes.turns
         out[f"{prefix}/consensus_accuracy"] = share

@@ -17,7 +17,10 @@ a fixed opponent (docs/training.md#evaluation).
   position consistency, tie rate, its own answer before and after reading the pair.
 * with both: ``debate_minus_direct``, the paired difference per problem between the debate's
   final answer and the mean direct answer, with its standard error (kept per problem too, so
-  its change between evaluations is paired).
+  its change between evaluations is paired); with ``debate`` or ``runoff`` too, voting at that
+  mode's cost (``training.evaluation.matched_cost``), paired per problem.
+* ``runoff``: judging between the two most held of several blind answers where they disagree
+  (``training.evaluation.runoff``).
 * role-averaged (``evaluation.role_averaged``): for each problem N debates; in debate ``i`` the
   policy plays role ``i`` and the fixed opponent (``evaluation.opponent``: the base model or any
   checkpoint) the others. Reported for the policy's role, with or without a grader: its peer
@@ -42,7 +45,7 @@ import attrs
 from debate_core.backends.contract import SamplingClientLike
 from debate_core.config.sections import EvaluationSettings, RunConfig
 from debate_core.debate.coordinators import ParallelCoordinator
-from debate_core.debate.final_answer import rules_side_by_side
+from debate_core.debate.final_answer import grader_reader, rules_side_by_side
 from debate_core.debate.setup import DebateSetup
 from debate_core.errors import DebateError
 from debate_core.plugin import ComponentBuilder
@@ -66,7 +69,21 @@ from debate_core.training.evaluation.judge_families import (
     has_slip_pairs,
     run_judge_families,
 )
+from debate_core.training.evaluation.matched_cost import (
+    answer_costs,
+    matched_voting,
+    samples_at_cost,
+    tokens_per_sample,
+)
 from debate_core.training.evaluation.policy_debate import evaluation_setup
+from debate_core.training.evaluation.runoff import (
+    RunoffCost,
+    decide,
+    finalists,
+    judge_seat_tokens,
+    runoff_jobs,
+    runoff_metrics,
+)
 from debate_core.training.kernel.debate_metrics import debate_metrics, turn_metrics
 from debate_core.training.kernel.rollouts import DebateJob, run_debates, sampled_tokens
 from debate_core.training.policy_weights import PolicyWeights, opponent_client, resolve_opponent
@@ -125,6 +142,8 @@ class Evaluator:
     _blind_answers: dict[int, list[Turn]] = attrs.field(factory=dict)
     """The direct answers of the last ``evaluate`` by problem index: the judge benchmark's ``own``
     family takes its samples of the policy's blind round-1 answers from them (the same prompts)."""
+    _direct_tokens_per_sample: float = 0.0
+    """Sampled tokens per direct answer of the last ``evaluate`` (0: none sampled)."""
 
     @property
     def prefix(self) -> str:
@@ -141,6 +160,7 @@ class Evaluator:
         self.episodes = []
         self.problems_of_episodes = []
         self._blind_answers = {}
+        self._direct_tokens_per_sample = 0.0
         self.seconds = {}
         problems = evaluation_problems(self.parts, self.settings.split, self.settings.num_problems)
         if not problems:
@@ -148,12 +168,15 @@ class Evaluator:
         policy = self.parts.make_policy(policy_client)
         self.per_problem = {}
         metrics: dict[str, float] = {f"{self.prefix}/num_problems": float(len(problems))}
-        modes = {"direct": self._direct, "debate": self._debate, "judge": self._judge}
+        modes = {"direct": self._direct, "debate": self._debate, "runoff": self._runoff, "judge": self._judge}
         for mode, run in modes.items():
             if mode in self.settings.modes:
                 started = time.perf_counter()
                 metrics.update(await run(problems, policy, label))
                 self.seconds[mode] = time.perf_counter() - started
+        for mode in ("debate", "runoff"):
+            if mode in self.settings.modes:
+                metrics.update(self._voting_at_cost(problems, mode, metrics))
         direct = self.per_problem.get(f"{self.prefix}/direct/correct")
         debate = self.per_problem.get(f"{self.prefix}/debate/answer_correct")
         if direct is not None and debate is not None and len(direct) == len(debate):
@@ -201,23 +224,33 @@ class Evaluator:
     def _samples(self) -> int:
         return int(self.settings.num_samples or self.parts.setup.num_agents)
 
-    async def _direct(self, problems: list[Problem], policy: AgentPolicy, label: str) -> dict[str, float]:
-        k = self._samples()
+    async def _blind_samples(
+        self, problems: list[Problem], policy: AgentPolicy, k: int, label: str, id_prefix: str = "eval-direct"
+    ) -> tuple[list[list[Turn]], list[DebateEpisode]]:
+        """``k`` blind answers per problem: the first ``k`` agents' answers of as many blind first
+        rounds as needed, seeded as direct evaluation's (so equal to its answers whatever
+        ``id_prefix`` names the debates)."""
         n = self.parts.setup.num_agents
         rounds = -(-k // n)
         jobs = [
-            DebateJob(p, (policy,) * n, derive_seed(self.seed, "eval-direct", i, r), f"eval-direct-{i}-{r}")
+            DebateJob(p, (policy,) * n, derive_seed(self.seed, "eval-direct", i, r), f"{id_prefix}-{i}-{r}")
             for i, p in enumerate(problems)
             for r in range(rounds)
         ]
-        episodes = await self._run(self._direct_setup, jobs, f"{label}: direct answers")
-        prefix = f"{self.prefix}/direct"
+        episodes = await self._run(self._direct_setup, jobs, label)
         # an answer lost to an earlier agent's parse error in the same round is not counted
         answers = [
             [turn for e in episodes[i * rounds : (i + 1) * rounds] for turn in e.record.turns][:k]
             for i in range(len(problems))
         ]
+        return answers, episodes
+
+    async def _direct(self, problems: list[Problem], policy: AgentPolicy, label: str) -> dict[str, float]:
+        k = self._samples()
+        answers, episodes = await self._blind_samples(problems, policy, k, f"{label}: direct answers")
+        prefix = f"{self.prefix}/direct"
         self._blind_answers = dict(enumerate(answers))
+        self._direct_tokens_per_sample = tokens_per_sample(episodes)
         out = {f"{prefix}/parse_error": mean([float(t.failed) for turns in answers for t in turns])}
         grader = self.parts.grader
         if grader is None:
@@ -231,9 +264,56 @@ class Evaluator:
         for name in ("judge_decidable_votes", "judge_ties", "round1_disagreement"):
             out.pop(f"{prefix}/{name}", None)
         out.update(answer_costs(episodes, len(problems), prefix))
+        out[f"{prefix}/sampled_tokens_per_sample"] = self._direct_tokens_per_sample
         self.per_problem[f"{prefix}/correct"] = [d.avg_at_k for d in graded]
         self.per_problem[f"{prefix}/cons@{k}"] = [d.cons_at_k for d in graded]
         return out
+
+    def _voting_at_cost(self, problems: Sequence[Problem], mode: str, metrics: dict[str, float]) -> dict[str, float]:
+        """Voting at the sampled-token cost of one answer of ``mode``, paired per problem with it
+        (``training.evaluation.matched_cost``; from direct evaluation's answers)."""
+        grader = self.parts.grader
+        cost = metrics.get(f"{self.prefix}/{mode}/sampled_tokens_per_answer")
+        answered = self.per_problem.get(f"{self.prefix}/{mode}/answer_correct")
+        if grader is None or cost is None or answered is None or self._direct_tokens_per_sample <= 0:
+            return {}
+        k = samples_at_cost(cost, self._direct_tokens_per_sample)
+        if k > self._samples():
+            return {f"{self.prefix}/{mode}/cons_matched_k_needed": float(k)}
+        graded = [i for i, p in enumerate(problems) if p.answer is not None]
+        truths = [str(problems[i].answer) for i in graded]
+        voting = matched_voting([self._blind_answers[i] for i in graded], truths, answered, k, grader)
+        self.per_problem.update(voting.per_problem(self.prefix, mode))
+        return voting.metrics(self.prefix, mode)
+
+    async def _runoff(self, problems: list[Problem], policy: AgentPolicy, label: str) -> dict[str, float]:
+        """The runoff (``training.evaluation.runoff``)."""
+        k = self.settings.runoff_candidates
+        tokenizer = self.parts.tokenizer
+        if tokenizer is None:
+            raise EvaluationError("evaluation mode 'runoff' needs the policy's tokenizer")
+        if self._blind_answers and self._samples() >= k:
+            samples = [self._blind_answers[i][:k] for i in range(len(problems))]
+            per_sample = self._direct_tokens_per_sample
+        else:
+            samples, episodes = await self._blind_samples(
+                problems, policy, k, f"{label}: runoff candidates", "eval-runoff-candidates"
+            )
+            per_sample = tokens_per_sample(episodes)
+        finals = [finalists(turns, grader_reader(self.parts.grader)) for turns in samples]
+        contests = [(i, p, f) for i, (p, f) in enumerate(zip(problems, finals, strict=True)) if f.contested]
+        setup = self._judge_setup
+        judges = self.settings.runoff_judges
+        jobs = runoff_jobs(contests, policy, judges, self.seed, tokenizer, setup.parser.contract)
+        episodes = await self._run(setup, jobs, f"{label}: runoff judging") if jobs else []
+        judge_sampled, judge_prompt = judge_seat_tokens(episodes)
+        cost = RunoffCost(sum(len(turns) for turns in samples) * per_sample + judge_sampled, judge_prompt)
+        results = decide(finals, episodes, judges)
+        truths = [p.answer for p in problems]
+        metrics, correct = runoff_metrics(f"{self.prefix}/runoff", samples, results, truths, self.parts.grader, cost)
+        if correct is not None:
+            self.per_problem[f"{self.prefix}/runoff/answer_correct"] = correct
+        return metrics
 
     async def _debate(self, problems: list[Problem], policy: AgentPolicy, label: str) -> dict[str, float]:
         setup = self._debate_setup
@@ -341,18 +421,6 @@ class Evaluator:
             if judge.decidable:
                 out[f"{prefix}/judge_accuracy"] = judge.agreed / judge.decidable
         return out
-
-
-def answer_costs(episodes: Sequence[DebateEpisode], num_answers: int, prefix: str) -> dict[str, float]:
-    """Sampled and prompt tokens per answer: what one answer of this mode costs (a debate's answer:
-    one per debate; direct evaluation's ``cons@k``: one per problem, over its ``k`` samples)."""
-    if not num_answers:
-        return {}
-    transitions = [t for e in episodes for trajectory in e.trajectories for t in trajectory.transitions]
-    return {
-        f"{prefix}/sampled_tokens_per_answer": sum(len(t.action) for t in transitions) / num_answers,
-        f"{prefix}/prompt_tokens_per_answer": sum(len(t.observation) for t in transitions) / num_answers,
-    }
 
 
 def per_problem_seat_win_rate(records: Sequence[DebateRecord], n: int) -> list[float]:

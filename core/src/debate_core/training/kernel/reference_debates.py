@@ -232,6 +232,19 @@ def lessons_of(
     return lessons, rejected
 
 
+def written_action(text: str, tokenizer: Tokenizer, stop: StopCondition, max_tokens: int) -> SampledAction:
+    """``text`` as a sampler would return it: its tokens ended by the first token-id stop, cut to
+    ``max_tokens`` (stop reason ``length``), every logprob 0 (a scripted seat, not sampled)."""
+    tokens = list(tokenizer.encode(text, add_special_tokens=False))
+    if stop.token_ids:
+        tokens.append(stop.token_ids[0])
+    stop_reason = "stop"
+    if len(tokens) > max_tokens:
+        tokens = tokens[:max_tokens]
+        stop_reason = "length"
+    return SampledAction(tuple(tokens), tuple(0.0 for _ in tokens), text, stop_reason)
+
+
 @attrs.define
 class ReferenceAgent:
     """A ``ViewingPolicy`` that writes the reference response of its turn instead of sampling."""
@@ -269,16 +282,9 @@ class ReferenceAgent:
         seed: int | None,
     ) -> SampledAction:
         await asyncio.sleep(0)
-        text = self.contract.render(self.respond(view)).text
-        tokens = list(self.tokenizer.encode(text, add_special_tokens=False))
-        if stop.token_ids:
-            tokens.append(stop.token_ids[0])
-        stop_reason = "stop"
-        if len(tokens) > max_tokens:
-            tokens = tokens[:max_tokens]
-            stop_reason = "length"
-            self.truncated += 1
-        return SampledAction(tuple(tokens), tuple(0.0 for _ in tokens), text, stop_reason)
+        action = written_action(self.contract.render(self.respond(view)).text, self.tokenizer, stop, max_tokens)
+        self.truncated += int(action.stop_reason == "length")
+        return action
 
     def respond(self, view: TurnView) -> ResponseContent:
         """The reference response for this view (and the turn's training weight, recorded)."""
