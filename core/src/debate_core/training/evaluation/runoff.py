@@ -8,7 +8,8 @@ disagree. Per problem:
    answers are the same ones).
 2. **The two most held answers**: the answers are grouped as every answer rule groups them (what
    the grader reads in a solution, else its text), ranked by how many candidates hold them, ties
-   to the earliest. One answer, or none readable, is the result: no judging.
+   to the earliest (candidates that broke the output contract left out). One answer is the
+   result, with no judging; none gives no answer.
 3. **The runoff**: otherwise the policy judges the first solution of each of the two answers in
    the debate's own round-2 prompt, seated at agent 0 of a 3-agent debate whose agents 1 and 2
    state the two solutions in round 1 (the prompt the judge benchmark uses; the judge's round 1 is
