@@ -71,15 +71,22 @@ def test_parallel_majority_and_leave_one_out() -> None:
     assert [row[1] for row in loo.step_streams[J]] == [0.0, 0.0, -1.0, -0.5, -0.5]
 
 
-@given(st.lists(st.sampled_from([">", "<", "="]), min_size=3, max_size=3))
-def test_leave_one_out_gives_three_parallel_agents_no_judge_signal(ops: list[str]) -> None:
-    # docs/rewards.md#who-judges-a-pair: each pair of round-1 responses has one judge only
+def lone_judges(ops: list[str]) -> DebateRecord:
+    """3 agents, parallel: in round 2 agent j compares the two others, a < b, by ``ops[j]``
+    (``>``: a better, ``<``: b better, ``=``): each pair of round-1 responses has one judge."""
+
     def line(judge: int) -> str:
         a, b = (i for i in range(3) if i != judge)
         op = ops[judge]
         return f"{b}>{a}" if op == "<" else f"{a}{op}{b}"
 
-    debate = debate_of(3, (), (), (), *((line(j),) for j in range(3)), protocol="parallel")
+    return debate_of(3, (), (), (), *((line(j),) for j in range(3)), protocol="parallel")
+
+
+@given(st.lists(st.sampled_from([">", "<", "="]), min_size=3, max_size=3))
+def test_leave_one_out_gives_three_parallel_agents_no_judge_signal(ops: list[str]) -> None:
+    # docs/rewards.md#who-judges-a-pair: each pair of round-1 responses has one judge only
+    debate = lone_judges(ops)
     loo = V2Reward(V2Options(judge_leave_one_out=True, format_penalty=False))(debate)
     assert [row[1] for row in loo.step_streams[J]] == [0.0, 0.0, 0.0]
     everyone = V2Reward(V2Options(format_penalty=False))(debate)
@@ -110,11 +117,6 @@ def test_others_ranking_checks_a_lone_judge_against_the_rest_of_the_debate_by_ha
 def test_others_ranking_with_three_parallel_agents_is_the_two_other_verdicts(ops: list[str]) -> None:
     # docs/rewards.md#judging-against-the-others-ranking: with 3 agents, judge j's vote on {a, b} is
     # scored by how a fared against j in b's vote and how b fared against j in a's vote
-    def line(judge: int) -> str:
-        a, b = (i for i in range(3) if i != judge)
-        op = ops[judge]
-        return f"{b}>{a}" if op == "<" else f"{a}{op}{b}"
-
     def points(judge: int, response: int) -> float:
         """What ``response`` scored in ``judge``'s vote (a win 1, a tie 1/2)."""
         a, _ = (i for i in range(3) if i != judge)
@@ -124,7 +126,7 @@ def test_others_ranking_with_three_parallel_agents_is_the_two_other_verdicts(ops
         first_won = op == ">"
         return float(first_won == (response == a))
 
-    debate = debate_of(3, (), (), (), *((line(j),) for j in range(3)), protocol="parallel")
+    debate = lone_judges(ops)
     result = V2Reward(V2Options(format_penalty=False, judge_consensus="others_ranking"))(debate)
     for j in range(3):
         a, b = (i for i in range(3) if i != j)

@@ -72,6 +72,7 @@ from debate_core.training.evaluation.judge_families import (
 from debate_core.training.evaluation.matched_cost import (
     answer_costs,
     matched_voting,
+    sampled_per_turn,
     samples_at_cost,
     tokens_per_sample,
 )
@@ -142,6 +143,8 @@ class Evaluator:
     _blind_answers: dict[int, list[Turn]] = attrs.field(factory=dict)
     """The direct answers of the last ``evaluate`` by problem index: the judge benchmark's ``own``
     family takes its samples of the policy's blind round-1 answers from them (the same prompts)."""
+    _blind_tokens: dict[int, list[int]] = attrs.field(factory=dict)
+    """The sampled tokens of each of ``_blind_answers``."""
     _direct_tokens_per_sample: float = 0.0
     """Sampled tokens per direct answer of the last ``evaluate`` (0: none sampled)."""
 
@@ -226,10 +229,10 @@ class Evaluator:
 
     async def _blind_samples(
         self, problems: list[Problem], policy: AgentPolicy, k: int, label: str, id_prefix: str = "eval-direct"
-    ) -> tuple[list[list[Turn]], list[DebateEpisode]]:
+    ) -> tuple[list[list[Turn]], list[list[int]], list[DebateEpisode]]:
         """``k`` blind answers per problem: the first ``k`` agents' answers of as many blind first
         rounds as needed, seeded as direct evaluation's (so equal to its answers whatever
-        ``id_prefix`` names the debates)."""
+        ``id_prefix`` names the debates), with the sampled tokens of each."""
         n = self.parts.setup.num_agents
         rounds = -(-k // n)
         jobs = [
@@ -239,17 +242,15 @@ class Evaluator:
         ]
         episodes = await self._run(self._direct_setup, jobs, label)
         # an answer lost to an earlier agent's parse error in the same round is not counted
-        answers = [
-            [turn for e in episodes[i * rounds : (i + 1) * rounds] for turn in e.record.turns][:k]
-            for i in range(len(problems))
-        ]
-        return answers, episodes
+        groups = [episodes[i * rounds : (i + 1) * rounds] for i in range(len(problems))]
+        answers = [[turn for e in group for turn in e.record.turns][:k] for group in groups]
+        return answers, [[n for e in group for n in sampled_per_turn(e)][:k] for group in groups], episodes
 
     async def _direct(self, problems: list[Problem], policy: AgentPolicy, label: str) -> dict[str, float]:
         k = self._samples()
-        answers, episodes = await self._blind_samples(problems, policy, k, f"{label}: direct answers")
+        answers, tokens, episodes = await self._blind_samples(problems, policy, k, f"{label}: direct answers")
         prefix = f"{self.prefix}/direct"
-        self._blind_answers = dict(enumerate(answers))
+        self._blind_answers, self._blind_tokens = dict(enumerate(answers)), dict(enumerate(tokens))
         self._direct_tokens_per_sample = tokens_per_sample(episodes)
         out = {f"{prefix}/parse_error": mean([float(t.failed) for turns in answers for t in turns])}
         grader = self.parts.grader
@@ -294,12 +295,10 @@ class Evaluator:
             raise EvaluationError("evaluation mode 'runoff' needs the policy's tokenizer")
         if self._blind_answers and self._samples() >= k:
             samples = [self._blind_answers[i][:k] for i in range(len(problems))]
-            per_sample = self._direct_tokens_per_sample
+            tokens = [self._blind_tokens[i][:k] for i in range(len(problems))]
         else:
-            samples, episodes = await self._blind_samples(
-                problems, policy, k, f"{label}: runoff candidates", "eval-runoff-candidates"
-            )
-            per_sample = tokens_per_sample(episodes)
+            label = f"{label}: runoff candidates"
+            samples, tokens, _ = await self._blind_samples(problems, policy, k, label, "eval-runoff-candidates")
         finals = [finalists(turns, grader_reader(self.parts.grader)) for turns in samples]
         contests = [(i, p, f) for i, (p, f) in enumerate(zip(problems, finals, strict=True)) if f.contested]
         setup = self._judge_setup
@@ -307,7 +306,7 @@ class Evaluator:
         jobs = runoff_jobs(contests, policy, judges, self.seed, tokenizer, setup.parser.contract)
         episodes = await self._run(setup, jobs, f"{label}: runoff judging") if jobs else []
         judge_sampled, judge_prompt = judge_seat_tokens(episodes)
-        cost = RunoffCost(sum(len(turns) for turns in samples) * per_sample + judge_sampled, judge_prompt)
+        cost = RunoffCost(sum(map(sum, tokens)) + judge_sampled, judge_prompt)
         results = decide(finals, episodes, judges)
         truths = [p.answer for p in problems]
         metrics, correct = runoff_metrics(f"{self.prefix}/runoff", samples, results, truths, self.parts.grader, cost)
