@@ -20,7 +20,7 @@ from debate_core.plugin import build_choice, get_registry
 from debate_core.records import Problem
 from debate_core.serve import EventLoopThread, PolicyServer
 
-from ..serve.test_answers import served
+from ..serve.test_answers import RUNOFF_RUN_FILE, served
 from .test_parity import chat_turns
 
 pytest.importorskip("openai", reason="the official client: pip install openai (tox installs it)")
@@ -59,3 +59,31 @@ def test_a_hosted_debate_through_debate_serve_has_debate_run_s_turns_rewards_and
     assert list(result.rewards) == scored["rewards"] and len(set(scored["rewards"])) > 1
     assert result.answer.answer == "42" and result.answer.correct
     assert result.answer == hosted.score(record).answer
+
+
+def test_a_hosted_runoff_through_debate_serve_has_debate_run_s_turns_seats_and_answer(tmp_path: Path) -> None:
+    """The runoff coordinator through the hosting path: each turn a chat request named by the
+    debate's agent, its messages seated (docs/protocol.md#the-runoff)."""
+    policy, session = served(tmp_path, RUNOFF_RUN_FILE)
+    problem = Problem(id="q", question="What is 40+2?", answer="42")
+    reward = build_choice(get_registry(), "reward", policy.config.reward, "reward")
+    hosted = HostedDebate(policy.config, policy.debate, reward, policy.session)
+    direct = asyncio.run(policy.debate.play(problem, session.sampler(), seed=7, debate_id="q"))
+    loop = EventLoopThread()
+    server = PolicyServer(policy, loop, "127.0.0.1", 0, None)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        result = asyncio.run(hosted.play(problem, chat_turns(server.url, "policy"), seed=7))
+    finally:
+        server.shutdown()
+        thread.join()
+        server.close()
+        loop.stop()
+    record = direct.record
+    assert record.protocol == "runoff" and not record.aborted
+    assert [(t.agent, t.seats) for t in record.turns if t.round == 2] == [(2, (2, 1, 0)), (3, (3, 0, 1))]
+    assert [(t.agent, t.round, t.text, t.seats) for t in result.record.turns] == [
+        (t.agent, t.round, t.text, t.seats) for t in record.turns
+    ]
+    assert result.answer.rule == "runoff" and result.answer.answer == "42" and result.answer.correct

@@ -80,9 +80,23 @@ class ScriptedSession:
         pass
 
 
-def served(tmp_path: Path) -> tuple[ServedPolicy, ScriptedSession]:
+RUNOFF_RUN_FILE = """
+[debate]
+num_agents = 6
+max_rounds = 2
+coordinator = { name = "runoff" }
+final_answer = { name = "runoff" }
+
+[grader]
+name = "boxed"
+"""
+"""The runoff (docs/protocol.md#the-runoff) over the same script: candidates seated at 0, 1, 2, 0,
+1, 2 answer 41, 42, 42, 41, 42, 42; candidates 2 and 3 judge, each seated at agent 0 (a tie)."""
+
+
+def served(tmp_path: Path, run_text: str = RUN_FILE) -> tuple[ServedPolicy, ScriptedSession]:
     run_file = tmp_path / "run.toml"
-    run_file.write_text(RUN_FILE, encoding="utf-8")
+    run_file.write_text(run_text, encoding="utf-8")
     registry = get_registry()
     config = load_run_config(run_file, registry=registry)
     session = ScriptedSession()

@@ -1,8 +1,8 @@
-"""Built-in answer rules: ``majority``, ``vote_winner`` and ``answer_votes`` (docs/answer-rules.md)."""
+"""Built-in answer rules: ``majority``, ``vote_winner``, ``answer_votes`` and ``runoff`` (docs/answer-rules.md)."""
 
 from __future__ import annotations
 
-from debate_core.debate import AnswerVotesRule, MajorityRule, VoteWinnerRule
+from debate_core.debate import AnswerVotesRule, MajorityRule, RunoffRule, VoteWinnerRule
 from debate_core.plugin import AnswerRuleSpec, hookimpl
 
 
@@ -23,5 +23,10 @@ def debate_answer_rules() -> list[AnswerRuleSpec]:
             name="answer_votes",
             description="the comparisons summed per answer, votes between solutions of one answer left out",
             build=lambda _: AnswerVotesRule(),
+        ),
+        AnswerRuleSpec(
+            name="runoff",
+            description="the two most held round-1 answers, decided by the votes between them, ties to the more held",
+            build=lambda _: RunoffRule(),
         ),
     ]

@@ -1,8 +1,14 @@
-"""Built-in turn protocols ``sequential`` and ``parallel`` (docs/protocol.md#turn-protocols)."""
+"""Built-in turn protocols ``sequential``, ``parallel`` and ``runoff`` (docs/protocol.md#turn-protocols)."""
 
 from __future__ import annotations
 
-from debate_core.debate import ParallelCoordinator, ParallelOptions, SequentialCoordinator
+from debate_core.debate import (
+    ParallelCoordinator,
+    ParallelOptions,
+    RunoffCoordinator,
+    RunoffOptions,
+    SequentialCoordinator,
+)
 from debate_core.plugin import CoordinatorSpec, hookimpl
 
 
@@ -23,5 +29,11 @@ def debate_coordinators() -> list[CoordinatorSpec]:
             description="all agents of a round at once against earlier rounds; option blind_review",
             build=ParallelCoordinator,
             options=ParallelOptions,
+        ),
+        CoordinatorSpec(
+            name="runoff",
+            description="blind round 1; where answers disagree, other agents judge the two most held",
+            build=RunoffCoordinator,
+            options=RunoffOptions,
         ),
     ]

@@ -28,8 +28,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="debate questions at test time with the configured backend and print the result",
         description=(
             "Run one debate per question with the run file's backend, model and debate components, and print "
-            "the transcript, the vote tally and the final answer (majority of the last round's solutions, "
-            "ties broken by peer votes). Overrides (section.key=value) go right after CONFIG or in --set."
+            "the transcript, the vote tally and the final answer under the run's answer rule (debate.final_answer, "
+            "docs/answer-rules.md). Overrides (section.key=value) go right after CONFIG or in --set."
         ),
     )
     parser.add_argument("config", metavar="CONFIG", help="run file (TOML)")
@@ -101,10 +101,15 @@ def read_questions(path: str) -> list[Problem]:
 
 def format_transcript(record: DebateRecord) -> list[str]:
     """The turns of a debate as readable text."""
+    from debate_core.debate.seating import seats_note
+
     lines = [f"Question: {record.question}"]
     for turn in record.turns:
         persona = f" ({turn.persona})" if turn.persona else ""
         lines.append(f"--- Round {turn.round}, Agent {turn.agent}{persona} ---")
+        note = seats_note(turn.agent, turn.seats)
+        if note is not None:
+            lines.append(f"({note})")
         lines.append(turn.text.strip() or "(no text)")
         if turn.response.error is not None:
             lines.append(f"[{turn.response.error.code}] {turn.response.error.message}")

@@ -47,9 +47,14 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def turn_lines(turn: Turn) -> list[str]:
     """One turn: who, grade, each section's content as the parser found it, votes and errors."""
+    from debate_core.debate.seating import seats_note
+
     persona = f" ({turn.persona})" if turn.persona else ""
     grade = "" if turn.grade is None else ("  [correct]" if turn.grade >= 1.0 else "  [wrong]")
     lines = [f"--- Turn {turn.turn_index}: round {turn.round}, agent {turn.agent}{persona}{grade} ---"]
+    note = seats_note(turn.agent, turn.seats)
+    if note is not None:
+        lines.append(f"  ({note})")
     spans = sorted(turn.response.spans, key=lambda s: SECTION_ORDER.index(s.name) if s.name in SECTION_ORDER else 99)
     if spans:
         for span in spans:

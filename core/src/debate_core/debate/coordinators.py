@@ -8,6 +8,9 @@ waiting until the protocol lets it act. Two built-in protocols:
 * ``parallel``: all agents of a round answer at once against the same
   history (the earlier rounds); the round is committed in agent order when the last answer
   is in. ``blind_review`` shows only the ``<solution>`` and ``<evaluation>`` of earlier turns.
+* ``runoff``: every agent answers blind in round 1; where the answers disagree, agents other
+  than the first holders of the two most held answers judge those two in round 2, each seated as
+  agent 0 of a 3-agent debate (docs/protocol.md#the-runoff).
 
 Termination (docs/protocol.md#when-a-debate-ends): at the end of a round when every agent of
 it said YES to consensus and each YES counts under the debate's consensus rule (by default
@@ -30,12 +33,14 @@ from typing import Protocol, runtime_checkable
 import attrs
 
 from debate_core.records import (
+    AnswerReader,
     Comparison,
     ConsensusRule,
     HistoryEntry,
     Message,
     ParsedResponse,
     Turn,
+    answer_of,
     round_reaches_consensus,
 )
 
@@ -47,6 +52,10 @@ class TurnTicket:
     round: int
     agent: int
     visible: tuple[Turn, ...]
+    seats: tuple[int, ...] = ()
+    """Set when the prompt seats the turn in a debate of another size: seat ``i`` is agent
+    ``seats[i]`` (``-1``: nobody), the answering agent at one of them (``Turn.seats``). Empty:
+    every agent under its own id."""
 
 
 @attrs.frozen
@@ -87,6 +96,9 @@ class TurnState(abc.ABC):
         self.consensus_reached = False
         self.consensus_rule: ConsensusRule = "informed"
         """Which YES answers end the debate (``records.CONSENSUS_RULES``); set by the host."""
+        self.answer_reader: AnswerReader = _no_reader
+        """The answer of a solution as the run's grader reads it (its text where none is read);
+        set by the host, for protocols that weigh answers (``runoff``)."""
         self._condition = asyncio.Condition()
 
     @classmethod
@@ -156,6 +168,7 @@ class TurnState(abc.ABC):
             malformed_comparisons=draft.malformed_comparisons,
             informed=draft.informed,
             prompt=draft.prompt,
+            seats=ticket.seats,
         )
         self.committed.append(turn)
         return turn
@@ -173,6 +186,10 @@ class TurnState(abc.ABC):
         elif round >= self.max_rounds:
             self.finished.set()
         return self.finished.is_set()
+
+
+def _no_reader(_solution: str) -> str | None:
+    return None
 
 
 def _reason(draft: TurnDraft) -> str:
@@ -258,6 +275,86 @@ class ParallelTurns(TurnState):
             self._answers.clear()
 
 
+class RunoffTurns(TurnState):
+    """The runoff: round 1 like a parallel round of blind answers, agent ``k`` seated at ``k mod
+    seated_as`` of a ``seated_as``-agent debate; then, where they hold two or more answers, round 2
+    for the judges of :func:`runoff_seats` only, each at seat 0 with the two most held answers'
+    first holders at seats 1 and 2. The debate ends after round 2, after round 1 when the answers
+    agree or no agent is free to judge, or by a round-1 consensus."""
+
+    protocol_name = "runoff"
+
+    @classmethod
+    def visible_at(cls, turn_index: int, round_start: int) -> int:
+        """The turns of the earlier rounds."""
+        return round_start
+
+    def __init__(self, num_agents: int, max_rounds: int, judges_per_order: int = 1, seated_as: int = 3) -> None:
+        super().__init__(num_agents, max_rounds)
+        self.judges_per_order = judges_per_order
+        self.seated_as = seated_as
+        self._round = 1
+        self._taken: set[int] = set()
+        self._answers: dict[int, tuple[TurnTicket, TurnDraft]] = {}
+        self._seats: dict[int, tuple[int, int, int]] = {}
+
+    def _players(self) -> list[int]:
+        return list(range(self.num_agents)) if self._round == 1 else sorted(self._seats)
+
+    def _may_answer(self, agent: int) -> bool:
+        return agent not in self._taken and agent in self._players()
+
+    def _take(self, agent: int) -> TurnTicket:
+        self._taken.add(agent)
+        if self._round == 1:
+            seats = tuple(agent if k == agent % self.seated_as else -1 for k in range(self.seated_as))
+        else:
+            seats = self._seats[agent] + (-1,) * (self.seated_as - 3)
+        return TurnTicket(self._round, agent, tuple(self.committed), seats)
+
+    def _receive(self, ticket: TurnTicket, draft: TurnDraft) -> None:
+        self._answers[ticket.agent] = (ticket, draft)
+        players = self._players()
+        if len(self._answers) < len(players):
+            return
+        round_turns: list[Turn] = []
+        for agent in players:
+            agent_ticket, agent_draft = self._answers[agent]
+            round_turns.append(self._commit(agent_ticket, agent_draft))
+            if round_turns[-1].failed:
+                self._abort(f"round {agent_ticket.round}, agent {agent}: {_reason(agent_draft)}")
+                return
+        if self._round > 1 or self._end_round(round_turns, 1):
+            self.finished.set()
+            return
+        self._seats = runoff_seats(round_turns, self.answer_reader, self.judges_per_order)
+        if not self._seats:
+            self.finished.set()
+            return
+        self._round = 2
+        self._taken.clear()
+        self._answers.clear()
+
+
+def runoff_seats(
+    first_round: Sequence[Turn], read_answer: AnswerReader, judges_per_order: int
+) -> dict[int, tuple[int, int, int]]:
+    """Round 2 of the runoff: judge -> its seats. The answers of ``first_round`` ranked by how many
+    agents hold them (ties to the lowest first holder); with two or more, the first holders of the
+    top two are the finalists, and the lowest-numbered other agents, up to ``2 * judges_per_order``,
+    judge: the first at seats ``(judge, most held, runner-up)``, the next in the other order, and so
+    on. Empty: one answer, or no agent free to judge."""
+    holders: dict[str, list[int]] = {}
+    for turn in first_round:
+        holders.setdefault(answer_of(turn.response.solution, read_answer)[0], []).append(turn.agent)
+    ranked = sorted(holders.values(), key=lambda agents: (-len(agents), agents[0]))
+    if len(ranked) < 2:
+        return {}
+    first, second = ranked[0][0], ranked[1][0]
+    free = [t.agent for t in first_round if t.agent not in (first, second)][: 2 * judges_per_order]
+    return {judge: (judge, first, second) if k % 2 == 0 else (judge, second, first) for k, judge in enumerate(free)}
+
+
 @runtime_checkable
 class Coordinator(Protocol):
     """A turn protocol plugin: starts the turn state of each debate."""
@@ -309,7 +406,41 @@ class ParallelCoordinator:
         return ParallelTurns(num_agents, max_rounds)
 
 
-BUILTIN_TURN_STATES: tuple[type[TurnState], ...] = (SequentialTurns, ParallelTurns)
+@attrs.frozen(kw_only=True)
+class RunoffOptions:
+    """Options of the ``runoff`` coordinator."""
+
+    judges_per_order: int = attrs.field(default=1, validator=attrs.validators.ge(1))
+    """Judges of the two most held answers in each order (round 2 has up to twice as many judges;
+    fewer when fewer agents hold neither answer)."""
+    blind_review: bool = True
+    """Show the judges only the finalists' ``<solution>`` and ``<evaluation>``, as ``parallel``'s
+    blind review does."""
+    seated_as: int = attrs.field(default=3, validator=attrs.validators.ge(3))
+    """The size of the debate every prompt names (the debate the policy learned in): candidate
+    ``k`` answers as agent ``k mod seated_as``, a judge as agent 0 with the two answers at agents 1
+    and 2 (docs/protocol.md#the-runoff)."""
+
+
+class RunoffCoordinator:
+    """The ``runoff`` coordinator (docs/protocol.md#the-runoff)."""
+
+    protocol_name = RunoffTurns.protocol_name
+
+    def __init__(self, options: RunoffOptions | None = None) -> None:
+        self.options = options or RunoffOptions()
+
+    @property
+    def hide_comparisons(self) -> bool:
+        """True with blind review (the default)."""
+        return self.options.blind_review
+
+    def start(self, num_agents: int, max_rounds: int) -> TurnState:
+        """A fresh turn state for one debate."""
+        return RunoffTurns(num_agents, max_rounds, self.options.judges_per_order, self.options.seated_as)
+
+
+BUILTIN_TURN_STATES: tuple[type[TurnState], ...] = (SequentialTurns, ParallelTurns, RunoffTurns)
 """The turn states of the built-in protocols."""
 DEFAULT_PROTOCOL = SequentialTurns.protocol_name
 """The protocol of a debate (or transcript) that names none."""
@@ -340,14 +471,12 @@ def saw_every_latest_solution(ticket: TurnTicket, shown: Sequence[HistoryEntry],
     An agent that has not answered yet has no solution to see, so a turn taken before every
     other agent answered once is not informed (the first agents of a sequential round 1, every
     agent of a parallel round 1). A history policy that hides an agent's latest turn leaves the
-    turn uninformed too.
+    turn uninformed too. A seated turn (``TurnTicket.seats``) is informed when it was shown the
+    latest solution of every other agent it seats, and no seat is empty.
     """
     latest: dict[int, int] = {}
     for turn in ticket.visible:
         latest[turn.agent] = turn.round
     shown_rounds = {(e.agent, e.round) for e in shown}
-    return all(
-        other in latest and (other, latest[other]) in shown_rounds
-        for other in range(num_agents)
-        if other != ticket.agent
-    )
+    others = ticket.seats if ticket.seats else range(num_agents)
+    return all(other in latest and (other, latest[other]) in shown_rounds for other in others if other != ticket.agent)

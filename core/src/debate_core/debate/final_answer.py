@@ -9,7 +9,9 @@ report and the ``selected_answer`` reward) calls :func:`final_answer` with the r
 * ``vote_winner``: the solution the debate's comparisons score highest (Borda: a win 1, a tie
   1/2, each vote counted for the solution the judge was shown), and its answer;
 * ``answer_votes``: the same votes summed per answer, votes between two solutions of the same
-  answer left out, so that an answer is ranked by how it fares against the other answers.
+  answer left out, so that an answer is ranked by how it fares against the other answers;
+* ``runoff``: the two answers most held in round 1, decided by the votes between a solution of
+  each (a win 1, a tie 1/2 each), ties to the more held: the answer of the ``runoff`` coordinator.
 
 A vote rule on a debate with no usable vote falls back to ``majority`` and says so
 (``DebateAnswer.fallback``).
@@ -199,6 +201,33 @@ class AnswerVotesRule:
 
     def __repr__(self) -> str:
         return "AnswerVotesRule()"
+
+
+class RunoffRule:
+    """``runoff``: the two most held round-1 answers, decided by the votes between them
+    (docs/answer-rules.md#runoff)."""
+
+    name = "runoff"
+
+    def __call__(self, debate: DebateRecord, read_answer: AnswerReader) -> DebateAnswer:
+        first = min((t.round for t in debate.turns), default=1)
+        solutions = {t.agent: t.response.solution for t in debate.turns if t.round == first and not t.failed}
+        ranked = majority_of(solutions, read_answer).candidates
+        if len(ranked) < 2:
+            return _answer(self.name, ranked)
+        scores = dict.fromkeys((ranked[0].answer, ranked[1].answer), 0.0)
+        for vote in judged_votes(debate):
+            a, b = (answer_of(debate.turns[p].response.solution, read_answer)[0] for p in (vote.first, vote.second))
+            if a != b and a in scores and b in scores:
+                scores[a] += 0.5 if vote.tie else 1.0
+                scores[b] += 0.5 if vote.tie else 0.0
+        order = [1, 0] if scores[ranked[1].answer] > scores[ranked[0].answer] else [0, 1]
+        finalists = [attrs.evolve(ranked[i], score=scores[ranked[i].answer]) for i in order]
+        rest = [attrs.evolve(c, score=0.0) for c in ranked[2:]]
+        return _answer(self.name, (*finalists, *rest))
+
+    def __repr__(self) -> str:
+        return "RunoffRule()"
 
 
 def builtin_rules() -> dict[str, AnswerRule]:

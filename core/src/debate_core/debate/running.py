@@ -23,6 +23,7 @@ from debate_core.debate.coordinators import TurnDraft, TurnState, TurnTicket, sa
 from debate_core.debate.instructions import turn_instructions
 from debate_core.debate.observations import OwnTurn, build_messages, system_prompt
 from debate_core.debate.rendering import sampling_stop
+from debate_core.debate.seating import Seating
 from debate_core.debate.setup import DebateSetup, sampling_temperature, turn_seed
 from debate_core.debate.token_sections import token_sections
 from debate_core.errors import ComponentFailure
@@ -56,6 +57,7 @@ from debate_core.records import (
     TurnView,
     ViewingPolicy,
     apply_authorship,
+    apply_seated_authorship,
 )
 
 T = TypeVar("T")
@@ -124,12 +126,22 @@ class _Debate:
             TurnState,  # type: ignore[type-abstract]  # any subclass of the base
         )
         self.state.consensus_rule = setup.consensus_rule
+        self.state.answer_reader = self.read_solution
         self.stop = sampling_stop(setup.renderer, setup.parser.contract, setup.names.get("renderer", ""))
         self.samples: dict[tuple[int, int], _Sample] = {}
 
-    def persona(self, agent: int) -> Persona:
+    def persona(self, agent: int, num_agents: int | None = None) -> Persona:
+        """``agent``'s persona in a debate of ``num_agents`` (default: this one's)."""
+        agents = self.setup.num_agents if num_agents is None else num_agents
         call = self.setup.call("persona_set", "persona", f"agent {agent} of problem '{self.problem.id}'")
-        return checked_persona(call, lambda: self.setup.persona_set.persona(agent, self.setup.num_agents))
+        return checked_persona(call, lambda: self.setup.persona_set.persona(agent, agents))
+
+    def turn_persona(self, ticket: TurnTicket) -> Persona:
+        """The persona a turn answers as: its agent's, or a seated turn's seat's in the debate its
+        prompt names (``debate.seating``), temperature included."""
+        if not ticket.seats:
+            return self.persona(ticket.agent)
+        return self.persona(ticket.seats.index(ticket.agent), len(ticket.seats))
 
     def turn(self, ticket: TurnTicket) -> str:
         """A turn as a plugin's error names it."""
@@ -137,13 +149,13 @@ class _Debate:
 
     async def agent_loop(self, agent: int) -> None:
         setup = self.setup
-        persona = self.persona(agent)
-        temperature = sampling_temperature(persona, setup)
         own_turns: dict[int, OwnTurn] = {}
         while True:
             ticket = await self.state.next_turn(agent)
             if ticket is None:
                 return
+            persona = self.turn_persona(ticket)
+            temperature = sampling_temperature(persona, setup)
             instructions, messages, prompt, view = self.observe(ticket, persona, own_turns)
             policy = self.policies[agent]
             seed = turn_seed(self.seed, agent, ticket.round)
@@ -189,23 +201,21 @@ class _Debate:
         if setup.show_answers and self.grader is not None:
             entries = [attrs.evolve(e, answer=self.answer_of(ticket, e)) for e in entries]
         informed = saw_every_latest_solution(ticket, entries, setup.num_agents)
-        instructions = turn_instructions(
-            agent=ticket.agent,
-            round=ticket.round,
-            max_rounds=setup.max_rounds,
-            answered_this_round=[e.agent for e in entries if e.round == ticket.round],
-            seen_in_earlier_rounds=[e.agent for e in entries if e.round < ticket.round],
-            contract=setup.parser.contract,
-            informed=informed,
-            brief=setup.brief_instructions,
-        )
         index_of = {(t.round, t.agent): t.turn_index for t in ticket.visible}
+        indices = [index_of.get((e.round, e.agent), len(ticket.visible)) for e in entries]
+        agent, num_agents = ticket.agent, setup.num_agents
+        if ticket.seats:  # the prompt names seats, not the debate's agents (debate.seating)
+            seating = Seating(ticket.seats, ticket.agent)
+            agent, num_agents = seating.own_seat, seating.size
+            entries, indices = seating.entries(entries, indices)
+            own_turns = seating.own_turns(own_turns, lambda r: self.instructions(agent, r, [], informed=False))
+        instructions = self.instructions(agent, ticket.round, entries, informed)
         messages = build_messages(
             question=self.problem.question,
-            system_prompt=system_prompt(persona, setup.parser.contract, ticket.agent),
-            agent=ticket.agent,
+            system_prompt=system_prompt(persona, setup.parser.contract, agent),
+            agent=agent,
             entries=entries,
-            turn_indices=[index_of.get((e.round, e.agent), len(ticket.visible)) for e in entries],
+            turn_indices=indices,
             own_turns=own_turns,
             instructions=instructions,
             with_recap=setup.recap,
@@ -215,15 +225,29 @@ class _Debate:
         )
         view = TurnView(
             question=self.problem.question,
-            agent=ticket.agent,
-            num_agents=setup.num_agents,
+            agent=agent,
+            num_agents=num_agents,
             round=ticket.round,
             max_rounds=setup.max_rounds,
             shown=tuple(entries),
             informed=informed,
             messages=tuple(messages),
+            seats=ticket.seats,
         )
         return instructions, list(messages), prompt, view
+
+    def instructions(self, agent: int, round: int, entries: Sequence[HistoryEntry], informed: bool) -> str:
+        """The instructions ``agent`` is given in ``round`` with ``entries`` in its prompt."""
+        return turn_instructions(
+            agent=agent,
+            round=round,
+            max_rounds=self.setup.max_rounds,
+            answered_this_round=[e.agent for e in entries if e.round == round],
+            seen_in_earlier_rounds=[e.agent for e in entries if e.round < round],
+            contract=self.setup.parser.contract,
+            informed=informed,
+            brief=self.setup.brief_instructions,
+        )
 
     def answer_of(self, ticket: TurnTicket, entry: HistoryEntry) -> str | None:
         """The answer the grader reads in the full solution of the turn behind ``entry``."""
@@ -235,6 +259,15 @@ class _Debate:
         solution = turn.response.solution
         call = PluginCall("grader", "", "grade", f"the solution of {self.turn(ticket)}")
         return checked_grade(call, lambda: grader.grade(solution, self.problem.answer or "")).extracted
+
+    def read_solution(self, solution: str) -> str | None:
+        """The answer the grader reads in ``solution`` (``None`` without a grader), for the turn
+        protocol (``TurnState.answer_reader``); nothing reads the ground truth."""
+        grader = self.grader
+        if grader is None:
+            return None
+        call = PluginCall("grader", "", "grade", f"a solution of problem '{self.problem.id}'")
+        return checked_grade(call, lambda: grader.grade(solution, "")).extracted
 
     def read_answer(self, ticket: TurnTicket, persona: Persona, prompt: list[int], action: SampledAction) -> TurnDraft:
         setup = self.setup
@@ -248,11 +281,12 @@ class _Debate:
             setup.call("renderer", "decode", given), lambda: setup.renderer.decode(action.tokens)
         )
         response = checked_parsed_response(setup.call("parser", "parse", given), lambda: setup.parser.parse(text))
-        authored = (
-            apply_authorship(response.comparisons, ticket.agent, setup.num_agents)
-            if response.ok
-            else CheckedComparisons()
-        )
+        if not response.ok:
+            authored = CheckedComparisons()
+        elif ticket.seats:
+            authored = apply_seated_authorship(response.comparisons, ticket.agent, ticket.seats)
+        else:
+            authored = apply_authorship(response.comparisons, ticket.agent, setup.num_agents)
         # the sections of a response that broke the contract are not trusted: all its tokens are in none
         sections = (
             _call_component("renderer", lambda: token_sections(setup.renderer.decode, action.tokens, response.spans))

@@ -88,6 +88,23 @@ def as_list(value: object, path: str) -> Sequence[JsonValue]:
     return value
 
 
+def as_seats(value: object, path: str, agent: int, num_agents: int) -> tuple[int, ...]:
+    """A turn's seats (``Turn.seats``): the debate's agents by seat, each at most once, ``-1`` for
+    an empty seat, the turn's own agent among them; ``[]`` or absent for a turn whose prompt named
+    every agent by its own id."""
+    if value is None:
+        return ()
+    seats = tuple(as_int(v, f"{path}[{k}]", -1) for k, v in enumerate(as_list(value, path)))
+    if not seats:
+        return ()
+    if agent not in seats:
+        raise fail(path, f"must seat the turn's own agent {agent}, got {list(seats)}")
+    held = [s for s in seats if s >= 0]
+    if len(set(held)) != len(held) or max(held) >= num_agents:
+        raise fail(path, f"must name distinct agents of the debate (0 to {num_agents - 1}) or -1, got {list(seats)}")
+    return seats
+
+
 def as_op(value: object, path: str) -> ComparisonOp:
     """A comparison operator: ``>`` or ``=``."""
     for op in _OPS:

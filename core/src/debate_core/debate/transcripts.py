@@ -33,6 +33,7 @@ from debate_core.debate.transcript_fields import (
     as_optional_str,
     as_parsed,
     as_prompt,
+    as_seats,
     as_stored_comparisons,
     as_str,
     check_agrees,
@@ -51,6 +52,7 @@ from debate_core.records import (
     ParsedResponse,
     Turn,
     apply_authorship,
+    apply_seated_authorship,
     round_reaches_consensus,
 )
 from debate_core.records.json_values import JsonMapping, JsonObject, JsonValue
@@ -94,6 +96,7 @@ def turn_to_json(turn: Turn) -> JsonObject:
         "malformed_comparisons": turn.malformed_comparisons,
         "grade": turn.grade,
         **({"prompt": [{"role": m.role, "content": m.content} for m in turn.prompt]} if turn.prompt else {}),
+        **({"seats": list(turn.seats)} if turn.seats else {}),
     }
 
 
@@ -348,7 +351,13 @@ def _read_turn(entry: _TurnEntry, index: int, step: int, ruled: int | None, read
     check_limit("response_chars", len(text), f"{path}.text")
     parsed_raw = obj.get("parsed")
     response = reader.parser.parse(text) if parsed_raw is None else as_parsed(parsed_raw, f"{path}.parsed")
-    authored = apply_authorship(response.comparisons, agent, reader.num_agents) if response.ok else CheckedComparisons()
+    seats = as_seats(obj.get("seats"), f"{path}.seats", agent, reader.num_agents)
+    if not response.ok:
+        authored = CheckedComparisons()
+    elif seats:
+        authored = apply_seated_authorship(response.comparisons, agent, seats)
+    else:
+        authored = apply_authorship(response.comparisons, agent, reader.num_agents)
     visible = ruled if ruled is not None else as_int(obj.get("visible_turns", index), f"{path}.visible_turns", 0)
     check_agrees(obj, "step", path, step, as_int)
     check_agrees(obj, "turn_index", path, index, as_int)
@@ -374,6 +383,7 @@ def _read_turn(entry: _TurnEntry, index: int, step: int, ruled: int | None, read
         grade=as_grade(obj.get("grade"), f"{path}.grade"),
         informed=informed,
         prompt=as_prompt(obj.get("prompt", []), f"{path}.prompt"),
+        seats=seats,
     )
 
 

@@ -16,7 +16,9 @@ class TurnRequest:
     """One turn as a chat request: the prompt's messages (rendered by the run's renderer they are
     the prompt ``debate run`` samples), and the turn's sampling: temperature (the persona's or the
     evaluation's), ``max_tokens``, seed (``turn_seed`` of the debate's seed) and stop strings (the
-    renderer's with the output contract's marker; empty where the renderer stops on token ids)."""
+    renderer's with the output contract's marker; empty where the renderer stops on token ids).
+    ``agent`` is the debate's agent, also for a seated turn whose messages name it by its seat
+    (the ``runoff`` coordinator's, docs/protocol.md#the-runoff)."""
 
     agent: int
     round: int
@@ -69,7 +71,7 @@ class ReplyPolicy:
         seed: int | None,
     ) -> SampledAction:
         request = TurnRequest(
-            agent=view.agent,
+            agent=view.debate_agent,
             round=view.round,
             messages=view.messages,
             temperature=temperature,

@@ -15,7 +15,7 @@ from debate_core.records.answers import (
     answer_of,
     normalise_solution,
 )
-from debate_core.records.authorship import CheckedComparisons, apply_authorship
+from debate_core.records.authorship import CheckedComparisons, apply_authorship, apply_seated_authorship
 from debate_core.records.debate import (
     CONSENSUS_RULES,
     AuthoredComparison,
@@ -122,6 +122,7 @@ __all__ = [
     "ViewingPolicy",
     "VoteTally",
     "apply_authorship",
+    "apply_seated_authorship",
     "counts_as_consensus",
     "round_reaches_consensus",
     "tally_votes",

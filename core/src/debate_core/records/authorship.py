@@ -4,7 +4,9 @@ author's self-comparisons and the malformed ones are dropped and counted.
 
 Order: the self-comparison rule first (the author on either side, whatever the other id), then
 the validity check (both ids in ``0..N-1``, ``a != b``, ``op`` is ``>`` or ``=``) on what is left.
-Coordinators, ``load_transcript`` and ``tally_votes`` all call :func:`apply_authorship`.
+Coordinators, ``load_transcript`` and ``tally_votes`` all call :func:`apply_authorship`; a turn
+whose prompt seated the debate as a smaller one (``Turn.seats``) goes through
+:func:`apply_seated_authorship`, the same rules in its seats' ids.
 """
 
 from __future__ import annotations
@@ -48,3 +50,16 @@ def apply_authorship(comparisons: Iterable[Comparison], author: int, num_agents:
 
 def _in_range(agent: int, num_agents: int | None) -> bool:
     return agent >= 0 and (num_agents is None or agent < num_agents)
+
+
+def apply_seated_authorship(
+    comparisons: Iterable[Comparison], author: int, seats: tuple[int, ...]
+) -> CheckedComparisons:
+    """The authorship rules for a turn whose prompt seated agent ``seats[i]`` at seat ``i``
+    (``Turn.seats``; ``-1`` an empty seat, the author at the seat holding its id): the rules applied
+    in seat ids (range ``0..len(seats)-1``, an empty seat out of range too), then each valid
+    comparison's seats turned back into the debate's agent ids."""
+    checked = apply_authorship(comparisons, seats.index(author), len(seats))
+    empty = [c for c in checked.valid if seats[c.a] < 0 or seats[c.b] < 0]
+    valid = tuple(Comparison(seats[c.a], c.op, seats[c.b]) for c in checked.valid if c not in empty)
+    return attrs.evolve(checked, valid=valid, malformed=checked.malformed + len(empty))

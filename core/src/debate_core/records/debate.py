@@ -126,7 +126,11 @@ class Turn:
     or 0.0) when the dataset is verifiable. ``prompt`` is what the agent was shown, as chat
     messages before rendering (system prompt, question, the history entries the history policy
     chose, the turn's instructions), so truncation and clipping can be read from a transcript;
-    empty for turns read from transcripts that did not record it.
+    empty for turns read from transcripts that did not record it. ``seats`` is set when the turn's
+    prompt seated it in a debate of another size (the ``runoff`` coordinator,
+    docs/protocol.md#the-runoff): seat ``i`` was agent ``seats[i]`` (``-1``: a seat nobody
+    held), the turn's own agent at one of them; its text and parsed comparisons name seats,
+    ``comparisons`` the debate's agents. Empty: the prompt named every agent by its own id.
     """
 
     round: int
@@ -143,6 +147,7 @@ class Turn:
     grade: float | None = None
     informed: bool = False
     prompt: tuple[Message, ...] = ()
+    seats: tuple[int, ...] = ()
 
     @property
     def failed(self) -> bool:

@@ -38,7 +38,9 @@ class TurnView:
 
     ``shown`` are the history entries of the prompt in commit order (the agent's own included);
     ``informed`` is ``Turn.informed`` of the turn being answered; ``messages`` are the prompt's
-    messages before rendering (for a policy behind a chat API: ``debate_core.hosting``).
+    messages before rendering (for a policy behind a chat API: ``debate_core.hosting``). A seated
+    turn (``Turn.seats``, the ``runoff`` coordinator's) is viewed as its prompt names it: ``agent``,
+    ``num_agents`` and the entries' agents are seats, and ``seats`` maps them to the debate's.
     """
 
     question: str
@@ -49,6 +51,12 @@ class TurnView:
     shown: tuple[HistoryEntry, ...]
     informed: bool
     messages: tuple[Message, ...] = ()
+    seats: tuple[int, ...] = ()
+
+    @property
+    def debate_agent(self) -> int:
+        """The answering agent's id in the debate (``agent`` itself unless the turn is seated)."""
+        return self.seats[self.agent] if self.seats else self.agent
 
     def latest_of_others(self) -> dict[int, HistoryEntry]:
         """Each other agent's most recent shown entry, by agent id."""

@@ -45,7 +45,7 @@ import attrs
 from debate_core.backends.contract import SamplingClientLike
 from debate_core.config.sections import EvaluationSettings, RunConfig
 from debate_core.debate.coordinators import ParallelCoordinator
-from debate_core.debate.final_answer import grader_reader, rules_side_by_side
+from debate_core.debate.final_answer import rules_side_by_side
 from debate_core.debate.setup import DebateSetup
 from debate_core.errors import DebateError
 from debate_core.plugin import ComponentBuilder
@@ -72,18 +72,13 @@ from debate_core.training.evaluation.judge_families import (
 from debate_core.training.evaluation.matched_cost import (
     answer_costs,
     matched_voting,
-    sampled_per_turn,
     samples_at_cost,
     tokens_per_sample,
 )
 from debate_core.training.evaluation.policy_debate import evaluation_setup
 from debate_core.training.evaluation.runoff import (
-    RunoffCost,
-    decide,
-    finalists,
-    judge_seat_tokens,
-    runoff_jobs,
     runoff_metrics,
+    runoff_setup,
 )
 from debate_core.training.kernel.debate_metrics import debate_metrics, turn_metrics
 from debate_core.training.kernel.rollouts import DebateJob, run_debates, sampled_tokens
@@ -143,7 +138,6 @@ class Evaluator:
     _blind_answers: dict[int, list[Turn]] = attrs.field(factory=dict)
     """The direct answers of the last ``evaluate`` by problem index: the judge benchmark's ``own``
     family takes its samples of the policy's blind round-1 answers from them (the same prompts)."""
-    _blind_tokens: dict[int, list[int]] = attrs.field(factory=dict)
     """The sampled tokens of each of ``_blind_answers``."""
     _direct_tokens_per_sample: float = 0.0
     """Sampled tokens per direct answer of the last ``evaluate`` (0: none sampled)."""
@@ -228,15 +222,14 @@ class Evaluator:
         return int(self.settings.num_samples or self.parts.setup.num_agents)
 
     async def _blind_samples(
-        self, problems: list[Problem], policy: AgentPolicy, k: int, label: str, id_prefix: str = "eval-direct"
-    ) -> tuple[list[list[Turn]], list[list[int]], list[DebateEpisode]]:
+        self, problems: list[Problem], policy: AgentPolicy, k: int, label: str
+    ) -> tuple[list[list[Turn]], list[DebateEpisode]]:
         """``k`` blind answers per problem: the first ``k`` agents' answers of as many blind first
-        rounds as needed, seeded as direct evaluation's (so equal to its answers whatever
-        ``id_prefix`` names the debates), with the sampled tokens of each."""
+        rounds as needed, and the rounds' episodes."""
         n = self.parts.setup.num_agents
         rounds = -(-k // n)
         jobs = [
-            DebateJob(p, (policy,) * n, derive_seed(self.seed, "eval-direct", i, r), f"{id_prefix}-{i}-{r}")
+            DebateJob(p, (policy,) * n, derive_seed(self.seed, "eval-direct", i, r), f"eval-direct-{i}-{r}")
             for i, p in enumerate(problems)
             for r in range(rounds)
         ]
@@ -244,13 +237,13 @@ class Evaluator:
         # an answer lost to an earlier agent's parse error in the same round is not counted
         groups = [episodes[i * rounds : (i + 1) * rounds] for i in range(len(problems))]
         answers = [[turn for e in group for turn in e.record.turns][:k] for group in groups]
-        return answers, [[n for e in group for n in sampled_per_turn(e)][:k] for group in groups], episodes
+        return answers, episodes
 
     async def _direct(self, problems: list[Problem], policy: AgentPolicy, label: str) -> dict[str, float]:
         k = self._samples()
-        answers, tokens, episodes = await self._blind_samples(problems, policy, k, f"{label}: direct answers")
+        answers, episodes = await self._blind_samples(problems, policy, k, f"{label}: direct answers")
         prefix = f"{self.prefix}/direct"
-        self._blind_answers, self._blind_tokens = dict(enumerate(answers)), dict(enumerate(tokens))
+        self._blind_answers = dict(enumerate(answers))
         self._direct_tokens_per_sample = tokens_per_sample(episodes)
         out = {f"{prefix}/parse_error": mean([float(t.failed) for turns in answers for t in turns])}
         grader = self.parts.grader
@@ -288,31 +281,23 @@ class Evaluator:
         return voting.metrics(self.prefix, mode)
 
     async def _runoff(self, problems: list[Problem], policy: AgentPolicy, label: str) -> dict[str, float]:
-        """The runoff (``training.evaluation.runoff``)."""
-        k = self.settings.runoff_candidates
-        tokenizer = self.parts.tokenizer
-        if tokenizer is None:
-            raise EvaluationError("evaluation mode 'runoff' needs the policy's tokenizer")
-        if self._blind_answers and self._samples() >= k:
-            samples = [self._blind_answers[i][:k] for i in range(len(problems))]
-            tokens = [self._blind_tokens[i][:k] for i in range(len(problems))]
-        else:
-            label = f"{label}: runoff candidates"
-            samples, tokens, _ = await self._blind_samples(problems, policy, k, label, "eval-runoff-candidates")
-        finals = [finalists(turns, grader_reader(self.parts.grader)) for turns in samples]
-        contests = [(i, p, f) for i, (p, f) in enumerate(zip(problems, finals, strict=True)) if f.contested]
-        setup = self._judge_setup
-        judges = self.settings.runoff_judges
-        jobs = runoff_jobs(contests, policy, judges, self.seed, tokenizer, setup.parser.contract)
-        episodes = await self._run(setup, jobs, f"{label}: runoff judging") if jobs else []
-        judge_sampled, judge_prompt = judge_seat_tokens(episodes)
-        cost = RunoffCost(sum(map(sum, tokens)) + judge_sampled, judge_prompt)
-        results = decide(finals, episodes, judges)
+        """The runoff (``training.evaluation.runoff``): one runoff debate per problem."""
+        setup = self._runoff_setup
+        n = setup.num_agents
+        jobs = [
+            DebateJob(p, (policy,) * n, derive_seed(self.seed, "eval-runoff", i), f"eval-runoff-{i}")
+            for i, p in enumerate(problems)
+        ]
+        episodes = await self._run(setup, jobs, f"{label}: runoffs")
         truths = [p.answer for p in problems]
-        metrics, correct = runoff_metrics(f"{self.prefix}/runoff", samples, results, truths, self.parts.grader, cost)
+        metrics, correct = runoff_metrics(f"{self.prefix}/runoff", episodes, truths, self.parts.grader)
         if correct is not None:
             self.per_problem[f"{self.prefix}/runoff/answer_correct"] = correct
         return metrics
+
+    @functools.cached_property
+    def _runoff_setup(self) -> DebateSetup:
+        return runoff_setup(self._debate_setup, self.settings.runoff_candidates, self.settings.runoff_judges)
 
     async def _debate(self, problems: list[Problem], policy: AgentPolicy, label: str) -> dict[str, float]:
         setup = self._debate_setup

@@ -78,12 +78,6 @@ def matched_voting(
     return MatchedVoting(k, cons, tuple(answered))
 
 
-def sampled_per_turn(episode: DebateEpisode) -> list[int]:
-    """Sampled tokens of each committed turn of ``episode``, in commit order."""
-    by_turn = {t.turn_index: len(t.action) for trajectory in episode.trajectories for t in trajectory.transitions}
-    return [by_turn.get(turn.turn_index, 0) for turn in episode.record.turns]
-
-
 def tokens_per_sample(episodes: Sequence[DebateEpisode]) -> float:
     """Sampled tokens per answer sampled in ``episodes`` (0 for none)."""
     sampled = [t for e in episodes for trajectory in e.trajectories for t in trajectory.transitions]

@@ -1,276 +1,124 @@
 """The runoff, evaluation mode ``runoff`` (docs/answer-rules.md#the-runoff).
 
-A debate design that spends its samples on candidates and its judging only where the candidates
-disagree. Per problem:
+A debate design that spends its samples on candidates and its judging only where they disagree:
+the run's debate played under the ``runoff`` coordinator (``evaluation.runoff_candidates`` agents
+answering blind, each prompt seated as in the run's debate; ``evaluation.runoff_judges`` judges
+in each order of the two most held answers) and answered by the ``runoff`` rule, one debate per
+problem. The same design is a run-file setting (``debate.coordinator = "runoff"``,
+``debate.final_answer = "runoff"``) for ``debate run``, ``debate serve`` and training; this mode
+sets it beside the run's own debate and voting at its cost.
 
-1. **Candidates**: ``evaluation.runoff_candidates`` blind answers of the policy, the blind first
-   round of the run's debate (the direct answers, with their seeds: direct evaluation's first
-   answers are the same ones).
-2. **The two most held answers**: the answers are grouped as every answer rule groups them (what
-   the grader reads in a solution, else its text), ranked by how many candidates hold them, ties
-   to the earliest (candidates that broke the output contract left out). One answer is the
-   result, with no judging; none gives no answer.
-3. **The runoff**: otherwise the policy judges the first solution of each of the two answers in
-   the debate's own round-2 prompt, seated at agent 0 of a 3-agent debate whose agents 1 and 2
-   state the two solutions in round 1 (the prompt the judge benchmark uses; the judge's round 1 is
-   its own blind answer), ``evaluation.runoff_judges`` times in each order. Each verdict scores
-   the two answers (a win 1, a tie ½ each, no comparison of the two nothing); the higher score
-   wins, a tie to the more held answer.
-
-Nothing reads the ground truth but the grading of the result. The cost is what the policy
-samples: the candidates and the judges' turns (the stated seats are not sampled).
+Nothing reads the ground truth but the grading. The cost is every token the policy sampled: the
+candidates' and the judges'.
 """
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Sequence
 
 import attrs
 
-from debate_core.debate.final_answer import majority_of
-from debate_core.records import (
-    AgentPolicy,
-    AnswerReader,
-    Candidate,
-    DebateEpisode,
-    Grader,
-    OutputContract,
-    Problem,
-    ResponseContent,
-    SampledAction,
-    StopCondition,
-    Tokenizer,
-    Turn,
-    TurnView,
+from debate_core.debate.coordinators import RunoffCoordinator, RunoffOptions
+from debate_core.debate.final_answer import (
+    NamedAnswerRule,
+    RunoffRule,
+    final_answer,
+    grader_reader,
+    judged_votes,
+    majority_of,
 )
+from debate_core.debate.setup import DebateSetup
+from debate_core.records import DebateAnswer, DebateEpisode, DebateRecord, Grader, Turn, answer_of
 from debate_core.stats import mean, standard_error
 from debate_core.training.correctness import JudgeTally, grade_samples
-from debate_core.training.evaluation.judge_benchmark import JUDGE, judged_comparison
-from debate_core.training.kernel.reference_debates import written_action
-from debate_core.training.kernel.rollouts import DebateJob
-from debate_core.training.seeding import derive_seed
+from debate_core.training.evaluation.matched_cost import answer_costs
+
+RUNOFF = RunoffRule.name
+
+
+def runoff_setup(setup: DebateSetup, candidates: int, judges: int) -> DebateSetup:
+    """The run's debate as a runoff: ``candidates`` agents, ``judges`` per order, every prompt
+    seated as in the run's debate (its number of agents, at least 3), the ``runoff`` answer rule."""
+    options = RunoffOptions(judges_per_order=judges, seated_as=max(3, setup.num_agents))
+    return attrs.evolve(
+        setup,
+        num_agents=candidates,
+        max_rounds=max(2, setup.max_rounds),
+        stop_after_round=None,
+        coordinator=RunoffCoordinator(options),
+        answer_rule=NamedAnswerRule(RUNOFF, RunoffRule()),
+        names={**setup.names, "coordinator": RUNOFF},
+    )
 
 
 @attrs.frozen
-class StatedSolution:
-    """A seat that states a given solution in every turn and judges nobody (a ``ViewingPolicy``)."""
+class RunoffOutcome:
+    """One problem's runoff, read from its record: the candidates (round 1), their answers most
+    held first, and the runoff's answer (graded where the problem has one)."""
 
-    solution: str
-    tokenizer: Tokenizer
-    contract: OutputContract
-
-    async def sample(
-        self, prompt: Sequence[int], *, stop: StopCondition, temperature: float, max_tokens: int, seed: int | None
-    ) -> SampledAction:
-        raise TypeError("a stated solution answers from the turn view (sample_with_view)")
-
-    async def sample_with_view(
-        self,
-        prompt: Sequence[int],
-        view: TurnView,
-        *,
-        stop: StopCondition,
-        temperature: float,
-        max_tokens: int,
-        seed: int | None,
-    ) -> SampledAction:
-        """The solution in the output contract, unchanged by what the turn shows."""
-        await asyncio.sleep(0)
-        text = self.contract.render(ResponseContent(solution=self.solution, consensus_reason="Stated.")).text
-        return written_action(text, self.tokenizer, stop, max_tokens)
-
-
-@attrs.frozen
-class Finalists:
-    """One problem's candidates ranked by answer (``Candidate.agents``: the samples holding it)."""
-
-    ranked: tuple[Candidate, ...]
+    candidates: tuple[Turn, ...]
+    answer: DebateAnswer
+    most_held: str | None
 
     @property
     def contested(self) -> bool:
-        """Two or more answers: the runoff is judged."""
-        return len(self.ranked) >= 2
-
-
-def finalists(samples: Sequence[Turn], read_answer: AnswerReader) -> Finalists:
-    """The candidates' answers, most held first (ties to the earliest sample); samples that broke
-    the output contract are left out."""
-    solutions = {i: turn.response.solution for i, turn in enumerate(samples) if not turn.failed}
-    return Finalists(majority_of(solutions, read_answer).candidates)
-
-
-def runoff_jobs(
-    contests: Sequence[tuple[int, Problem, Finalists]],
-    judge: AgentPolicy,
-    judges: int,
-    seed: int,
-    tokenizer: Tokenizer,
-    contract: OutputContract,
-) -> list[DebateJob]:
-    """For each contested problem (its index, the problem, its finalists), ``judges`` judging
-    debates per order: order ``a`` states the most held answer's solution at agent 1, ``b`` at agent 2.
-    Ids ``eval-runoff-I-J{a,b}``, in that order per problem."""
-    jobs = []
-    for index, problem, final in contests:
-        first, second = final.ranked[0], final.ranked[1]
-        for j in range(judges):
-            for order, pair in enumerate(((first, second), (second, first))):
-                seats = tuple(StatedSolution(c.solution, tokenizer, contract) for c in pair)
-                jobs.append(
-                    DebateJob(
-                        problem,
-                        (judge, *seats),
-                        derive_seed(seed, "eval-runoff", index, j, order),
-                        f"eval-runoff-{index}-{j}{'ab'[order]}",
-                    )
-                )
-    return jobs
-
-
-Verdict = tuple[float, float] | None
-"""A judging debate's scores for (the most held answer, the runner-up); ``None``: no verdict."""
-
-
-def verdict_scores(episode: DebateEpisode, order: int) -> Verdict:
-    """What one judging debate gives the most held answer and the runner-up: a win 1, a tie ½
-    each; ``None`` when its judge compared the two nowhere (or broke the output contract)."""
-    comparison = judged_comparison(episode.record)
-    if comparison is None:
-        return None
-    if comparison.op == "=":
-        return 0.5, 0.5
-    first_seat_won = comparison.a == 1
-    most_held_won = first_seat_won if order == 0 else not first_seat_won
-    return (1.0, 0.0) if most_held_won else (0.0, 1.0)
-
-
-def verdicts_by_problem(
-    finals: Sequence[Finalists], episodes: Sequence[DebateEpisode], judges: int
-) -> list[tuple[Verdict, ...]]:
-    """Each problem's verdicts from the judging debates of :func:`runoff_jobs` (built from the
-    contested ones of ``finals``, in order); none for an uncontested problem."""
-    out: list[tuple[Verdict, ...]] = []
-    position = 0
-    for final in finals:
-        if not final.contested:
-            out.append(())
-            continue
-        mine = episodes[position : position + 2 * judges]
-        position += 2 * judges
-        out.append(tuple(verdict_scores(episode, k % 2) for k, episode in enumerate(mine)))
-    if position != len(episodes):
-        raise ValueError(f"{len(episodes)} judging debates for {position} expected")
-    return out
-
-
-@attrs.frozen
-class RunoffResult:
-    """One problem's runoff: the finalists and the verdicts on the two most held answers."""
-
-    final: Finalists
-    verdicts: tuple[Verdict, ...] = ()
-
-    @property
-    def scores(self) -> tuple[float, float]:
-        """The summed scores of the most held answer and the runner-up."""
-        given = [v for v in self.verdicts if v is not None]
-        return sum(v[0] for v in given), sum(v[1] for v in given)
+        """The candidates hold two or more answers."""
+        return len(self.answer.candidates) >= 2
 
     @property
     def overturned(self) -> bool:
-        """The judges chose the runner-up over the most held answer."""
-        most, runner_up = self.scores
-        return self.final.contested and runner_up > most
-
-    @property
-    def chosen(self) -> Candidate | None:
-        """The answer: the higher score of the two, a tie to the most held; ``None`` without any."""
-        if not self.final.ranked:
-            return None
-        return self.final.ranked[1] if self.overturned else self.final.ranked[0]
+        """The judges chose an answer other than the most held."""
+        return self.answer.answer is not None and self.answer.answer != self.most_held
 
 
-def decide(finals: Sequence[Finalists], episodes: Sequence[DebateEpisode], judges: int) -> list[RunoffResult]:
-    """Each problem's result."""
-    return [
-        RunoffResult(final, verdicts)
-        for final, verdicts in zip(finals, verdicts_by_problem(finals, episodes, judges), strict=True)
-    ]
+def runoff_outcome(record: DebateRecord, grader: Grader | None) -> RunoffOutcome:
+    """The outcome of one runoff debate."""
+    candidates = tuple(t for t in record.turns if t.round == 1)
+    solutions = {t.agent: t.response.solution for t in candidates if not t.failed}
+    ranked = majority_of(solutions, grader_reader(grader)).candidates
+    answer = final_answer(record, grader, rule=RunoffRule())
+    return RunoffOutcome(candidates, answer, ranked[0].answer if ranked else None)
 
 
-def runoff_judge_tally(results: Sequence[RunoffResult], right: Sequence[tuple[bool, bool] | None]) -> JudgeTally:
-    """Verdicts on decidable runoffs (exactly one of the two answers right, ``right`` giving
-    whether the most held and the runner-up are, per problem): how many, how many preferred the
-    right one, how many were ties (wrong)."""
+def finalist_votes(record: DebateRecord, grader: Grader, truth: str) -> JudgeTally:
+    """The judges' votes between the two finalists where exactly one is right: how many, how many
+    preferred the right one, how many were ties (wrong)."""
+    outcome = runoff_outcome(record, grader)
+    if not outcome.contested:
+        return JudgeTally()
+    read = grader_reader(grader)
+    finalists = {c.answer: grader.grade(c.solution, truth).correct for c in outcome.answer.candidates[:2]}
+    if len(set(finalists.values())) < 2:
+        return JudgeTally()
     tally = JudgeTally()
-    for result, pair in zip(results, right, strict=True):
-        if pair is None or pair[0] == pair[1]:
+    for vote in judged_votes(record):
+        first, second = (answer_of(record.turns[p].response.solution, read)[0] for p in (vote.first, vote.second))
+        if first == second or first not in finalists or second not in finalists:
             continue
-        for verdict in result.verdicts:
-            if verdict is None:
-                continue
-            tie = verdict == (0.5, 0.5)
-            agreed = not tie and (verdict[0] > verdict[1]) == pair[0]
-            tally = tally + JudgeTally(1, int(agreed), int(tie))
+        tally = tally + JudgeTally(1, int(not vote.tie and finalists[first]), int(vote.tie))
     return tally
 
 
-def judge_seat_tokens(episodes: Sequence[DebateEpisode]) -> tuple[int, int]:
-    """Sampled and prompt tokens of the judging seat (agent 0) in ``episodes``: what the runoff's
-    judging costs (the stated seats are not sampled)."""
-    sampled = prompt = 0
-    for episode in episodes:
-        for trajectory in episode.trajectories:
-            if trajectory.agent != JUDGE:
-                continue
-            for transition in trajectory.transitions:
-                sampled += len(transition.action)
-                prompt += len(transition.observation)
-    return sampled, prompt
-
-
-@attrs.frozen
-class RunoffCost:
-    """What the runoff sampled over all problems: the candidates' and judges' sampled tokens, and
-    the judges' prompt tokens."""
-
-    sampled: float
-    judge_prompt: float
-
-
 def runoff_metrics(
-    prefix: str,
-    samples: Sequence[Sequence[Turn]],
-    results: Sequence[RunoffResult],
-    truths: Sequence[str | None],
-    grader: Grader | None,
-    cost: RunoffCost,
+    prefix: str, episodes: Sequence[DebateEpisode], truths: Sequence[str | None], grader: Grader | None
 ) -> tuple[dict[str, float], list[float] | None]:
-    """The runoff's figures (docs/training.md#metrics) and, with a grader, whether each problem's
-    answer is correct (problems without an answer left out), for paired changes."""
-    problems = len(results)
+    """The runoff's figures (docs/training.md#metrics), one episode per problem, and, with a
+    grader, whether each problem's answer is correct (problems without an answer left out), for
+    paired changes."""
+    records = [e.record for e in episodes]
+    outcomes = [runoff_outcome(r, grader) for r in records]
     out = {
-        f"{prefix}/candidates": float(max((len(turns) for turns in samples), default=0)),
-        f"{prefix}/contested": mean([float(r.final.contested) for r in results]),
-        f"{prefix}/overturned": mean([float(r.overturned) for r in results]),
-        f"{prefix}/sampled_tokens_per_answer": cost.sampled / problems if problems else 0.0,
-        f"{prefix}/judge_prompt_tokens_per_answer": cost.judge_prompt / problems if problems else 0.0,
+        f"{prefix}/candidates": float(max((r.num_agents for r in records), default=0)),
+        f"{prefix}/contested": mean([float(o.contested) for o in outcomes]),
+        f"{prefix}/overturned": mean([float(o.overturned) for o in outcomes]),
+        **answer_costs(episodes, len(episodes), prefix),
     }
     if grader is None:
         return out, None
-    graded = [(t, turns, r) for t, turns, r in zip(truths, samples, results, strict=True) if t is not None]
-
-    def right(candidate: Candidate | None, truth: str) -> bool:
-        return candidate is not None and grader.grade(candidate.solution, truth).correct
-
-    correct = [float(right(r.chosen, truth)) for truth, _, r in graded]
-    pairs = [
-        (right(r.final.ranked[0], truth), right(r.final.ranked[1], truth)) if r.final.contested else None
-        for truth, _, r in graded
-    ]
-    tally = runoff_judge_tally([r for _, _, r in graded], pairs)
-    groups = [grade_samples(turns, grader, truth) for truth, turns, _ in graded]
+    graded = [(t, r, o) for t, r, o in zip(truths, records, outcomes, strict=True) if t is not None]
+    correct = [float(bool(o.answer.correct)) for _, _, o in graded]
+    groups = [grade_samples(o.candidates, grader, t) for t, _, o in graded]
+    tally = sum((finalist_votes(r, grader, t) for t, r, _ in graded), JudgeTally())
     k = int(out[f"{prefix}/candidates"])
     out.update(
         {
