@@ -188,7 +188,7 @@ def test_no_protocol_name_is_matched_as_a_string_outside_the_coordinators() -> N
     """The coordinators' module is the one home of the built-in protocols' rules."""
     import ast
 
-    from debate_core.debate.coordinators import BUILTIN_TURN_STATES
+    from debate_core.debate.protocols import BUILTIN_TURN_STATES
 
     names = {state.protocol_name for state in BUILTIN_TURN_STATES}
     source_root = Path(__file__).resolve().parents[2] / "core" / "src" / "debate_core"

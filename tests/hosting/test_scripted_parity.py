@@ -82,7 +82,7 @@ def test_a_hosted_runoff_through_debate_serve_has_debate_run_s_turns_seats_and_a
         loop.stop()
     record = direct.record
     assert record.protocol == "runoff" and not record.aborted
-    assert [(t.agent, t.seats) for t in record.turns if t.round == 2] == [(2, (2, 1, 0)), (3, (3, 0, 1))]
+    assert [(t.agent, t.seats) for t in record.turns if t.round == 2] == [(6, (6, 1, 0)), (7, (7, 0, 1))]
     assert [(t.agent, t.round, t.text, t.seats) for t in result.record.turns] == [
         (t.agent, t.round, t.text, t.seats) for t in record.turns
     ]

@@ -82,7 +82,7 @@ class ScriptedSession:
 
 RUNOFF_RUN_FILE = """
 [debate]
-num_agents = 6
+num_agents = 8
 max_rounds = 2
 coordinator = { name = "runoff" }
 final_answer = { name = "runoff" }
@@ -90,8 +90,9 @@ final_answer = { name = "runoff" }
 [grader]
 name = "boxed"
 """
-"""The runoff (docs/protocol.md#the-runoff) over the same script: candidates seated at 0, 1, 2, 0,
-1, 2 answer 41, 42, 42, 41, 42, 42; candidates 2 and 3 judge, each seated at agent 0 (a tie)."""
+"""The runoff (docs/protocol.md#the-runoff) over the same script: six candidates seated at 0, 1, 2,
+0, 1, 2 answer 41, 42, 42, 41, 42, 42; agents 6 and 7 judge the finalists (agents 1 and 0) seated
+at agent 0, which the script has call agents 1 and 2 equal: a tie, to the more held 42."""
 
 
 def served(tmp_path: Path, run_text: str = RUN_FILE) -> tuple[ServedPolicy, ScriptedSession]:

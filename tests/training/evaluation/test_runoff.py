@@ -29,9 +29,9 @@ BOXED = build_boxed(None)
 
 
 def test_the_judges_votes_count_only_between_finalists_one_of_them_right() -> None:
-    """Finalists 41 (agents 0, 1, 4) and 42 (agents 2, 3), the truth 42. Agent 1 prefers 42, agent
-    3 calls them equal: two decidable votes, one right, one tie."""
-    episode, _ = runoff(["41", "41", "42", "42", "41", "40"], {1: "Agent 2 > Agent 1", 3: "Agent 1 = Agent 2"})
+    """Finalists 41 (agents 0, 1, 4) and 42 (agents 2, 3), the truth 42. Judge 6 prefers 42, judge
+    7 calls them equal: two decidable votes, one right, one tie."""
+    episode, _ = runoff(["41", "41", "42", "42", "41", "40"], {6: "Agent 2 > Agent 1", 7: "Agent 1 = Agent 2"})
     assert finalist_votes(episode.record, BOXED, "42") == JudgeTally(2, 1, 1)
     # no finalist right (or both): nothing to decide
     assert finalist_votes(episode.record, BOXED, "40") == JudgeTally()
@@ -59,18 +59,27 @@ def _solver_then(judge: Judge) -> Judge:
     return script
 
 
+def _shown_seats(call: ScriptedCall) -> tuple[tuple[int, str], tuple[int, str]]:
+    """The two seats a judge is shown, lower first, with the answers they state."""
+    low, high = sorted(_stated(call.prompt_text).items())
+    return low, high
+
+
 def truthful(call: ScriptedCall) -> str:
     right = _question_answer(call.prompt_text)
-    winner, loser = (1, 2) if _stated(call.prompt_text).get(1) == right else (2, 1)
+    (low, said), (high, _) = _shown_seats(call)
+    winner, loser = (low, high) if said == right else (high, low)
     return _response(right, f"Agent {winner} > Agent {loser}")
 
 
 def first_position(call: ScriptedCall) -> str:
-    return _response(_question_answer(call.prompt_text), "Agent 1 > Agent 2")
+    (low, _), (high, _) = _shown_seats(call)
+    return _response(_question_answer(call.prompt_text), f"Agent {low} > Agent {high}")
 
 
 def always_tie(call: ScriptedCall) -> str:
-    return _response(_question_answer(call.prompt_text), "Agent 1 = Agent 2")
+    (low, _), (high, _) = _shown_seats(call)
+    return _response(_question_answer(call.prompt_text), f"Agent {low} = Agent {high}")
 
 
 def evaluate_runoff(
@@ -92,7 +101,7 @@ def evaluate_runoff(
 
 def test_truthful_judges_overturn_a_wrong_majority() -> None:
     # six candidates: right, wrong, wrong, right, wrong, wrong: the majority (4 of 6) is wrong;
-    # the finalists are candidates 1 (wrong) and 0; candidates 2, 3, 4, 5 judge, two per order
+    # the finalists are candidates 1 (wrong) and 0; agents 6, 7, 8, 9 judge, two per order
     metrics, evaluator = evaluate_runoff(_solver_then(truthful), judges=2)
     assert metrics["runoff/cons@6"] == 0.0 and metrics["runoff/pass@6"] == 1.0
     assert metrics["runoff/contested"] == 1.0 and metrics["runoff/overturned"] == 1.0
@@ -101,15 +110,15 @@ def test_truthful_judges_overturn_a_wrong_majority() -> None:
     record = next(e.record for e in evaluator.episodes if e.record.debate_id == "eval-runoff-0")
     assert record.protocol == "runoff"
     assert [(t.agent, t.seats) for t in record.turns if t.round == 2] == [
-        (2, (2, 1, 0)),
-        (3, (3, 0, 1)),
-        (4, (4, 1, 0)),
-        (5, (5, 0, 1)),
+        (6, (6, 1, 0)),
+        (7, (7, 0, 1)),
+        (8, (8, 1, 0)),
+        (9, (9, 0, 1)),
     ]
 
 
 def test_a_judge_of_positions_or_ties_leaves_the_majority() -> None:
-    # first position: 1-1 between the two, a tie to the most held; always a tie: ½-½, the same
+    # seat 1: 1-1 between the two, a tie to the most held; always a tie: ½-½, the same
     for judge, accuracy in ((first_position, 0.5), (always_tie, 0.0)):
         metrics, _ = evaluate_runoff(_solver_then(judge))
         assert metrics["runoff/overturned"] == 0.0 and metrics["runoff/answer_correct"] == 0.0

@@ -313,8 +313,8 @@ class EvaluationSettings:
     """The dataset split evaluated on."""
     modes: tuple[EvaluationMode, ...] = ("direct", "debate")
     """``direct``: one answer per sample, no debate; ``debate``: a self-play debate per problem;
-    ``runoff``: the run's debate under the ``runoff`` coordinator, its other candidates judging
-    between the two most held of ``runoff_candidates`` blind answers where they disagree
+    ``runoff``: the run's debate under the ``runoff`` coordinator, its judges judging between the
+    two most held of ``runoff_candidates`` blind answers where they disagree
     (docs/answer-rules.md#the-runoff); ``judge``: the judge benchmark, the policy
     judging a correct and a plausibly wrong solution of each problem in both orders
     (docs/training.md#the-judge-benchmark)."""
@@ -327,11 +327,10 @@ class EvaluationSettings:
     num_samples: int = attrs.field(default=0, validator=v.ge(0))
     """Direct answers per problem, the ``k`` of direct pass@k (0: the number of agents)."""
     runoff_candidates: int = attrs.field(default=6, validator=v.ge(2))
-    """Candidates (agents) of mode ``runoff``'s debate per problem: the blind answers it chooses
-    among, and its judges (those that gave neither finalist first)."""
+    """Blind answers per problem that mode ``runoff`` chooses among (its debate's candidates)."""
     runoff_judges: int = attrs.field(default=1, validator=v.ge(1))
-    """Judges in each order of the runoff's two finalists (up to ``2 * runoff_judges`` verdicts,
-    fewer when fewer candidates are free to judge)."""
+    """Judges in each order of the runoff's two finalists (``2 * runoff_judges`` more agents in its
+    debate, answering only where the candidates disagree)."""
     debates_per_problem: int = attrs.field(default=1, validator=v.ge(1))
     """Self-play debates per problem in ``debate`` mode, each with its own seed: more decidable
     judge votes and a steadier debate accuracy for the same problems. A problem's debate figures

@@ -10,9 +10,6 @@ from debate_core.debate.coordinators import (
     ParallelCoordinator,
     ParallelOptions,
     ParallelTurns,
-    RunoffCoordinator,
-    RunoffOptions,
-    RunoffTurns,
     SequentialCoordinator,
     SequentialTurns,
     TurnDraft,
@@ -47,6 +44,7 @@ from debate_core.debate.rendering import (
     sampling_stop,
 )
 from debate_core.debate.running import FirstTurnPrompt, first_turn_prompt, run_debate
+from debate_core.debate.runoff_protocol import RunoffCoordinator, RunoffOptions, RunoffTurns
 from debate_core.debate.sampling_policy import SamplingClientPolicy
 from debate_core.debate.setup import DebateSetup, build_debate_setup, sampling_temperature, turn_seed
 from debate_core.debate.three_sections import THREE_SECTION_CONTRACT, ThreeSectionParser, parse_three_sections

@@ -1,16 +1,15 @@
 """Turn protocols: who may answer when, what each answer may see, when the debate ends.
 
 Every agent of a debate runs as its own task and asks the turn state for its next turn,
-waiting until the protocol lets it act. Two built-in protocols:
+waiting until the protocol lets it act. The turn state's machinery and two built-in protocols:
 
 * ``sequential``: one global order, agent 0 to N-1 in each round; an agent waits
   for its turn and sees every turn committed before it.
 * ``parallel``: all agents of a round answer at once against the same
   history (the earlier rounds); the round is committed in agent order when the last answer
   is in. ``blind_review`` shows only the ``<solution>`` and ``<evaluation>`` of earlier turns.
-* ``runoff``: every agent answers blind in round 1; where the answers disagree, agents other
-  than the first holders of the two most held answers judge those two in round 2, each seated as
-  agent 0 of a 3-agent debate (docs/protocol.md#the-runoff).
+
+The third, ``runoff``, is in ``debate.runoff_protocol``; ``debate.protocols`` names all three.
 
 Termination (docs/protocol.md#when-a-debate-ends): at the end of a round when every agent of
 it said YES to consensus and each YES counts under the debate's consensus rule (by default
@@ -27,7 +26,7 @@ from __future__ import annotations
 
 import abc
 import asyncio
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
 import attrs
@@ -40,7 +39,6 @@ from debate_core.records import (
     Message,
     ParsedResponse,
     Turn,
-    answer_of,
     round_reaches_consensus,
 )
 
@@ -142,7 +140,7 @@ class TurnState(abc.ABC):
         async with self._condition:
             if not self.finished.is_set():
                 self._commit(ticket, draft)
-                self._abort(f"round {ticket.round}, agent {ticket.agent}: {_reason(draft)}")
+                self._abort(f"round {ticket.round}, agent {ticket.agent}: {failure_reason(draft)}")
             self._condition.notify_all()
 
     async def abort(self, reason: str) -> None:
@@ -192,7 +190,8 @@ def _no_reader(_solution: str) -> str | None:
     return None
 
 
-def _reason(draft: TurnDraft) -> str:
+def failure_reason(draft: TurnDraft) -> str:
+    """Why a failed draft failed, for an abort reason (``code: message``)."""
     error = draft.response.error
     return "failed" if error is None else f"{error.code}: {error.message}"
 
@@ -224,7 +223,7 @@ class SequentialTurns(TurnState):
         self._answering = False
         turn = self._commit(ticket, draft)
         if turn.failed:
-            self._abort(f"round {ticket.round}, agent {ticket.agent}: {_reason(draft)}")
+            self._abort(f"round {ticket.round}, agent {ticket.agent}: {failure_reason(draft)}")
             return
         self._next_agent += 1
         if self._next_agent == self.num_agents:
@@ -267,92 +266,12 @@ class ParallelTurns(TurnState):
             turn = self._commit(agent_ticket, agent_draft)
             round_turns.append(turn)
             if turn.failed:
-                self._abort(f"round {agent_ticket.round}, agent {agent}: {_reason(agent_draft)}")
+                self._abort(f"round {agent_ticket.round}, agent {agent}: {failure_reason(agent_draft)}")
                 return
         if not self._end_round(round_turns, self._round):
             self._round += 1
             self._taken.clear()
             self._answers.clear()
-
-
-class RunoffTurns(TurnState):
-    """The runoff: round 1 like a parallel round of blind answers, agent ``k`` seated at ``k mod
-    seated_as`` of a ``seated_as``-agent debate; then, where they hold two or more answers, round 2
-    for the judges of :func:`runoff_seats` only, each at seat 0 with the two most held answers'
-    first holders at seats 1 and 2. The debate ends after round 2, after round 1 when the answers
-    agree or no agent is free to judge, or by a round-1 consensus."""
-
-    protocol_name = "runoff"
-
-    @classmethod
-    def visible_at(cls, turn_index: int, round_start: int) -> int:
-        """The turns of the earlier rounds."""
-        return round_start
-
-    def __init__(self, num_agents: int, max_rounds: int, judges_per_order: int = 1, seated_as: int = 3) -> None:
-        super().__init__(num_agents, max_rounds)
-        self.judges_per_order = judges_per_order
-        self.seated_as = seated_as
-        self._round = 1
-        self._taken: set[int] = set()
-        self._answers: dict[int, tuple[TurnTicket, TurnDraft]] = {}
-        self._seats: dict[int, tuple[int, int, int]] = {}
-
-    def _players(self) -> list[int]:
-        return list(range(self.num_agents)) if self._round == 1 else sorted(self._seats)
-
-    def _may_answer(self, agent: int) -> bool:
-        return agent not in self._taken and agent in self._players()
-
-    def _take(self, agent: int) -> TurnTicket:
-        self._taken.add(agent)
-        if self._round == 1:
-            seats = tuple(agent if k == agent % self.seated_as else -1 for k in range(self.seated_as))
-        else:
-            seats = self._seats[agent] + (-1,) * (self.seated_as - 3)
-        return TurnTicket(self._round, agent, tuple(self.committed), seats)
-
-    def _receive(self, ticket: TurnTicket, draft: TurnDraft) -> None:
-        self._answers[ticket.agent] = (ticket, draft)
-        players = self._players()
-        if len(self._answers) < len(players):
-            return
-        round_turns: list[Turn] = []
-        for agent in players:
-            agent_ticket, agent_draft = self._answers[agent]
-            round_turns.append(self._commit(agent_ticket, agent_draft))
-            if round_turns[-1].failed:
-                self._abort(f"round {agent_ticket.round}, agent {agent}: {_reason(agent_draft)}")
-                return
-        if self._round > 1 or self._end_round(round_turns, 1):
-            self.finished.set()
-            return
-        self._seats = runoff_seats(round_turns, self.answer_reader, self.judges_per_order)
-        if not self._seats:
-            self.finished.set()
-            return
-        self._round = 2
-        self._taken.clear()
-        self._answers.clear()
-
-
-def runoff_seats(
-    first_round: Sequence[Turn], read_answer: AnswerReader, judges_per_order: int
-) -> dict[int, tuple[int, int, int]]:
-    """Round 2 of the runoff: judge -> its seats. The answers of ``first_round`` ranked by how many
-    agents hold them (ties to the lowest first holder); with two or more, the first holders of the
-    top two are the finalists, and the lowest-numbered other agents, up to ``2 * judges_per_order``,
-    judge: the first at seats ``(judge, most held, runner-up)``, the next in the other order, and so
-    on. Empty: one answer, or no agent free to judge."""
-    holders: dict[str, list[int]] = {}
-    for turn in first_round:
-        holders.setdefault(answer_of(turn.response.solution, read_answer)[0], []).append(turn.agent)
-    ranked = sorted(holders.values(), key=lambda agents: (-len(agents), agents[0]))
-    if len(ranked) < 2:
-        return {}
-    first, second = ranked[0][0], ranked[1][0]
-    free = [t.agent for t in first_round if t.agent not in (first, second)][: 2 * judges_per_order]
-    return {judge: (judge, first, second) if k % 2 == 0 else (judge, second, first) for k, judge in enumerate(free)}
 
 
 @runtime_checkable
@@ -404,64 +323,6 @@ class ParallelCoordinator:
     def start(self, num_agents: int, max_rounds: int) -> TurnState:
         """A fresh turn state for one debate."""
         return ParallelTurns(num_agents, max_rounds)
-
-
-@attrs.frozen(kw_only=True)
-class RunoffOptions:
-    """Options of the ``runoff`` coordinator."""
-
-    judges_per_order: int = attrs.field(default=1, validator=attrs.validators.ge(1))
-    """Judges of the two most held answers in each order (round 2 has up to twice as many judges;
-    fewer when fewer agents hold neither answer)."""
-    blind_review: bool = True
-    """Show the judges only the finalists' ``<solution>`` and ``<evaluation>``, as ``parallel``'s
-    blind review does."""
-    seated_as: int = attrs.field(default=3, validator=attrs.validators.ge(3))
-    """The size of the debate every prompt names (the debate the policy learned in): candidate
-    ``k`` answers as agent ``k mod seated_as``, a judge as agent 0 with the two answers at agents 1
-    and 2 (docs/protocol.md#the-runoff)."""
-
-
-class RunoffCoordinator:
-    """The ``runoff`` coordinator (docs/protocol.md#the-runoff)."""
-
-    protocol_name = RunoffTurns.protocol_name
-
-    def __init__(self, options: RunoffOptions | None = None) -> None:
-        self.options = options or RunoffOptions()
-
-    @property
-    def hide_comparisons(self) -> bool:
-        """True with blind review (the default)."""
-        return self.options.blind_review
-
-    def start(self, num_agents: int, max_rounds: int) -> TurnState:
-        """A fresh turn state for one debate."""
-        return RunoffTurns(num_agents, max_rounds, self.options.judges_per_order, self.options.seated_as)
-
-
-BUILTIN_TURN_STATES: tuple[type[TurnState], ...] = (SequentialTurns, ParallelTurns, RunoffTurns)
-"""The turn states of the built-in protocols."""
-DEFAULT_PROTOCOL = SequentialTurns.protocol_name
-"""The protocol of a debate (or transcript) that names none."""
-
-
-def visibility_rule(protocol: str) -> Callable[[int, int], int | None] | None:
-    """``visible_at`` of the built-in protocol called ``protocol``; ``None`` for any other
-    protocol (a third party's coordinator: its transcripts record what each turn saw)."""
-    state = next((s for s in BUILTIN_TURN_STATES if s.protocol_name == protocol), None)
-    return None if state is None else state.visible_at
-
-
-def builtin_coordinator(protocol: str, blind_review: bool = False) -> Coordinator:
-    """The built-in coordinator of ``protocol`` (``blind_review`` for ``parallel``), for tests and
-    the test kit; ``ValueError`` for another protocol."""
-    if protocol == SequentialTurns.protocol_name:
-        return SequentialCoordinator()
-    if protocol == ParallelTurns.protocol_name:
-        return ParallelCoordinator(ParallelOptions(blind_review=blind_review))
-    names = ", ".join(s.protocol_name for s in BUILTIN_TURN_STATES)
-    raise ValueError(f"no built-in coordinator for protocol {protocol!r} (built-in: {names})")
 
 
 def saw_every_latest_solution(ticket: TurnTicket, shown: Sequence[HistoryEntry], num_agents: int) -> bool:

@@ -10,8 +10,9 @@ report and the ``selected_answer`` reward) calls :func:`final_answer` with the r
   1/2, each vote counted for the solution the judge was shown), and its answer;
 * ``answer_votes``: the same votes summed per answer, votes between two solutions of the same
   answer left out, so that an answer is ranked by how it fares against the other answers;
-* ``runoff``: the two answers most held in round 1, decided by the votes between a solution of
-  each (a win 1, a tie 1/2 each), ties to the more held: the answer of the ``runoff`` coordinator.
+* ``runoff``: the two answers most held in round 1 (a runoff judge's own blind answer left out),
+  decided by the votes between a solution of each (a win 1, a tie 1/2 each), ties to the more
+  held: the answer of the ``runoff`` coordinator.
 
 A vote rule on a debate with no usable vote falls back to ``majority`` and says so
 (``DebateAnswer.fallback``).
@@ -24,6 +25,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 import attrs
 
+from debate_core.debate.runoff_protocol import is_runoff_judge
 from debate_core.plugin import PluginCall, checked_debate_answer
 from debate_core.records import (
     AgentVotes,
@@ -33,6 +35,7 @@ from debate_core.records import (
     DebateAnswer,
     DebateRecord,
     Grader,
+    Turn,
     answer_of,
     tally_votes,
     vote_counts,
@@ -203,6 +206,12 @@ class AnswerVotesRule:
         return "AnswerVotesRule()"
 
 
+def runoff_candidates(debate: DebateRecord) -> list[Turn]:
+    """The first round's turns, less a runoff judge's own blind answer (``is_runoff_judge``)."""
+    first = min((t.round for t in debate.turns), default=1)
+    return [t for t in debate.turns if t.round == first and not is_runoff_judge(t)]
+
+
 class RunoffRule:
     """``runoff``: the two most held round-1 answers, decided by the votes between them
     (docs/answer-rules.md#runoff)."""
@@ -210,8 +219,7 @@ class RunoffRule:
     name = "runoff"
 
     def __call__(self, debate: DebateRecord, read_answer: AnswerReader) -> DebateAnswer:
-        first = min((t.round for t in debate.turns), default=1)
-        solutions = {t.agent: t.response.solution for t in debate.turns if t.round == first and not t.failed}
+        solutions = {t.agent: t.response.solution for t in runoff_candidates(debate) if not t.failed}
         ranked = majority_of(solutions, read_answer).candidates
         if len(ranked) < 2:
             return _answer(self.name, ranked)

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import attrs
 
-from debate_core.debate.coordinators import DEFAULT_PROTOCOL, visibility_rule
+from debate_core.debate.protocols import DEFAULT_PROTOCOL, visibility_rule
 from debate_core.debate.transcript_fields import (
     as_answer,
     as_bool,

@@ -15,9 +15,9 @@ from typing import Literal, TypeVar
 
 import attrs
 
-from debate_core.debate.coordinators import builtin_coordinator
 from debate_core.debate.history_policies import AllRounds
 from debate_core.debate.personas import DefaultPersonas
+from debate_core.debate.protocols import builtin_coordinator
 from debate_core.debate.rendering import RoleColonRenderer
 from debate_core.debate.running import run_debate
 from debate_core.debate.setup import DebateSetup

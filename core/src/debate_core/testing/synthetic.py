@@ -17,7 +17,7 @@ from typing import Literal
 
 import attrs
 
-from debate_core.debate.coordinators import visibility_rule
+from debate_core.debate.protocols import visibility_rule
 from debate_core.debate.xml_parser import XML_CONTRACT
 from debate_core.records import (
     CheckedComparisons,

@@ -1,15 +1,15 @@
 """The runoff, evaluation mode ``runoff`` (docs/answer-rules.md#the-runoff).
 
 A debate design that spends its samples on candidates and its judging only where they disagree:
-the run's debate played under the ``runoff`` coordinator (``evaluation.runoff_candidates`` agents
-answering blind, each prompt seated as in the run's debate; ``evaluation.runoff_judges`` judges
-in each order of the two most held answers) and answered by the ``runoff`` rule, one debate per
-problem. The same design is a run-file setting (``debate.coordinator = "runoff"``,
+the run's debate played under the ``runoff`` coordinator (``evaluation.runoff_candidates``
+candidates answering blind, each prompt seated as in the run's debate, and
+``evaluation.runoff_judges`` judges in each order of the two most held answers) and answered by
+the ``runoff`` rule, one debate per problem. The same design is a run-file setting (``debate.coordinator = "runoff"``,
 ``debate.final_answer = "runoff"``) for ``debate run``, ``debate serve`` and training; this mode
 sets it beside the run's own debate and voting at its cost.
 
 Nothing reads the ground truth but the grading. The cost is every token the policy sampled: the
-candidates' and the judges'.
+candidates' and, where they disagree, the judges' (their own blind answers and their verdicts).
 """
 
 from __future__ import annotations
@@ -18,7 +18,6 @@ from collections.abc import Sequence
 
 import attrs
 
-from debate_core.debate.coordinators import RunoffCoordinator, RunoffOptions
 from debate_core.debate.final_answer import (
     NamedAnswerRule,
     RunoffRule,
@@ -26,7 +25,9 @@ from debate_core.debate.final_answer import (
     grader_reader,
     judged_votes,
     majority_of,
+    runoff_candidates,
 )
+from debate_core.debate.runoff_protocol import RunoffCoordinator, RunoffOptions
 from debate_core.debate.setup import DebateSetup
 from debate_core.records import DebateAnswer, DebateEpisode, DebateRecord, Grader, Turn, answer_of
 from debate_core.stats import mean, standard_error
@@ -37,12 +38,12 @@ RUNOFF = RunoffRule.name
 
 
 def runoff_setup(setup: DebateSetup, candidates: int, judges: int) -> DebateSetup:
-    """The run's debate as a runoff: ``candidates`` agents, ``judges`` per order, every prompt
-    seated as in the run's debate (its number of agents, at least 3), the ``runoff`` answer rule."""
+    """The run's debate as a runoff: ``candidates`` candidates and ``judges`` judges per order, every
+    prompt seated as in the run's debate (its number of agents, at least 3), the ``runoff`` rule."""
     options = RunoffOptions(judges_per_order=judges, seated_as=max(3, setup.num_agents))
     return attrs.evolve(
         setup,
-        num_agents=candidates,
+        num_agents=candidates + 2 * judges,
         max_rounds=max(2, setup.max_rounds),
         stop_after_round=None,
         coordinator=RunoffCoordinator(options),
@@ -73,7 +74,7 @@ class RunoffOutcome:
 
 def runoff_outcome(record: DebateRecord, grader: Grader | None) -> RunoffOutcome:
     """The outcome of one runoff debate."""
-    candidates = tuple(t for t in record.turns if t.round == 1)
+    candidates = tuple(runoff_candidates(record))
     solutions = {t.agent: t.response.solution for t in candidates if not t.failed}
     ranked = majority_of(solutions, grader_reader(grader)).candidates
     answer = final_answer(record, grader, rule=RunoffRule())
@@ -108,7 +109,7 @@ def runoff_metrics(
     records = [e.record for e in episodes]
     outcomes = [runoff_outcome(r, grader) for r in records]
     out = {
-        f"{prefix}/candidates": float(max((r.num_agents for r in records), default=0)),
+        f"{prefix}/candidates": float(max((len(o.candidates) for o in outcomes), default=0)),
         f"{prefix}/contested": mean([float(o.contested) for o in outcomes]),
         f"{prefix}/overturned": mean([float(o.overturned) for o in outcomes]),
         **answer_costs(episodes, len(episodes), prefix),
