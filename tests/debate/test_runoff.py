@@ -200,3 +200,17 @@ def test_the_rule_on_a_three_agent_debate() -> None:
     record = parallel(boxed("5"), boxed("7"), boxed("7"), boxed("5", "1=2"), boxed("7", "0>2"), boxed("7", "0>1"))
     answer = RunoffRule()(record, read)
     assert answer.answer == "5" and [(c.answer, c.score) for c in answer.candidates] == [("5", 2.0), ("7", 0.0)]
+
+
+def test_debate_run_counts_the_answer_among_the_candidates() -> None:
+    from debate_core.cli.run_cmd import format_outcome, format_transcript
+
+    episode, _ = runoff(CANDIDATES, {6: "Agent 2 > Agent 1", 7: "Agent 1 > Agent 2"})
+    answer = final_answer(episode.record, BoxedGrader(), rule=RunoffRule())
+    assert (
+        format_outcome(episode.record, answer)[-1]
+        == "Final answer: 42 (2 of 6 candidates; runoff, vote score 2) [correct]"
+    )
+    lines = format_transcript(episode.record)
+    assert "(seated as Agent 0 of 3: its Agent 1 is agent 2, its Agent 2 is agent 0)" in lines
+    assert "(seated as Agent 1 of 3)" in lines
