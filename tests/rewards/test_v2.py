@@ -27,6 +27,15 @@ class TestV2OthersRankingContract(RewardContract):
     reward_options: ClassVar[Mapping[str, Any]] = {"judge_consensus": "others_ranking", "evaluation_stream": "judge"}
 
 
+class TestV2PeersChoiceContract(RewardContract):
+    reward_name = "v2"
+    reward_options: ClassVar[Mapping[str, Any]] = {
+        "judge_consensus": "others_ranking",
+        "evaluation_stream": "judge",
+        "revisions": "peers_choice",
+    }
+
+
 def votes(*lines: str) -> tuple[tuple[int, str, int], ...]:
     out = []
     for line in lines:
@@ -299,3 +308,43 @@ def test_random_judge_streams_fit_the_definition(debate: DebateRecord, loo: bool
     for i in range(debate.num_agents):
         for s, value in enumerate(result.step_streams[J][i]):
             assert value == pytest.approx(expected.get((i, s), 0.0))
+
+
+def _boxed(answer: str, *lines: str) -> TurnSpec:
+    return TurnSpec(solution=f"so \\boxed{{{answer}}}", comparisons=votes(*lines))  # type: ignore[arg-type]
+
+
+def _read_boxed(solution: str) -> str | None:
+    from debate_core.tasks import extract_last_boxed
+
+    return extract_last_boxed(solution)
+
+
+def test_peers_choice_pays_a_revision_for_the_answer_the_other_agents_votes_rank_highest_by_hand() -> None:
+    """docs/rewards.md#revisions-and-the-peers-choice. Round 1: 5, 7, 7. Round 2: agent 0 keeps 5
+    and calls the two 7s equal (left out: one answer); agent 1 prefers agent 0's 5 and revises to
+    5; agent 2 prefers agent 1's 7 and keeps 7. Agent 0's revision: the others' votes give 5 and 7
+    one win each, no single answer, 0. Agent 1's (5): agent 2's vote alone counts, 7 ranks highest,
+    -1. Agent 2's (7): agent 1's vote alone counts, 5 ranks highest, -1. Round 1 keeps its vote
+    ratios: agent 0's 5 won one vote and lost one (0), agent 1's 7 won one (1), agent 2's lost one."""
+    record = synthetic_debate(
+        3,
+        [_boxed("5"), _boxed("7"), _boxed("7"), _boxed("5", "1=2"), _boxed("5", "0>2"), _boxed("7", "1>0")],
+        protocol="parallel",
+    )
+    options = structure({"revisions": "peers_choice"}, V2Options, "v2")
+    result = V2Reward(options, _read_boxed)(record)
+    assert result.step_streams[G] == ((0.0, 0.0), (1.0, -1.0), (-1.0, -1.0))
+    unscored = V2Reward(V2Options(), _read_boxed)(record)
+    assert unscored.step_streams[G] == ((0.0, 0.0), (1.0, 0.0), (-1.0, 0.0))
+    with pytest.raises(ValueError, match="needs an answer reader"):
+        V2Reward(options)(record)
+
+
+def test_peers_choice_reads_no_ground_truth() -> None:
+    """The same debate graded against another answer, or with grades changed, pays the same."""
+    turns = [_boxed("5"), _boxed("7"), _boxed("7"), _boxed("5", "1=2"), _boxed("5", "0>2"), _boxed("7", "1>0")]
+    reward = V2Reward(structure({"revisions": "peers_choice"}, V2Options, "v2"), _read_boxed)
+    first = reward(synthetic_debate(3, turns, protocol="parallel", answer="5"))
+    second = reward(synthetic_debate(3, turns, protocol="parallel", answer="7"))
+    assert first.step_streams == second.step_streams

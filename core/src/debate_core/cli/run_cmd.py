@@ -128,6 +128,7 @@ def answer_basis(answer: DebateAnswer) -> str:
 def format_outcome(record: DebateRecord, answer: DebateAnswer) -> list[str]:
     """Vote tally, consensus and final answer of a debate."""
     from debate_core.debate.final_answer import format_vote_counts, runoff_candidates
+    from debate_core.debate.runoff_protocol import RunoffTurns
     from debate_core.records import vote_counts
 
     lines = ["Votes:"] + [f"  {line}" for line in format_vote_counts(vote_counts(record))]
@@ -142,7 +143,7 @@ def format_outcome(record: DebateRecord, answer: DebateAnswer) -> list[str]:
     else:
         verdict = "" if answer.correct is None else (" [correct]" if answer.correct else " [wrong]")
         held = f"{answer.support} of {record.num_agents} agents"
-        if record.protocol == "runoff":  # its judges' own answers are not candidates
+        if record.protocol == RunoffTurns.protocol_name:  # its judges' own answers are not candidates
             held = f"{answer.support} of {len(runoff_candidates(record))} candidates"
         lines.append(f"Final answer: {answer.answer} ({held}; {answer_basis(answer)}){verdict}")
     return lines

@@ -38,6 +38,7 @@ from attrs import validators as v
 from debate_core.records import (
     GENERATOR_STREAM,
     JUDGE_STREAM,
+    AnswerReader,
     AuthoredComparison,
     DebateRecord,
     RewardResult,
@@ -89,6 +90,15 @@ class V2Options:
     """The stream the ``<evaluation>`` tokens learn from: ``generator`` (the recipe's split:
     solution and evaluation are content) or ``judge`` (the evaluation is where an agent decides
     who is right, so it learns with the comparisons)."""
+    revisions: Literal["unscored", "peers_choice"] = "unscored"
+    """What a revision no vote judges (an agent's response after its first, such as every round-2
+    solution of a 2-round debate) earns in the generator stream: nothing (``unscored``, the recipe's
+    rule), or with ``peers_choice`` +1 when its answer is the one the *other* agents' votes rank
+    highest, -1 when it holds another, 0 when no single answer ranks highest
+    (docs/rewards.md#revisions-and-the-peers-choice)."""
+    answers: Literal["boxed", "text"] = "boxed"
+    """How ``peers_choice`` reads a solution's answer: the last ``\\boxed{}`` normalised (``boxed``)
+    or the solution's text, runs of whitespace collapsed (``text``)."""
     other_tokens: Literal["none", "generator"] = "none"
     """What the tokens outside ``<solution>``, ``<evaluation>`` and ``<comparison>`` learn from
     (tags, ``<consensus>``, ``<consensus_reason>``): ``none`` (the recipe's split; only a failed
@@ -249,8 +259,40 @@ def judge_scores(votes: Sequence[ResolvedVote], leave_one_out: bool) -> list[flo
     return scores
 
 
-def v2_breakdown(debate: DebateRecord, options: V2Options) -> V2Breakdown:
-    """Resolve votes, then compute generator and judge rewards per response (no lambdas)."""
+def peers_choice(
+    debate: DebateRecord, refs: Sequence[StepRef], votes: Sequence[ResolvedVote], read_answer: AnswerReader
+) -> dict[StepRef, float]:
+    """What each revision no vote judges earns under ``revisions = "peers_choice"``: each answer's
+    Borda score over the votes of the revision's *other* agents (a win 1, a tie ½ each; a vote
+    between two responses of the same answer left out); +1 when the revision's answer alone scores
+    highest, -1 when another answer does, 0 when none alone does (or it reads no answer)."""
+    answer_of = {
+        ref: read_answer(turn.response.solution) if not turn.failed else None
+        for ref, turn in zip(refs, debate.turns, strict=True)
+    }
+    judged = {ref for vote in votes for ref in (vote.first, vote.second)}
+    earned: dict[StepRef, float] = {}
+    for ref, turn in zip(refs, debate.turns, strict=True):
+        if ref[1] == 0 or ref in judged or turn.failed:
+            continue
+        scores: dict[str, float] = {}
+        for vote in votes:
+            first, second = answer_of[vote.first], answer_of[vote.second]
+            if vote.judge[0] == ref[0] or first is None or second is None or first == second:
+                continue
+            scores[first] = scores.get(first, 0.0) + (0.5 if vote.judgement == 0 else float(vote.judgement > 0))
+            scores[second] = scores.get(second, 0.0) + (0.5 if vote.judgement == 0 else float(vote.judgement < 0))
+        ranked = sorted(scores.items(), key=lambda item: -item[1])
+        if not ranked or (len(ranked) > 1 and ranked[0][1] == ranked[1][1]) or answer_of[ref] is None:
+            earned[ref] = 0.0
+        else:
+            earned[ref] = 1.0 if answer_of[ref] == ranked[0][0] else -1.0
+    return earned
+
+
+def v2_breakdown(debate: DebateRecord, options: V2Options, read_answer: AnswerReader | None = None) -> V2Breakdown:
+    """Resolve votes, then compute generator and judge rewards per response (no lambdas);
+    ``read_answer`` reads answers for ``revisions = "peers_choice"``."""
     votes = resolve_votes(debate)
     refs, resolved = votes.refs, votes.resolved
 
@@ -262,6 +304,10 @@ def v2_breakdown(debate: DebateRecord, options: V2Options) -> V2Breakdown:
             votes_for[winner] += 1
             votes_against[loser] += 1
     generator = {ref: ratio(votes_for[ref], votes_against[ref]) for ref in refs}
+    if options.revisions == "peers_choice":
+        if read_answer is None:
+            raise ValueError("v2 with revisions = 'peers_choice' needs an answer reader")
+        generator.update(peers_choice(debate, refs, resolved, read_answer))
 
     signals: dict[StepRef, list[float]] = {ref: [] for ref in votes.judge_steps}
     tied = 0
@@ -301,13 +347,15 @@ def _per_agent(values: dict[StepRef, float], num_agents: int) -> tuple[tuple[flo
 
 
 class V2Reward:
-    """The v2 reward: per-step generator and judge streams, weighted by lambdas."""
+    """The v2 reward: per-step generator and judge streams, weighted by lambdas; ``read_answer``
+    reads a solution's answer for ``revisions = "peers_choice"``."""
 
-    def __init__(self, options: V2Options | None = None) -> None:
+    def __init__(self, options: V2Options | None = None, read_answer: AnswerReader | None = None) -> None:
         self.options = options or V2Options()
+        self.read_answer = read_answer
 
     def __call__(self, debate: DebateRecord) -> RewardResult:
-        parts = v2_breakdown(debate, self.options)
+        parts = v2_breakdown(debate, self.options, self.read_answer)
         generator = _per_agent(parts.generator, debate.num_agents)
         judge = _per_agent(parts.judge, debate.num_agents)
         return RewardResult(
