@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 
 from debate_core.debate.transcripts import save_transcript
-from debate_core.hosting import HostedDebate
+from debate_core.hosting import HostedDebate, HostedResult
 from debate_core.plugin import build_choice, get_registry
-from debate_core.records import Problem
+from debate_core.records import DebateRecord, Problem
 from debate_core.serve import EventLoopThread, PolicyServer
 
 from ..serve.test_answers import RUNOFF_RUN_FILE, served
@@ -26,12 +26,9 @@ from .test_parity import chat_turns
 pytest.importorskip("openai", reason="the official client: pip install openai (tox installs it)")
 
 
-def test_a_hosted_debate_through_debate_serve_has_debate_run_s_turns_rewards_and_answer(
-    tmp_path: Path, capsys: Any
-) -> None:
-    from debate_core.cli import main
-
-    policy, session = served(tmp_path)
+def played_both_ways(policy: Any, session: Any) -> tuple[HostedDebate, DebateRecord, HostedResult]:
+    """The debate of "What is 40+2?" (seed 7) played by ``debate run``'s code on the sampler, and
+    through ``debate_core.hosting`` with every turn a chat request to ``debate serve``."""
     problem = Problem(id="q", question="What is 40+2?", answer="42")
     reward = build_choice(get_registry(), "reward", policy.config.reward, "reward")
     hosted = HostedDebate(policy.config, policy.debate, reward, policy.session)
@@ -47,7 +44,16 @@ def test_a_hosted_debate_through_debate_serve_has_debate_run_s_turns_rewards_and
         thread.join()
         server.close()
         loop.stop()
-    record = direct.record
+    return hosted, direct.record, result
+
+
+def test_a_hosted_debate_through_debate_serve_has_debate_run_s_turns_rewards_and_answer(
+    tmp_path: Path, capsys: Any
+) -> None:
+    from debate_core.cli import main
+
+    policy, session = served(tmp_path)
+    hosted, record, result = played_both_ways(policy, session)
     assert len(record.turns) == 6 and not record.aborted  # every agent answered in both rounds
     assert [(t.agent, t.round, t.text) for t in result.record.turns] == [
         (t.agent, t.round, t.text) for t in record.turns
@@ -65,22 +71,7 @@ def test_a_hosted_runoff_through_debate_serve_has_debate_run_s_turns_seats_and_a
     """The runoff coordinator through the hosting path: each turn a chat request named by the
     debate's agent, its messages seated (docs/protocol.md#the-runoff)."""
     policy, session = served(tmp_path, RUNOFF_RUN_FILE)
-    problem = Problem(id="q", question="What is 40+2?", answer="42")
-    reward = build_choice(get_registry(), "reward", policy.config.reward, "reward")
-    hosted = HostedDebate(policy.config, policy.debate, reward, policy.session)
-    direct = asyncio.run(policy.debate.play(problem, session.sampler(), seed=7, debate_id="q"))
-    loop = EventLoopThread()
-    server = PolicyServer(policy, loop, "127.0.0.1", 0, None)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        result = asyncio.run(hosted.play(problem, chat_turns(server.url, "policy"), seed=7))
-    finally:
-        server.shutdown()
-        thread.join()
-        server.close()
-        loop.stop()
-    record = direct.record
+    _, record, result = played_both_ways(policy, session)
     assert record.protocol == "runoff" and not record.aborted
     assert [(t.agent, t.seats) for t in record.turns if t.round == 2] == [(6, (6, 1, 0)), (7, (7, 0, 1))]
     assert [(t.agent, t.round, t.text, t.seats) for t in result.record.turns] == [

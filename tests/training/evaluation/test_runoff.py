@@ -32,14 +32,14 @@ def test_the_judges_votes_count_only_between_finalists_one_of_them_right() -> No
     """Finalists 41 (agents 0, 1, 4) and 42 (agents 2, 3), the truth 42. Judge 6 prefers 42, judge
     7 calls them equal: two decidable votes, one right, one tie."""
     episode, _ = runoff(["41", "41", "42", "42", "41", "40"], {6: "Agent 2 > Agent 1", 7: "Agent 1 = Agent 2"})
-    assert finalist_votes(episode.record, BOXED, "42") == JudgeTally(2, 1, 1)
+    assert finalist_votes(episode.record, runoff_outcome(episode.record, BOXED), BOXED, "42") == JudgeTally(2, 1, 1)
     # no finalist right (or both): nothing to decide
-    assert finalist_votes(episode.record, BOXED, "40") == JudgeTally()
+    assert finalist_votes(episode.record, runoff_outcome(episode.record, BOXED), BOXED, "40") == JudgeTally()
     outcome = runoff_outcome(episode.record, BOXED)
     assert outcome.contested and outcome.most_held == "41" and outcome.answer.answer == "42" and outcome.overturned
     agreed, _ = runoff(["42"] * 6, {})
     assert not runoff_outcome(agreed.record, BOXED).contested
-    assert finalist_votes(agreed.record, BOXED, "42") == JudgeTally()
+    assert finalist_votes(agreed.record, runoff_outcome(agreed.record, BOXED), BOXED, "42") == JudgeTally()
 
 
 Judge = Callable[[ScriptedCall], str]

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 import attrs
 
 from debate_core.debate.coordinators import TurnDraft, TurnState, TurnTicket, failure_reason
+from debate_core.debate.seating import EMPTY_SEAT
 from debate_core.records import AnswerReader, Turn, answer_of
 
 
@@ -47,7 +48,7 @@ class RunoffTurns(TurnState):
         if agent in self._seats:  # a judge, blind in round 1 and judging in round 2, in one seat
             visible = tuple(self.committed) if self._round == 2 else ()
             return TurnTicket(self._round, agent, visible, self._seats[agent])
-        seats = tuple(agent if k == agent % self.seated_as else -1 for k in range(self.seated_as))
+        seats = tuple(agent if k == agent % self.seated_as else EMPTY_SEAT for k in range(self.seated_as))
         return TurnTicket(1, agent, (), seats)
 
     def _receive(self, ticket: TurnTicket, draft: TurnDraft) -> None:
@@ -97,7 +98,7 @@ def runoff_seats(
     if len(ranked) < 2:
         return {}
     first, second = ranked[0][0], ranked[1][0]
-    empty = (-1,) * (seated_as - 3)
+    empty = (EMPTY_SEAT,) * (seated_as - 3)
     return {
         judge: ((judge, first, second) if k % 2 == 0 else (judge, second, first)) + empty
         for k, judge in enumerate(judges)
@@ -107,7 +108,7 @@ def runoff_seats(
 def is_runoff_judge(turn: Turn) -> bool:
     """Whether ``turn`` is a runoff judge's: seated with other agents of the debate (a candidate's
     blind turn seats only itself)."""
-    return any(agent >= 0 and agent != turn.agent for agent in turn.seats)
+    return any(agent not in (EMPTY_SEAT, turn.agent) for agent in turn.seats)
 
 
 @attrs.frozen(kw_only=True)

@@ -63,8 +63,8 @@ class Seating:
 
 def seats_note(turn_agent: int, seats: Sequence[int]) -> str | None:
     """How a seated turn's text names the debate's agents, for readers of a transcript
-    (``seated as Agent 0 of 3: its Agent 1 is agent 2, its Agent 2 is agent 0``); ``None`` for a
-    turn that named every agent by its own id, or whose seats hold only itself."""
+    (``seated as Agent 0 of 3: its Agent 1 is agent 2, its Agent 2 is agent 0``; a turn seated
+    alone: ``seated as Agent 1 of 3``); ``None`` for a turn that named every agent by its own id."""
     others = [
         f"its Agent {seat} is agent {agent}"
         for seat, agent in enumerate(seats)

@@ -138,7 +138,6 @@ class Evaluator:
     _blind_answers: dict[int, list[Turn]] = attrs.field(factory=dict)
     """The direct answers of the last ``evaluate`` by problem index: the judge benchmark's ``own``
     family takes its samples of the policy's blind round-1 answers from them (the same prompts)."""
-    """The sampled tokens of each of ``_blind_answers``."""
     _direct_tokens_per_sample: float = 0.0
     """Sampled tokens per direct answer of the last ``evaluate`` (0: none sampled)."""
 
@@ -225,7 +224,7 @@ class Evaluator:
         self, problems: list[Problem], policy: AgentPolicy, k: int, label: str
     ) -> tuple[list[list[Turn]], list[DebateEpisode]]:
         """``k`` blind answers per problem: the first ``k`` agents' answers of as many blind first
-        rounds as needed, and the rounds' episodes."""
+        rounds as needed, seeded as direct evaluation's, and the rounds' episodes."""
         n = self.parts.setup.num_agents
         rounds = -(-k // n)
         jobs = [
@@ -235,8 +234,10 @@ class Evaluator:
         ]
         episodes = await self._run(self._direct_setup, jobs, label)
         # an answer lost to an earlier agent's parse error in the same round is not counted
-        groups = [episodes[i * rounds : (i + 1) * rounds] for i in range(len(problems))]
-        answers = [[turn for e in group for turn in e.record.turns][:k] for group in groups]
+        answers = [
+            [turn for e in episodes[i * rounds : (i + 1) * rounds] for turn in e.record.turns][:k]
+            for i in range(len(problems))
+        ]
         return answers, episodes
 
     async def _direct(self, problems: list[Problem], policy: AgentPolicy, label: str) -> dict[str, float]:

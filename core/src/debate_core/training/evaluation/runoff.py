@@ -4,9 +4,10 @@ A debate design that spends its samples on candidates and its judging only where
 the run's debate played under the ``runoff`` coordinator (``evaluation.runoff_candidates``
 candidates answering blind, each prompt seated as in the run's debate, and
 ``evaluation.runoff_judges`` judges in each order of the two most held answers) and answered by
-the ``runoff`` rule, one debate per problem. The same design is a run-file setting (``debate.coordinator = "runoff"``,
-``debate.final_answer = "runoff"``) for ``debate run``, ``debate serve`` and training; this mode
-sets it beside the run's own debate and voting at its cost.
+the ``runoff`` rule, one debate per problem. The same design is a run-file setting
+(``debate.coordinator = "runoff"``, ``debate.final_answer = "runoff"``) for ``debate run``,
+``debate serve`` and training; this mode sets it beside the run's own debate and voting at its
+cost.
 
 Nothing reads the ground truth but the grading. The cost is every token the policy sampled: the
 candidates' and, where they disagree, the judges' (their own blind answers and their verdicts).
@@ -81,10 +82,9 @@ def runoff_outcome(record: DebateRecord, grader: Grader | None) -> RunoffOutcome
     return RunoffOutcome(candidates, answer, ranked[0].answer if ranked else None)
 
 
-def finalist_votes(record: DebateRecord, grader: Grader, truth: str) -> JudgeTally:
-    """The judges' votes between the two finalists where exactly one is right: how many, how many
-    preferred the right one, how many were ties (wrong)."""
-    outcome = runoff_outcome(record, grader)
+def finalist_votes(record: DebateRecord, outcome: RunoffOutcome, grader: Grader, truth: str) -> JudgeTally:
+    """The judges' votes between the two finalists of ``record`` (its ``outcome``) where exactly one
+    is right: how many, how many preferred the right one, how many were ties (wrong)."""
     if not outcome.contested:
         return JudgeTally()
     read = grader_reader(grader)
@@ -119,7 +119,7 @@ def runoff_metrics(
     graded = [(t, r, o) for t, r, o in zip(truths, records, outcomes, strict=True) if t is not None]
     correct = [float(bool(o.answer.correct)) for _, _, o in graded]
     groups = [grade_samples(o.candidates, grader, t) for t, _, o in graded]
-    tally = sum((finalist_votes(r, grader, t) for t, r, _ in graded), JudgeTally())
+    tally = sum((finalist_votes(r, o, grader, t) for t, r, o in graded), JudgeTally())
     k = int(out[f"{prefix}/candidates"])
     out.update(
         {
