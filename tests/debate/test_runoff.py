@@ -211,6 +211,24 @@ def test_debate_run_counts_the_answer_among_the_candidates() -> None:
         format_outcome(episode.record, answer)[-1]
         == "Final answer: 42 (2 of 6 candidates; runoff, vote score 2) [correct]"
     )
+    outcome = format_outcome(episode.record, answer)
+    assert [line for line in outcome if line.startswith("  Agent")] == [
+        "  Agent 0: 0 wins, 2 losses, 0 ties (2 votes)",  # the judges are not in the tally
+        "  Agent 1: 0 wins, 0 losses, 0 ties (0 votes)",
+        "  Agent 2: 2 wins, 0 losses, 0 ties (2 votes)",
+        *(f"  Agent {k}: 0 wins, 0 losses, 0 ties (0 votes)" for k in range(3, 6)),
+    ]
     lines = format_transcript(episode.record)
     assert "(seated as Agent 0 of 3: its Agent 1 is agent 2, its Agent 2 is agent 0)" in lines
     assert "(seated as Agent 1 of 3)" in lines
+
+
+def test_debate_run_says_agreeing_candidates_were_not_judged() -> None:
+    from debate_core.cli.run_cmd import format_outcome
+
+    episode, _ = runoff(["42"] * 6, {})
+    answer = final_answer(episode.record, BoxedGrader(), rule=RunoffRule())
+    assert format_outcome(episode.record, answer)[-2:] == [
+        "Debate over after 1 of 2 rounds: the candidates agree, nothing to judge.",
+        "Final answer: 42 (6 of 6 candidates; runoff, the only answer given) [correct]",
+    ]

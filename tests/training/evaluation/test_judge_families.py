@@ -4,21 +4,26 @@ pairs each family builds."""
 
 from __future__ import annotations
 
+import asyncio
 import random
 import re
 from collections.abc import Callable
 from pathlib import Path
+from typing import Literal
 
+import attrs
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from debate_core.config import load_run_config
+from debate_core.config.sections import EvaluationSettings
 from debate_core.errors import ConfigError
 from debate_core.records import Problem
 from debate_core.tasks.flaws import AnswerFlaws, far_answer
 from debate_core.tasks.graders import build_boxed
-from debate_core.testing.scripted_debate import ScriptedCall
+from debate_core.testing.scripted_debate import ScriptedCall, ScriptedPolicy
+from debate_core.training.evaluation.evaluator import Evaluator
 from debate_core.training.evaluation.judge_families import JUDGE_FAMILIES, family_case
 from debate_core.training.kernel.reference_debates import Lesson
 from tests.training.evaluation.test_judge_benchmark import (
@@ -27,6 +32,7 @@ from tests.training.evaluation.test_judge_benchmark import (
     _response,
     _stated,
     evaluate_judge,
+    scripted_parts,
 )
 
 WRONG_FAMILIES = ("slip", "own", "far", "bare")
@@ -197,3 +203,39 @@ def test_families_are_chosen_by_an_evaluation_option(tmp_path: Path) -> None:
     path.write_text('[evaluation]\njudge_families = ["nearby"]\n')
     with pytest.raises(ConfigError, match="judge_families"):
         load_run_config(path, registry=None)
+
+
+def never_wrong(call: ScriptedCall) -> str:
+    """A truthful judge whose own round-1 answer is always right: it has no wrong answers to give."""
+    return _response(_question_answer(call.prompt_text), "N/A") if _first_round(call) else truthful(call)
+
+
+@pytest.mark.parametrize("whose", ["policy", "opponent"])
+def test_the_own_family_judges_the_fixed_opponents_answers_when_asked(whose: Literal["policy", "opponent"]) -> None:
+    """``judge_own_answers = "opponent"``: the own family pairs the fixed opponent's wrong answers
+    (``truthful``'s, wrong on odd answers) with the reference, judged by the evaluated policy, and
+    keeps their per-problem accuracy (the same pairs at every evaluation); by default the policy's
+    own answers, here never wrong, give it no pair at all."""
+    parts = scripted_parts(never_wrong)
+
+    def make_policy(client: object) -> ScriptedPolicy:
+        return ScriptedPolicy(truthful if client == "opponent" else never_wrong)
+
+    parts = attrs.evolve(parts, make_policy=make_policy)
+    settings = EvaluationSettings(
+        num_problems=NUM_PROBLEMS, modes=("judge",), temperature=0.7, judge_families=("own",), judge_own_answers=whose
+    )
+    assert settings.uses_opponent == (whose == "opponent")
+
+    async def opponent() -> object:
+        return "opponent"
+
+    evaluator = Evaluator(parts, settings, seed=3, max_in_flight=4)
+    metrics = asyncio.run(evaluator.evaluate("policy", opponent))  # type: ignore[arg-type]
+    own = family({k.removeprefix("eval_arithmetic/judge/"): v for k, v in metrics.items()}, "own")
+    kept = evaluator.per_problem.get("eval_arithmetic/judge/own/accuracy")
+    if whose == "policy":
+        assert own["num_pairs"] == 0 and own["all_right_problems"] == NUM_PROBLEMS and kept is None
+    else:
+        assert own["num_pairs"] == NUM_PROBLEMS - own["all_right_problems"] > 0
+        assert own["accuracy"] == 1.0 and kept == [1.0] * int(own["num_pairs"])

@@ -131,10 +131,17 @@ def format_outcome(record: DebateRecord, answer: DebateAnswer) -> list[str]:
     from debate_core.debate.runoff_protocol import RunoffTurns
     from debate_core.records import vote_counts
 
-    lines = ["Votes:"] + [f"  {line}" for line in format_vote_counts(vote_counts(record))]
+    runoff = record.protocol == RunoffTurns.protocol_name
+    counts = vote_counts(record)
+    if runoff:  # its judges are never voted on: the tally is the candidates'
+        candidates = {t.agent for t in runoff_candidates(record)}
+        counts = tuple(c for c in counts if c.agent in candidates)
+    lines = ["Votes:"] + [f"  {line}" for line in format_vote_counts(counts)]
     rounds = f"{record.rounds_played} of {record.max_rounds} rounds"
     if record.aborted:
         lines.append(f"Debate aborted after {rounds}: {record.abort_reason}")
+    elif runoff and record.rounds_played < record.max_rounds and len(answer.candidates) == 1:
+        lines.append(f"Debate over after {rounds}: the candidates agree, nothing to judge.")
     else:
         reached = "consensus reached" if record.consensus_reached else "no consensus"
         lines.append(f"Debate over after {rounds}, {reached}.")
@@ -143,9 +150,11 @@ def format_outcome(record: DebateRecord, answer: DebateAnswer) -> list[str]:
     else:
         verdict = "" if answer.correct is None else (" [correct]" if answer.correct else " [wrong]")
         held = f"{answer.support} of {record.num_agents} agents"
-        if record.protocol == RunoffTurns.protocol_name:  # its judges' own answers are not candidates
+        basis = answer_basis(answer)
+        if runoff:  # its judges' own answers are not candidates; agreeing ones were not judged
             held = f"{answer.support} of {len(runoff_candidates(record))} candidates"
-        lines.append(f"Final answer: {answer.answer} ({held}; {answer_basis(answer)}){verdict}")
+            basis = f"{answer.rule}, the only answer given" if len(answer.candidates) == 1 else basis
+        lines.append(f"Final answer: {answer.answer} ({held}; {basis}){verdict}")
     return lines
 
 

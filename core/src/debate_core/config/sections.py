@@ -324,6 +324,11 @@ class EvaluationSettings:
     itself gives; ``far``, the right working with a final answer 11-39 away; ``bare``, a wrong answer
     with no working; ``both_right``, two right answers (``=`` is right). Each other family adds its
     ``judge/<family>/...`` figures and its debates to the evaluation."""
+    judge_own_answers: Literal["policy", "opponent"] = "policy"
+    """Whose wrong answers the ``own`` family pairs with the reference solution: the evaluated
+    policy's (``policy``), or the fixed opponent's (``opponent``, ``evaluation.opponent``), which
+    gives every evaluation of a run the same pairs, so that a change in the family is the judge's
+    and not its answers' (docs/training.md#the-judge-benchmark)."""
     num_samples: int = attrs.field(default=0, validator=v.ge(0))
     """Direct answers per problem, the ``k`` of direct pass@k (0: the number of agents)."""
     runoff_candidates: int = attrs.field(default=6, validator=v.ge(2))
@@ -338,7 +343,8 @@ class EvaluationSettings:
     role_averaged: bool = False
     """Also run role-averaged debates against a fixed opponent policy (docs/training.md#evaluation)."""
     opponent: str = attrs.field(default="base", validator=v.min_len(1))
-    """The fixed opponent: ``base`` (the untrained base model) or saved weights: a checkpoint manifest
+    """The fixed opponent of role-averaged debates and of ``judge_own_answers = "opponent"``:
+    ``base`` (the untrained base model) or saved weights: a checkpoint manifest
     (``checkpoints/step_*.json``), a run directory (its latest checkpoint) or a backend path."""
     temperature: float | None = attrs.field(default=None, validator=v.optional(v.ge(0.0)))
     """Sampling temperature of every agent in evaluation, persona temperatures included (unset: the personas'
@@ -349,6 +355,15 @@ class EvaluationSettings:
     """Evaluate after the last iteration."""
     after_warmstart: bool = True
     """Evaluate after the warm-start (when it runs)."""
+
+    @property
+    def uses_opponent(self) -> bool:
+        """Whether an evaluation samples the fixed opponent (``opponent``): role-averaged debates,
+        or the ``own`` family of the judge benchmark drawn from its answers."""
+        judges_its_answers = (
+            self.judge_own_answers == "opponent" and "judge" in self.modes and "own" in self.judge_families
+        )
+        return self.num_problems > 0 and (self.role_averaged or judges_its_answers)
 
 
 @attrs.frozen(kw_only=True)

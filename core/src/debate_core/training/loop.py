@@ -81,7 +81,7 @@ class Trainer:
     context: RunContext
     sink: MetricSink
     opponent: OpponentClient | None = None
-    """Opens the fixed opponent of role-averaged evaluation (resolved once, at the start of the run)."""
+    """Opens the fixed opponent of evaluation (``evaluation.uses_opponent``; resolved once, at the start of the run)."""
     lost_history: LostHistory = attrs.field(factory=LostHistory)
     """What a resume found gone of the run's records (kept in ``summary.json``)."""
     position: RunPosition = attrs.field(factory=RunPosition)

@@ -84,7 +84,7 @@ async def run_training(
     progress = progress or Progress(config.logging.progress, line_interval_s=config.logging.progress_interval_s)
     # the fixed opponent is resolved once: a wrong checkpoint fails before any work, and a run
     # directory named as the opponent cannot change it halfway
-    fixed_opponent = resolve_opponent(config.evaluation.opponent) if config.evaluation.role_averaged else None
+    fixed_opponent = resolve_opponent(config.evaluation.opponent) if config.evaluation.uses_opponent else None
     with run_directory_lock(run_dir.root, progress.message):
         if resume:
             start = resume_point(config, registry, run_dir, progress)
@@ -121,7 +121,7 @@ async def train_on_session(
         service = session.service_client
         backend_facts = service.environment() if isinstance(service, SupportsEnvironment) else {}
         record_environment(request.run_dir.environment_path, start.step if start else 0, backend_facts)
-        opponent = opponent_client(session, fixed_opponent) if config.evaluation.role_averaged else None
+        opponent = opponent_client(session, fixed_opponent) if config.evaluation.uses_opponent else None
         if start is not None:
             restore_rng_state(start.rng)
         components = request.components_factory(config, request.registry, session.tokenizer)

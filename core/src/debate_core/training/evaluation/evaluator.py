@@ -138,6 +138,8 @@ class Evaluator:
     _blind_answers: dict[int, list[Turn]] = attrs.field(factory=dict)
     """The direct answers of the last ``evaluate`` by problem index: the judge benchmark's ``own``
     family takes its samples of the policy's blind round-1 answers from them (the same prompts)."""
+    _opponent: AgentPolicy | None = None
+    """The fixed opponent of the last ``evaluate``, when its settings use one (``uses_opponent``)."""
     _direct_tokens_per_sample: float = 0.0
     """Sampled tokens per direct answer of the last ``evaluate`` (0: none sampled)."""
 
@@ -162,6 +164,14 @@ class Evaluator:
         if not problems:
             return {}
         policy = self.parts.make_policy(policy_client)
+        self._opponent = None
+        if self.settings.uses_opponent:
+            if opponent_client is None:
+                raise EvaluationError("evaluation against the fixed opponent needs its sampling client")
+            fixed = await opponent_client()
+            if isinstance(policy_client, RetryingSamplingClient):
+                fixed = policy_client.sibling(fixed)
+            self._opponent = self.parts.make_policy(fixed)
         self.per_problem = {}
         metrics: dict[str, float] = {f"{self.prefix}/num_problems": float(len(problems))}
         modes = {"direct": self._direct, "debate": self._debate, "runoff": self._runoff, "judge": self._judge}
@@ -182,14 +192,8 @@ class Evaluator:
             self.per_problem[f"{self.prefix}/debate_minus_direct"] = [
                 b - a for a, b in zip(direct, debate, strict=True)
             ]
-        if self.settings.role_averaged:
-            if opponent_client is None:
-                raise EvaluationError("role-averaged evaluation needs the fixed opponent's sampling client")
-            fixed = await opponent_client()
-            if isinstance(policy_client, RetryingSamplingClient):
-                fixed = policy_client.sibling(fixed)
-            opponent = self.parts.make_policy(fixed)
-            metrics.update(await self._role_averaged(problems, policy, opponent, label))
+        if self.settings.role_averaged and self._opponent is not None:
+            metrics.update(await self._role_averaged(problems, policy, self._opponent, label))
         return metrics
 
     async def _run(self, setup: DebateSetup, jobs: Sequence[DebateJob], label: str) -> list[DebateEpisode]:
@@ -352,9 +356,14 @@ class Evaluator:
                 "reference solution and a plausibly wrong one; remove 'judge' from evaluation.modes"
             )
         setups = (self._judge_setup, self._direct_setup)
-        # the direct answers are the own family's samples when there are enough of them per problem
-        blind = self._blind_answers if self._blind_answers and self._samples() >= OWN_SAMPLES else None
-        result = await run_judge_families(run, families, setups, self._run, f"{self.prefix}/judge", label, blind)
+        answerer = self._opponent if self.settings.judge_own_answers == "opponent" else None
+        # the direct answers are the own family's samples when they are the policy's and there are
+        # enough of them per problem
+        enough = answerer is None and self._blind_answers and self._samples() >= OWN_SAMPLES
+        blind = self._blind_answers if enough else None
+        result = await run_judge_families(
+            run, families, setups, self._run, f"{self.prefix}/judge", label, blind, own_answerer=answerer
+        )
         # one value per judged problem, in problem order (the same problems in every evaluation)
         self.per_problem.update(result.per_problem)
         return result.metrics
@@ -462,7 +471,7 @@ async def evaluate_policy(
     from debate_core.runtime.sampling_failures import raise_backend_failure
 
     evaluation = settings or config.evaluation
-    fixed_opponent = resolve_opponent(evaluation.opponent) if evaluation.role_averaged else None
+    fixed_opponent = resolve_opponent(evaluation.opponent) if evaluation.uses_opponent else None
     session = await open_session_async(
         config,
         registry,
@@ -476,7 +485,7 @@ async def evaluate_policy(
         parts = build_run_components(config, registry, session.tokenizer)
         evaluator = Evaluator(parts, evaluation, config.run.seed, config.training.max_debates_in_flight, progress)
         sampler = session.sampler()
-        opponent = opponent_client(session, fixed_opponent) if evaluator.settings.role_averaged else None
+        opponent = opponent_client(session, fixed_opponent) if evaluation.uses_opponent else None
         metrics = await evaluator.evaluate(sampler, opponent)
         raise_backend_failure(sampler, evaluator.episodes, config)
         status = "success"

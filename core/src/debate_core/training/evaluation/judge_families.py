@@ -6,7 +6,8 @@ docstring of ``training.evaluation.judge_benchmark`` defines them). The pairs of
 ``bare`` and ``both_right`` are drawn from seeds of their own, so they are the same in every
 evaluation of a run (their per-problem accuracy is kept for paired changes); ``own``'s come
 from the policy under evaluation, so its problems differ between evaluations and its changes
-are independent.
+are independent, or, with ``evaluation.judge_own_answers = "opponent"``, from the fixed
+opponent, the same at every evaluation.
 """
 
 from __future__ import annotations
@@ -113,7 +114,7 @@ class JudgeBenchmarkRun:
 async def own_samples(
     run: JudgeBenchmarkRun, setup: DebateSetup, run_debates: RunDebates, label: str
 ) -> dict[int, list[Turn]]:
-    """Up to :data:`OWN_SAMPLES` blind round-1 answers of the policy per problem: the answers of
+    """Up to :data:`OWN_SAMPLES` blind round-1 answers of ``run.judge`` per problem: the answers of
     as many blind rounds (``setup``: the direct answers' setup) as needed, in agent order."""
     n = setup.num_agents
     rounds = -(-OWN_SAMPLES // n)
@@ -165,16 +166,21 @@ async def run_judge_families(
     prefix: str,
     label: str,
     blind_answers: Mapping[int, list[Turn]] | None = None,
+    own_answerer: AgentPolicy | None = None,
 ) -> FamilyResult:
     """The benchmark over ``families``: each pair in both orders (the order-``a`` debates of every
     family at once, then the order-``b`` ones), the judge's blind round 1 sampled once per problem
     and replayed in every pair of it. ``setups`` are the benchmark's debate and the direct
     answers'; ``blind_answers``, the direct answers of this evaluation by problem index, are the
-    ``own`` family's samples when given (at least :data:`OWN_SAMPLES` each; sampled otherwise)."""
+    ``own`` family's samples when given (at least :data:`OWN_SAMPLES` each; sampled otherwise, from
+    ``own_answerer`` when given: another policy, whose wrong answers the judge is then tried on)."""
     judge_setup, direct = setups
     samples: Mapping[int, list[Turn]] = {}
-    if "own" in families:
-        samples = blind_answers if blind_answers is not None else await own_samples(run, direct, run_debates, label)
+    if "own" in families and blind_answers is not None:
+        samples = blind_answers
+    elif "own" in families:
+        answerer = run if own_answerer is None else attrs.evolve(run, judge=own_answerer)
+        samples = await own_samples(answerer, direct, run_debates, label)
     cases = family_cases(run, families, samples)
     pairs = [case for family in families for case in cases[family]]
     by_problem: dict[int, list[SampledAction]] = {}
@@ -195,7 +201,7 @@ async def run_judge_families(
         where = prefix if family == "slip" else f"{prefix}/{family}"
         metrics[f"{where}/num_pairs"] = float(count)
         metrics.update(benchmark_metrics(pairs_of, where))
-        if family != "own":
+        if family != "own" or own_answerer is not None:  # the same pairs in every evaluation
             per_problem[f"{where}/accuracy"] = [mean([float(j.verdict == "correct") for j in p]) for p in pairs_of]
     if "own" in families:
         metrics.update(own_counts(run, samples, prefix))

@@ -21,7 +21,7 @@ from debate_core.training.run_components import RunComponents
 from debate_core.training.run_context import RunContext, RunPosition
 
 OpponentClient = Callable[[], Awaitable[SamplingClientLike]]
-"""Opens the fixed opponent of role-averaged evaluation (resolved once, at the start of the run)."""
+"""Opens the fixed opponent of evaluation (``evaluation.uses_opponent``; resolved once, at the start of the run)."""
 
 
 async def evaluate_weights(
