@@ -112,7 +112,7 @@ class JudgeBenchmarkRun:
 
 
 async def own_samples(
-    run: JudgeBenchmarkRun, setup: DebateSetup, run_debates: RunDebates, label: str
+    run: JudgeBenchmarkRun, setup: DebateSetup, run_debates: RunDebates, label: str, whose: str = "its own"
 ) -> dict[int, list[Turn]]:
     """Up to :data:`OWN_SAMPLES` blind round-1 answers of ``run.judge`` per problem: the answers of
     as many blind rounds (``setup``: the direct answers' setup) as needed, in agent order."""
@@ -128,7 +128,7 @@ async def own_samples(
         for index, lesson in run.lessons
         for r in range(rounds)
     ]
-    episodes = await run_debates(setup, jobs, f"{label}: judge benchmark, its own answers")
+    episodes = await run_debates(setup, jobs, f"{label}: judge benchmark, {whose} answers")
     return {
         index: [t for e in episodes[k * rounds : (k + 1) * rounds] for t in e.record.turns][:OWN_SAMPLES]
         for k, (index, _) in enumerate(run.lessons)
@@ -179,8 +179,11 @@ async def run_judge_families(
     if "own" in families and blind_answers is not None:
         samples = blind_answers
     elif "own" in families:
-        answerer = run if own_answerer is None else attrs.evolve(run, judge=own_answerer)
-        samples = await own_samples(answerer, direct, run_debates, label)
+        if own_answerer is None:
+            samples = await own_samples(run, direct, run_debates, label)
+        else:
+            answerer = attrs.evolve(run, judge=own_answerer)
+            samples = await own_samples(answerer, direct, run_debates, label, whose="the opponent's")
     cases = family_cases(run, families, samples)
     pairs = [case for family in families for case in cases[family]]
     by_problem: dict[int, list[SampledAction]] = {}
