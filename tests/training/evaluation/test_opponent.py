@@ -128,3 +128,18 @@ def test_the_seat_win_rate_is_the_win_rate_reward_of_the_policys_seat() -> None:
     assert metrics["p/peer_votes"] == pytest.approx(4 / 6)  # seats 0 and 1 each get the one vote
     # the opponents: in each debate the two other seats; per debate the seat rates are (1, 0, 0)
     assert metrics["p/opponent_peer_win_rate"] == pytest.approx(mean([0, 0, 1, 0, 1, 0, 0.5, 0, 0.5, 0, 0.5, 0.5]))
+
+
+def test_the_own_family_on_the_opponents_answers_opens_it_once_during_training(
+    registry: Registry, tmp_path: Path
+) -> None:
+    train(
+        registry,
+        tmp_path / "run",
+        "evaluation.modes=['judge']",
+        "evaluation.judge_families=['own']",
+        "evaluation.judge_own_answers=opponent",
+        "evaluation.num_problems=2",
+        "evaluation.at_start=true",
+    )
+    assert sampling_clients_opened(SERVICES[-1]) == [make_config().model.base_model]
