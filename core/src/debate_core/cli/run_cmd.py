@@ -132,9 +132,9 @@ def format_outcome(record: DebateRecord, answer: DebateAnswer) -> list[str]:
     from debate_core.records import vote_counts
 
     runoff = record.protocol == RunoffTurns.protocol_name
+    candidates = {t.agent for t in runoff_candidates(record)} if runoff else set()
     counts = vote_counts(record)
     if runoff:  # its judges are never voted on: the tally is the candidates'
-        candidates = {t.agent for t in runoff_candidates(record)}
         counts = tuple(c for c in counts if c.agent in candidates)
     lines = ["Votes:"] + [f"  {line}" for line in format_vote_counts(counts)]
     rounds = f"{record.rounds_played} of {record.max_rounds} rounds"
@@ -152,7 +152,7 @@ def format_outcome(record: DebateRecord, answer: DebateAnswer) -> list[str]:
         held = f"{answer.support} of {record.num_agents} agents"
         basis = answer_basis(answer)
         if runoff:  # its judges' own answers are not candidates; agreeing ones were not judged
-            held = f"{answer.support} of {len(runoff_candidates(record))} candidates"
+            held = f"{answer.support} of {len(candidates)} candidates"
             basis = f"{answer.rule}, the only answer given" if len(answer.candidates) == 1 else basis
         lines.append(f"Final answer: {answer.answer} ({held}; {basis}){verdict}")
     return lines

@@ -178,12 +178,11 @@ async def run_judge_families(
     samples: Mapping[int, list[Turn]] = {}
     if "own" in families and blind_answers is not None:
         samples = blind_answers
+    elif "own" in families and own_answerer is not None:
+        answerer = attrs.evolve(run, judge=own_answerer)
+        samples = await own_samples(answerer, direct, run_debates, label, whose="the opponent's")
     elif "own" in families:
-        if own_answerer is None:
-            samples = await own_samples(run, direct, run_debates, label)
-        else:
-            answerer = attrs.evolve(run, judge=own_answerer)
-            samples = await own_samples(answerer, direct, run_debates, label, whose="the opponent's")
+        samples = await own_samples(run, direct, run_debates, label)
     cases = family_cases(run, families, samples)
     pairs = [case for family in families for case in cases[family]]
     by_problem: dict[int, list[SampledAction]] = {}
