@@ -82,6 +82,35 @@ def test_hosted_model_names_are_for_other_backends(tmp_path: Path, capsys: pytes
     assert not any(line.startswith("model.base_model") for line in lines)
 
 
+@pytest.mark.parametrize(
+    ("files", "has_template"),
+    [
+        ({"tokenizer_config.json": "{}"}, False),
+        ({"tokenizer_config.json": '{"chat_template": null}'}, False),
+        ({"tokenizer_config.json": '{"chat_template": "{{ messages }}"}'}, True),
+        ({"tokenizer_config.json": "{}", "chat_template.jinja": "{{ messages }}"}, True),
+        ({}, None),  # nothing to tell from: the loader decides
+    ],
+)
+def test_the_chat_template_renderer_needs_a_model_with_a_chat_template(
+    files: dict[str, str], has_template: bool | None, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    model = tmp_path / "model"
+    model.mkdir()
+    for name, text in files.items():
+        (model / name).write_text(text, encoding="utf-8")
+    code, lines = check(tmp_path, capsys, f"model.base_model={model}", "debate.renderer=hf_chat_template")
+    if has_template is False:
+        assert code == 1 and len(lines) == 1
+        said = "debate.renderer: hf_chat_template renders with the tokenizer's chat template, and "
+        assert lines[0].startswith(f"{said}'{model}' has none")
+        assert 'use debate.renderer = "role_colon"' in lines[0]
+        # the renderer that needs no template is fine with the same model
+        assert check(tmp_path, capsys, f"model.base_model={model}")[0] == 0
+    else:
+        assert code == 0, lines
+
+
 def test_one_agent_is_refused_where_the_run_compares_agents(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, lines = check(tmp_path, capsys, "debate.num_agents=1")
     assert code == 1 and len(lines) == 1 and lines[0].startswith("debate.num_agents: is 1, but the run asks")

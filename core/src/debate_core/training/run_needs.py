@@ -1,7 +1,8 @@
 """What a run will need, checked by ``debate config check`` before anything loads, and by
 ``debate train`` before its first step (docs/config-reference.md#what-config-check-checks): every
 split of every dataset the run opens (its files, its package, the split itself), each metric
-sink's package, the model the backend must find, trained weights named by ``model.init_from``,
+sink's package, the model the backend must find (with a chat template where the renderer uses
+it), trained weights named by ``model.init_from``,
 at least two agents where the run asks for comparisons, and a judge's endpoint.
 
 Each check that fails gives one line naming the key path; all of them are reported together.
@@ -123,12 +124,19 @@ def _model(config: RunConfig, registry: ComponentBuilder) -> Iterator[str]:
     """The base model as the local backend would load it (other backends name hosted models)."""
     if config.backend.name != "local":
         return
-    from debate_core.backends.local.models.model_context import check_loadable
+    from debate_core.backends.local.models.model_context import check_loadable, has_chat_template
 
     try:
         check_loadable(config.model.base_model)
     except DebateError as exc:
         yield str(exc)
+        return
+    if config.debate.renderer.name == "hf_chat_template" and has_chat_template(config.model.base_model) is False:
+        yield (
+            f"debate.renderer: hf_chat_template renders with the tokenizer's chat template, and "
+            f"{config.model.base_model!r} has none (a base model's file often lacks one); use "
+            'debate.renderer = "role_colon", or a model that ships its chat template'
+        )
 
 
 def _initial_weights(config: RunConfig, registry: ComponentBuilder) -> Iterator[str]:

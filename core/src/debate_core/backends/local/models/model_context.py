@@ -1,5 +1,6 @@
 """What the local backend can tell about a model without loading it (no torch): whether it can
-load ``model.base_model`` at all, and how many positions the model reads."""
+load ``model.base_model`` at all, how many positions the model reads, and whether its tokenizer
+has a chat template."""
 
 from __future__ import annotations
 
@@ -62,3 +63,39 @@ def context_positions(base_model: str) -> int | None:
         return None
     value = data.get("max_position_embeddings") or data.get("n_positions")
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
+
+
+GGUF_CHAT_TEMPLATE = "tokenizer.chat_template"
+"""The GGUF metadata key of the tokenizer's chat template."""
+
+
+def has_chat_template(base_model: str) -> bool | None:
+    """Whether the tokenizer the local backend loads for ``base_model`` has a chat template, which
+    the ``hf_chat_template`` renderer needs (a base model's GGUF file often has none): a GGUF file's
+    ``tokenizer.chat_template`` metadata, or a model directory's ``chat_template.jinja``,
+    ``chat_template.json`` or ``tokenizer_config.json``'s ``chat_template``. ``None`` when it cannot
+    be told without loading the model (an embedded model, an unreadable file, no ``gguf`` library)."""
+    if base_model.startswith(EMBEDDED_PREFIX):
+        return None
+    gguf_file = find_gguf(base_model)
+    if gguf_file is not None:
+        return _gguf_has_chat_template(gguf_file)
+    directory = Path(base_model).expanduser()
+    if any((directory / name).is_file() for name in ("chat_template.jinja", "chat_template.json")):
+        return True
+    try:
+        data = json.loads((directory / "tokenizer_config.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return bool(data.get("chat_template")) if isinstance(data, dict) else None
+
+
+def _gguf_has_chat_template(path: Path) -> bool | None:
+    try:
+        from gguf import GGUFReader
+    except ImportError:
+        return None
+    try:
+        return GGUF_CHAT_TEMPLATE in GGUFReader(path).fields
+    except (OSError, ValueError):
+        return None  # the loader says what is wrong with the file
