@@ -101,3 +101,18 @@ def test_voting_at_the_debates_cost_names_its_k_in_each_evaluation_and_the_runof
     same = headline_table({"start": evaluation(11, 0.75), "final": evaluation(11, 0.86)})
     assert same.rows[1].label == "majority at the debate's tokens (cons@11)"
     assert headline_figures(evaluation(11, 0.86)) == {"debate": 0.88, "matched": 0.86, "runoff": 0.905}
+
+
+def test_without_the_slip_family_the_first_family_run_gives_the_judge_row() -> None:
+    """A judge benchmark of other families only (``evaluation.judge_families = ["own"]``) still has
+    its headline row, named by its family."""
+    own_only = {
+        "eval_a/judge/own/accuracy": 0.8,
+        "eval_a/judge/own/accuracy_se": 0.04,
+        "eval_a/judge/own/tie_rate": 0.1,
+    }
+    table = headline_table({"eval": own_only})
+    assert table.cells() == [["judge accuracy (benchmark, own)", "80.0% ± 4.0", ""]]
+    both = {**own_only, "eval_a/judge/accuracy": 0.9, "eval_a/judge/accuracy_se": 0.02}
+    assert [row.label for row in headline_table({"eval": both}).rows] == ["judge accuracy (benchmark)"]
+    assert headline_figures(own_only) == {"judge": 0.8}

@@ -37,6 +37,9 @@ HEADLINE_FIGURES: tuple[tuple[str, str], ...] = (
 """The rows, in order: a short key and the row's label (``{k}``: the number of answers)."""
 
 _CONS = re.compile(r"/direct/cons@(\d+)$")
+JUDGE_FAMILIES_AFTER_SLIP = ("own", "far", "bare", "both_right")
+"""The judge benchmark's families whose accuracy heads the table, in order, when the ``slip``
+family (``judge/accuracy``) was not run (``evaluation.judge_families``)."""
 
 
 @attrs.frozen
@@ -130,6 +133,8 @@ def _headline_names(
                 label = label.format(k=_matched_ks(f"{name}_k", evaluations or (metrics,)))
             elif k:
                 label = label.format(k=k.group(1))
+            elif key == "judge" and name != f"{prefix}/judge/accuracy":
+                label = f"{label[:-1]}, {name.split('/')[-2]})"
             found.append((key, label, name))
     return found
 
@@ -147,12 +152,14 @@ def _matched_ks(name: str, evaluations: Sequence[Mapping[str, object]]) -> str:
 def _name_of(key: str, prefix: str, metrics: Mapping[str, object]) -> str | None:
     if key == "cons":
         return next((n for n in metrics if n.startswith(prefix + "/") and _CONS.search(n)), None)
+    if key == "judge":
+        names = [f"{prefix}/judge/accuracy", *(f"{prefix}/judge/{f}/accuracy" for f in JUDGE_FAMILIES_AFTER_SLIP)]
+        return next((n for n in names if n in metrics), None)
     name = {
         "direct": "direct/correct",
         "matched": "debate/cons_matched",
         "debate": "debate/answer_correct",
         "runoff": "runoff/answer_correct",
-        "judge": "judge/accuracy",
     }[key]
     return f"{prefix}/{name}" if f"{prefix}/{name}" in metrics else None
 
