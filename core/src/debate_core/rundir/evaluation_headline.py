@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 
 import attrs
 
+from debate_core.config.sections import JUDGE_FAMILIES
 from debate_core.rundir.evaluation_figures import (
     MIN_OBSERVATIONS,
     Change,
@@ -37,9 +38,9 @@ HEADLINE_FIGURES: tuple[tuple[str, str], ...] = (
 """The rows, in order: a short key and the row's label (``{k}``: the number of answers)."""
 
 _CONS = re.compile(r"/direct/cons@(\d+)$")
-JUDGE_FAMILIES_AFTER_SLIP = ("own", "far", "bare", "both_right")
-"""The judge benchmark's families whose accuracy heads the table, in order, when the ``slip``
-family (``judge/accuracy``) was not run (``evaluation.judge_families``)."""
+JUDGE_FAMILIES_AFTER_SLIP = tuple(f for f in JUDGE_FAMILIES if f != "slip")
+"""The judge benchmark's families whose accuracy heads the table, in the benchmark's order, when
+the ``slip`` family (``judge/accuracy``) was not run (``evaluation.judge_families``)."""
 
 
 @attrs.frozen
