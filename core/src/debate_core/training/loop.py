@@ -13,9 +13,10 @@ One RL iteration (``training.rl.iteration``):
 4. ``forward_backward`` + ``optim_step`` per substep, pipelined (``training.kernel.chunked_update``),
    under the watchdog and the finiteness check of ``training.kernel.policy_update``, which then takes
    a fresh sampling client of the new weights;
-5. here: evaluation every ``eval_every`` (``training.evaluation.scheduled``), after which the next
-   iteration samples from a fresh client of the same weights; one metrics record; a checkpoint
-   every ``save_every`` (``training.checkpointing``).
+5. here: the iteration's garbage freed (``training.memory``); evaluation every ``eval_every``
+   (``training.evaluation.scheduled``), after which the next iteration samples from a fresh
+   client of the same weights; one metrics record; a checkpoint every ``save_every``
+   (``training.checkpointing``).
 
 Steps count updates, warm-start steps first, then RL iterations, from 1: step ``s`` is the
 state after ``s`` updates, and everything the run leaves about it carries that number (its
@@ -41,6 +42,7 @@ from debate_core.training.checkpointing import Checkpointer, due
 from debate_core.training.costs import CostLedger
 from debate_core.training.evaluation.scheduled import OpponentClient, evaluate_weights
 from debate_core.training.kernel.rollouts import SamplingAbandoned
+from debate_core.training.memory import release_garbage
 from debate_core.training.rl.iteration import rl_iteration
 from debate_core.training.rl.rollout_queue import RolloutQueue
 from debate_core.training.run_context import RunContext, RunPosition
@@ -230,6 +232,7 @@ class Trainer:
                 self.fresh_sampler_due = False
             metrics = self._take(pending_eval)
             metrics.update(await rl_iteration(context, position, position.iteration, rollouts))
+            release_garbage()
             position.iteration += 1
             last = position.iteration == total
             if due(position.iteration, training.eval_every) or (last and evaluation.at_end):
