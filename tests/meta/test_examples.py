@@ -159,6 +159,8 @@ def test_the_smollm2_peer_votes_file_is_rl_from_the_judging_starts_weights_on_it
     assert attrs.evolve(warm.warmstart, enabled=False) == peer.warmstart
     assert peer.model == attrs.evolve(warm.model, init_from="runs/smollm2-judging-start")
     assert (peer.training.num_iterations, peer.evaluation.num_problems) == (20, 200)
+    # the setting in which ground truth gains (docs/results.md#with-a-kl-penalty-towards-the-start)
+    assert (peer.training.learning_rate, peer.training.kl_penalty_coef) == (4e-4, 0.3)
     assert peer.reward.name == "v2" and peer.reward.options["lambda_judge"] == 0.0
 
 

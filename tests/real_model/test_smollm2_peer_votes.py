@@ -62,6 +62,7 @@ def test_the_smollm2_recipe_shortened_trains_on_peer_votes_from_the_judging_star
     records = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
     iteration = next(r for r in records if "optim/num_datums" in r)
     assert iteration["debate/num_debates"] == 1 and "reward/gen/mean" in iteration
+    assert "optim/kl_policy_reference" in iteration  # the penalty towards the start's weights
     final = json.loads(next((run / "eval").glob("step_*_final.json")).read_text())["metrics"]
     assert final["eval_arithmetic/num_problems"] == 2
     assert {"eval_arithmetic/direct/correct", "eval_arithmetic/debate/cons@3"} <= set(final)
