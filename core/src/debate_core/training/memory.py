@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import ctypes
+import functools
 import gc
+from collections.abc import Callable
 
 
 def release_garbage() -> None:
@@ -20,10 +22,16 @@ def release_garbage() -> None:
 def trim_c_heap() -> None:
     """``malloc_trim(0)`` where the C library has it (glibc): the memory freed by tensors of the
     last update and sampler goes back to the system instead of staying in the process's heap."""
+    trim = _malloc_trim()
+    if trim is not None:
+        trim(0)
+
+
+@functools.cache
+def _malloc_trim() -> Callable[[int], int] | None:
+    """The C library's ``malloc_trim``, looked up once (``None`` where there is none)."""
     try:
         libc = ctypes.CDLL(None)
     except OSError:
-        return
-    trim = getattr(libc, "malloc_trim", None)
-    if trim is not None:
-        trim(0)
+        return None
+    return getattr(libc, "malloc_trim", None)
